@@ -1,0 +1,98 @@
+/*
+ * driver.h -- the real CUDA driver, loaded at run time.
+ *
+ * libcuda.so.1 is dlopen'd on first use (RTLD_NOLOAD first: in the shim
+ * it is usually loaded already), and every entry point is resolved with
+ * the *real* dlsym (dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34") then
+ * "GLIBC_2.2.5"), never the public dlsym, which the shim interposes.  So
+ * the pointers here are always the driver's own, never the shim's hooks.
+ * Missing optional entry points are NULL.
+ *
+ * Contexts: for each device used by the library, the primary context is
+ * retained once per process (race-free) and never released by us; it is
+ * made current on the calling thread before every driver call we make
+ * (driver_bind).  Device attributes are cached.  Owner: driver.
+ */
+#ifndef CUWARDEN_DRIVER_H
+#define CUWARDEN_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+/* X-macro: (name as exported, return, parameters).  Add entries here; the
+ * table, the loader and the shim's "real" pointers all come from it. */
+#define DRIVER_FUNCS(X) \
+	X(cuInit, (unsigned int)) \
+	X(cuDriverGetVersion, (int *)) \
+	X(cuGetErrorName, (CUresult, const char **)) \
+	X(cuGetErrorString, (CUresult, const char **)) \
+	X(cuDeviceGet, (CUdevice *, int)) \
+	X(cuDeviceGetCount, (int *)) \
+	X(cuDeviceGetAttribute, (int *, CUdevice_attribute, CUdevice)) \
+	X(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice)) \
+	X(cuCtxGetCurrent, (CUcontext *)) \
+	X(cuCtxSetCurrent, (CUcontext)) \
+	X(cuCtxGetDevice, (CUdevice *)) \
+	X(cuCtxSynchronize, (void)) \
+	X(cuStreamSynchronize, (CUstream)) \
+	X(cuStreamQuery, (CUstream)) \
+	X(cuStreamWaitEvent, (CUstream, CUevent, unsigned int)) \
+	X(cuEventCreate, (CUevent *, unsigned int)) \
+	X(cuEventRecord, (CUevent, CUstream)) \
+	X(cuEventQuery, (CUevent)) \
+	X(cuEventSynchronize, (CUevent)) \
+	X(cuEventDestroy_v2, (CUevent)) \
+	X(cuMemAlloc_v2, (CUdeviceptr *, size_t)) \
+	X(cuMemFree_v2, (CUdeviceptr)) \
+	X(cuMemAllocManaged, (CUdeviceptr *, size_t, unsigned int)) \
+	X(cuMemHostAlloc, (void **, size_t, unsigned int)) \
+	X(cuMemFreeHost, (void *)) \
+	X(cuMemGetInfo_v2, (size_t *, size_t *)) \
+	X(cuMemcpy, (CUdeviceptr, CUdeviceptr, size_t)) \
+	X(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t)) \
+	X(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t)) \
+	X(cuMemcpyDtoD_v2, (CUdeviceptr, CUdeviceptr, size_t)) \
+	X(cuMemsetD8_v2, (CUdeviceptr, unsigned char, size_t)) \
+	X(cuMemAdvise_v2, (CUdeviceptr, size_t, CUmem_advise, CUmemLocation)) \
+	X(cuMemPrefetchAsync_v2, (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)) \
+	X(cuPointerGetAttribute, (void *, CUpointer_attribute, CUdeviceptr))
+
+typedef struct driver_fns_s {
+#define DRIVER_FN_FIELD(name, params) CUresult (*name) params;
+	DRIVER_FUNCS(DRIVER_FN_FIELD)
+#undef DRIVER_FN_FIELD
+} driver_fns_t;
+
+/* The real driver's entry points, loaded on first call.  NULL when the
+ * driver cannot be loaded (logged once). */
+const driver_fns_t *driver_get(void);
+/* True when libcuda.so.1 is already in the process (no load is forced). */
+bool driver_is_loaded(void);
+/* The real dlsym (never the shim's).  Exposed for the shim. */
+void *driver_real_dlsym(void *handle, const char *name);
+/* The handle of the loaded driver (NULL before driver_get). */
+void *driver_handle(void);
+
+/* Initialises the driver (cuInit once) and makes device's primary context
+ * (retained once per process) current on the calling thread.  Returns
+ * CW_OK, CW_ENODEV (no driver, no device, bad ordinal) or CW_ECUDA, with
+ * cw_last_error filled. */
+int driver_bind(int device);
+/* The primary context of device (retained by driver_bind), or NULL. */
+CUcontext driver_primary_ctx(int device);
+int driver_device_count(void); /* 0 when no driver or no device */
+/* A cached attribute; returns true on error. */
+bool driver_attr(int device, CUdevice_attribute attr, int *value);
+/* "CUDA_ERROR_..." for a CUresult (driver's own name when loaded). */
+const char *driver_error_name(CUresult r);
+
+/* Fork: the child must never touch CUDA for the parent; the driver layer
+ * forgets its contexts there. */
+void driver_postfork_child(void);
+/* For tests: forget everything (contexts, cache, handle). */
+void driver_reset(void);
+
+#endif /* CUWARDEN_DRIVER_H */

@@ -1,0 +1,41 @@
+/*
+ * log.h -- all text output: one callback, line-buffered, allocator-safe.
+ * Formatting goes to a fixed stack buffer (no malloc, no stdio), so these
+ * work on early paths, in hooks and at exit.  Owner: infra.
+ */
+#ifndef CUWARDEN_LOG_H
+#define CUWARDEN_LOG_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "cuwarden.h"
+
+/* Routes output through fn (NULL restores the default: write(2) to fd 2,
+ * or to the file named by CUWARDEN_LOG_FILE). */
+void log_set_output(cw_output_fn fn, void *arg);
+
+/* One message, prefixed "cuwarden: ", newline added if missing. */
+void log_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_vprintf(const char *fmt, va_list ap);
+/* "cuwarden: warning: ..." -- at most 100 warnings per process, then one
+ * line saying the rest are suppressed. */
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "cuwarden: error: ..." -- never capped. */
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Only when CUWARDEN_VERBOSE >= level. */
+void log_debug(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* snprintf into buf without malloc (a subset: %s %d %i %u %ld %lu %lld
+ * %llu %zu %zd %x %lx %llx %p %c %%, widths, '-', '0', '#'). Returns the
+ * length it would have written, as snprintf does. */
+int log_snprintf(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int log_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+
+/* Writes all of buf to fd, retrying on EINTR and short writes. Returns
+ * true on error. */
+bool log_write_all(int fd, const void *buf, size_t len);
+
+#endif /* CUWARDEN_LOG_H */

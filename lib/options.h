@@ -1,0 +1,48 @@
+/*
+ * options.h -- every CUWARDEN_* environment variable, in one table
+ * (options.c), read once (lazily, at first use, from environ), never
+ * again.  A malformed value is a warning and the default.  Booleans take
+ * 1/0/yes/no/on/off/true/false (any case); sizes take K/M/G/T suffixes
+ * (powers of 1024).  The same list is in cuwarden(7).  Owner: infra.
+ */
+#ifndef CUWARDEN_OPTIONS_H
+#define CUWARDEN_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum option_e {
+	OPT_STACK_DEPTH,   /* CUWARDEN_STACK_DEPTH: frames kept, 0..64, default 24 */
+	OPT_REPORT,        /* CUWARDEN_REPORT: report path (%p = pid), string, default unset */
+	OPT_MODE,          /* CUWARDEN_MODE: audit|pool (shim), default audit */
+	OPT_ON_VIOLATION,  /* CUWARDEN_ON_VIOLATION: report|abort, default report */
+	OPT_POOL,          /* CUWARDEN_POOL: bool, default 1 (0 = straight to the driver) */
+	OPT_POOL_LIMIT,    /* CUWARDEN_POOL_LIMIT: size per device, default 0 = none */
+	OPT_LARGE_BLOCK,   /* CUWARDEN_LARGE_BLOCK: size of own-segment blocks, default 2M */
+	OPT_SHOW_STATS,    /* CUWARDEN_SHOW_STATS: bool, print stats at exit, default 0 */
+	OPT_VERBOSE,       /* CUWARDEN_VERBOSE: 0..3, default 0 */
+	OPT_LOG_FILE,      /* CUWARDEN_LOG_FILE: string, default unset (stderr) */
+	OPT_OWNER_SKIP,    /* CUWARDEN_OWNER_SKIP: ':'-separated module patterns skipped when naming owners */
+	OPT_TOMBSTONES,    /* CUWARDEN_TOMBSTONES: freed allocations remembered, default 65536 */
+	OPT_CHECK_BOUNDS,  /* CUWARDEN_CHECK_BOUNDS: bool, shim checks cuMemcpy/cuMemset ranges, default 0 */
+	OPT_REPORT_FORMAT, /* CUWARDEN_REPORT_FORMAT: json|text, default json */
+	OPT_COUNT
+} option_t;
+
+/* Reads the environment once; later calls do nothing.  Safe from any
+ * thread, and from a constructor. */
+void options_init(void);
+long long options_get(option_t opt);         /* numbers, sizes, bools, enums */
+const char *options_get_str(option_t opt);   /* strings; NULL when unset */
+bool options_get_bool(option_t opt);
+const char *options_name(option_t opt);      /* "CUWARDEN_STACK_DEPTH" */
+/* For tests: forget what was read, so the next call reads again. */
+void options_reset(void);
+
+/* Parsers, exported for tests.  Return true on error. */
+bool options_parse_bool(const char *s, bool *out);
+bool options_parse_size(const char *s, unsigned long long *out);
+bool options_parse_long(const char *s, long long min, long long max,
+    long long *out);
+
+#endif /* CUWARDEN_OPTIONS_H */

@@ -1,0 +1,61 @@
+/*
+ * pool.h -- the pools, behind cw_alloc/cw_free and the shim's pool mode.
+ *
+ * Device: our own engine per device (size classes carved from 2 MiB
+ * segments for small requests; best fit with split and coalesce, indexed
+ * by a (size, address) tree, for large ones; blocks >= CUWARDEN_LARGE_BLOCK
+ * get segments of their own).  Pinned and managed: private jemalloc arenas
+ * over cuMemHostAlloc / cuMemAllocManaged segments through extent hooks.
+ * Reuse fence: a block freed with pool_free is handed out again only
+ * after the device work submitted before the free has finished; cost
+ * amortised, never a synchronise per free.  Per-thread caches on the
+ * common path.  CUWARDEN_POOL=0: every call goes to direct.h.
+ * Owner: pools.
+ */
+#ifndef CUWARDEN_POOL_H
+#define CUWARDEN_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "cuwarden.h"
+#include "types.h"
+
+#define POOL_F_OWN_SEGMENT 0x1 /* the block is a whole driver allocation */
+
+/* kind: KIND_DEVICE, KIND_MANAGED or KIND_PINNED.  Returns CW_OK with
+ * *addr (and *flags, may be NULL), or CW_ENOMEM after the OOM stages
+ * (reuse, trim cached memory, retry) with requested, reserved, allocated
+ * and largest free block in cw_last_error; CW_ECUDA, CW_ENODEV. */
+int pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
+    unsigned *flags);
+/* Synchronous free: reuse only behind the fence. */
+int pool_free(kind_t kind, int device, uintptr_t addr, size_t size);
+/* Stream-ordered free: reusable at once on stream, elsewhere once the
+ * stream has passed the free. */
+int pool_free_async(kind_t kind, int device, uintptr_t addr, size_t size,
+    CUstream stream);
+
+/* The block (as handed out) containing addr: for the shim's
+ * cuMemGetAddressRange / cuPointerGetAttribute answers.  Returns true if
+ * addr is not in a block handed out by a pool. */
+bool pool_block_of(uintptr_t addr, uintptr_t *base, size_t *size,
+    unsigned *flags);
+/* Bytes cached (reserved, not handed out) on device, all kinds that use
+ * device memory: cuMemGetInfo counts them as free in pool mode. */
+size_t pool_cached_bytes(int device);
+
+int pool_trim(int device);
+void pool_stats(kind_t kind, cw_pool_stats_t *out); /* all devices */
+bool pool_enabled(void); /* CUWARDEN_POOL */
+
+void pool_prefork(void);
+void pool_postfork_parent(void);
+void pool_postfork_child(void); /* forget everything, touch no CUDA */
+/* Tests: return all memory to the driver and forget. */
+void pool_reset(void);
+
+#endif /* CUWARDEN_POOL_H */

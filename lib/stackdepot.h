@@ -1,0 +1,68 @@
+/*
+ * stackdepot.h -- call stacks, captured raw and kept once.
+ *
+ * Capture uses libunwind (UNW_LOCAL_ONLY, unw_backtrace) into a caller
+ * buffer and never calls malloc.  A stack is stored once (hash of its
+ * return addresses) in an append-only depot of mmap'd chunks; it is
+ * resolved to (module, offset) frames when first stored, using the loaded
+ * modules at that time (so a module dlclose'd later still names its
+ * frames).  Modules are kept in a table of (path, build-id hex, load base).
+ * Owner: infra.
+ */
+#ifndef CUWARDEN_STACKDEPOT_H
+#define CUWARDEN_STACKDEPOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+#define STACK_MAX_DEPTH 64
+
+typedef struct stack_frame_s {
+	uint32_t module;  /* index into the module table; UINT32_MAX = unknown */
+	uintptr_t offset; /* address - module load base (or the raw address) */
+} stack_frame_t;
+
+typedef struct stack_module_s {
+	const char *path;     /* absolute path as the loader has it ("" = main
+	                       * program, resolved through /proc/self/exe) */
+	const char *build_id; /* lowercase hex, "" when the module has none */
+	uintptr_t base;       /* load base when first seen */
+} stack_module_t;
+
+/* Captures the calling thread's stack (skipping `skip` innermost frames
+ * besides stack_capture itself), at most CUWARDEN_STACK_DEPTH frames,
+ * stores it and returns its id; 0 when depth is 0 or the depot is full.
+ * Never calls malloc.  Async-signal-unsafe. */
+stack_id_t stack_capture(unsigned skip);
+/* The same for a stack the caller already has. */
+stack_id_t stack_intern(const uintptr_t *ips, size_t n);
+
+/* Frames of a stack, innermost first.  Returns the count (0 for id 0 or
+ * an unknown id). */
+size_t stack_get(stack_id_t id, stack_frame_t *frames, size_t max);
+size_t stack_get_ips(stack_id_t id, uintptr_t *ips, size_t max);
+
+/* Module table.  Indices are stable for the process's life. */
+size_t stack_module_count(void);
+bool stack_module_get(uint32_t index, stack_module_t *out); /* true on error */
+
+/* The module of the first frame of id whose module's file name matches
+ * none of the patterns (fnmatch on the base name, e.g. "libcuda.so*"),
+ * nor the object containing cuwarden itself; UINT32_MAX if every frame
+ * matches.  Cached per stack. */
+uint32_t stack_first_module_outside(stack_id_t id,
+    const char *const *patterns, size_t npatterns);
+
+size_t stack_count(void);       /* unique stacks stored */
+size_t stack_bytes(void);       /* bytes the depot uses */
+
+/* Fork: the depot stays valid in the child (it is only read and
+ * appended), but its lock must not be held across fork. */
+void stack_prefork(void);
+void stack_postfork_parent(void);
+void stack_postfork_child(void);
+
+#endif /* CUWARDEN_STACKDEPOT_H */

@@ -1,0 +1,57 @@
+/*
+ * violation.h -- broken contracts: one record each, with stacks.
+ * The first VIOLATION_KEEP records are kept for reports; all are counted,
+ * by type.  Recording logs one line through log.h and, with
+ * CUWARDEN_ON_VIOLATION=abort, aborts after logging.  Owner: core.
+ */
+#ifndef CUWARDEN_VIOLATION_H
+#define CUWARDEN_VIOLATION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+#define VIOLATION_KEEP 4096
+
+typedef enum vtype_e {
+	V_INVALID_FREE = 0,
+	V_DOUBLE_FREE,
+	V_INTERIOR_FREE,
+	V_MISMATCHED_FREE,
+	V_FREE_WHILE_REFERENCED,
+	V_TRANSFER_WHILE_SHARED,
+	V_REFCOUNT_UNDERFLOW,
+	V_USE_AFTER_FREE,
+	V_OUT_OF_BOUNDS,
+	V_FAILED_FREE,
+	V_COUNT
+} vtype_t;
+
+typedef struct violation_s {
+	vtype_t type;
+	const char *api;       /* static string: the call that broke it */
+	uintptr_t address;     /* the pointer/handle passed */
+	size_t size;           /* size of the allocation concerned, or 0 */
+	int kind;              /* kind_t of the allocation, or -1 */
+	int device;            /* -1 if unknown */
+	owner_id_t owner;
+	int cuda_error;        /* the driver's CUresult, or 0 */
+	stack_id_t stack;      /* where it happened */
+	stack_id_t alloc_stack;/* where the allocation was made, or 0 */
+	stack_id_t free_stack; /* where it was first freed, or 0 */
+} violation_t;
+
+/* Records v (copied).  Thread-safe; never calls the driver. */
+void violation_record(const violation_t *v);
+const char *violation_name(vtype_t type); /* "double_free", ... */
+uint64_t violation_count(void);
+uint64_t violation_count_type(vtype_t type);
+/* Calls fn on each kept record in order; non-zero stops the walk. */
+int violation_foreach(int (*fn)(const violation_t *v, void *arg), void *arg);
+void violation_reset(void);
+void violation_prefork(void);
+void violation_postfork_parent(void);
+void violation_postfork_child(void);
+
+#endif /* CUWARDEN_VIOLATION_H */

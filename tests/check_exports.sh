@@ -1,0 +1,31 @@
+#!/bin/sh
+# Each shared object exports exactly its intended symbols: the list in its
+# version script (libunwind's check-namespace).  In particular no malloc,
+# free, mallocx or jemalloc symbol leaves either object.
+# Exit 0 pass, 1 fail, 99 harness error.
+: "${top_srcdir:?}" "${top_builddir:?}"
+rc=0
+check() { # object version-script
+	so=$1; sym=$2
+	[ -f "$so" ] || { echo "ERROR: $so not built"; exit 99; }
+	want=$(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' "$sym" | sort -u)
+	have=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBVWiR]$/ {print $3}' | sed 's/@.*//' | sort -u)
+	extra=$(comm -13 "$(printf '%s\n' "$want" > "$tmpd/w"; echo "$tmpd/w")" "$(printf '%s\n' "$have" > "$tmpd/h"; echo "$tmpd/h")")
+	missing=$(comm -23 "$tmpd/w" "$tmpd/h")
+	if [ -n "$extra" ]; then echo "FAIL: $so exports symbols not in $sym:"; echo "$extra" | sed 's/^/  /'; rc=1; fi
+	if [ -n "$missing" ]; then echo "FAIL: $so lacks symbols listed in $sym:"; echo "$missing" | sed 's/^/  /'; rc=1; fi
+	if echo "$have" | grep -Eq '^(malloc|free|calloc|realloc|mallocx|dallocx|mallctl|posix_memalign|aligned_alloc|memalign|valloc|je_.*|cw_je_.*)$'; then
+		echo "FAIL: $so exports an allocator symbol"; rc=1
+	fi
+	if readelf -d "$so" | grep -Eq 'NEEDED.*(libcuda|libcudart|libjemalloc)'; then
+		echo "FAIL: $so depends on a CUDA or jemalloc library:"; readelf -d "$so" | grep NEEDED; rc=1
+	fi
+	[ $rc = 0 ] && echo "PASS: $so exports exactly $(echo "$want" | wc -l) symbols"
+}
+tmpd=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmpd"' EXIT
+check "$top_builddir/lib/.libs/libcuwarden.so" "$top_srcdir/lib/libcuwarden.sym"
+if [ -f "$top_srcdir/preload/libcuwarden_preload.sym" ]; then
+	check "$top_builddir/preload/.libs/libcuwarden_preload.so" "$top_srcdir/preload/libcuwarden_preload.sym"
+fi
+exit $rc
