@@ -21,5 +21,9 @@ size_t ledger_size(void);        /* addresses kept now */
 /* Copies up to max kept addresses; returns how many. */
 size_t ledger_addresses(uintptr_t *out, size_t max);
 void ledger_reset(void);
+/* Fork (fork.c calls these in lock-rank order). */
+void ledger_prefork(void);
+void ledger_postfork_parent(void);
+void ledger_postfork_child(void);
 
 #endif /* CUWARDEN_LEDGER_H */

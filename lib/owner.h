@@ -17,5 +17,9 @@ owner_id_t owner_intern(const char *name);
 const char *owner_name(owner_id_t id);
 bool owner_valid(owner_id_t id);
 void owner_reset(void);
+/* Fork (fork.c calls these in lock-rank order). */
+void owner_prefork(void);
+void owner_postfork_parent(void);
+void owner_postfork_child(void);
 
 #endif /* CUWARDEN_OWNER_H */

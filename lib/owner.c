@@ -1,0 +1,181 @@
+#include "preamble.h"
+/*
+ * owner.c -- owners: names interned once, ids stable for the process.
+ *
+ * Owns: the name table (id -> name, ids 1..OWNER_MAX-1 handed out in
+ * order; 0 = none), an open-addressing hash of ids keyed by name (O(1)
+ * lookup), and the bytes of the names (mmap'd chunks, never moved or
+ * freed until owner_reset).  No malloc: the shim interns names from hooks.
+ *
+ * Invariants: names[id] != NULL exactly for 1 <= id <= count; a name is
+ * 1..OWNER_NAME_MAX printable bytes (0x20..0x7e) and appears once; every
+ * id in the hash has its name in names[].
+ *
+ * Locking: olock (LOCK_RANK_OWNER) serialises interning.  Readers of
+ * names[] (owner_name, owner_valid) take no lock: an id is published
+ * (count, release) only after its name is written.  The fast path of
+ * owner_intern (name already known) probes the hash without the lock:
+ * slots are written once (0 -> id, release) and never change until
+ * owner_reset, which is for tests and must not race with other calls.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "owner.h"
+
+#define OWNER_MAX 65536        /* ids 1..OWNER_MAX-1 */
+#define OWNER_NAME_MAX 127
+#define OWNER_HASH (2 * OWNER_MAX) /* power of two */
+#define OWNER_CHUNK (256 * 1024)
+
+static pthread_mutex_t olock = PTHREAD_MUTEX_INITIALIZER;
+static const char *names[OWNER_MAX];
+static uint32_t hash[OWNER_HASH]; /* owner ids, 0 = empty */
+static uint32_t count;            /* ids issued */
+
+static char *chunk;     /* current chunk of name bytes */
+static size_t chunk_used;
+
+static uint64_t
+hash_name(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Length of a valid name, or 0 when name is not one. */
+static size_t
+valid_len(const char *name)
+{
+	size_t n = 0;
+
+	if (name == NULL)
+		return 0;
+	for (; name[n] != '\0'; n++) {
+		unsigned char c = (unsigned char)name[n];
+		if (n >= OWNER_NAME_MAX || c < 0x20 || c > 0x7e)
+			return 0;
+	}
+	return n;
+}
+
+/* Probes for name; returns its id (or 0) and the slot where the walk
+ * stopped (the slot to fill when 0). */
+static uint32_t
+lookup(const char *name, size_t len, uint64_t h, size_t *slot)
+{
+	size_t i = (size_t)(h & (OWNER_HASH - 1));
+
+	for (;;) {
+		uint32_t id = __atomic_load_n(&hash[i], __ATOMIC_ACQUIRE);
+		if (id == 0) {
+			*slot = i;
+			return 0;
+		}
+		const char *s = names[id];
+		if (strncmp(s, name, len) == 0 && s[len] == '\0') {
+			*slot = i;
+			return id;
+		}
+		i = (i + 1) & (OWNER_HASH - 1);
+	}
+}
+
+static char *
+store_name(const char *name, size_t len)
+{
+	if (chunk == NULL || chunk_used + len + 1 > OWNER_CHUNK) {
+		void *p = mmap(NULL, OWNER_CHUNK, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		chunk = p;
+		chunk_used = 0;
+	}
+	char *s = chunk + chunk_used;
+	memcpy(s, name, len);
+	s[len] = '\0';
+	chunk_used += len + 1;
+	return s;
+}
+
+owner_id_t
+owner_intern(const char *name)
+{
+	size_t len = valid_len(name);
+	size_t slot;
+	uint32_t id;
+
+	if (len == 0)
+		return 0;
+	uint64_t h = hash_name(name, len);
+	id = lookup(name, len, h, &slot);
+	if (id != 0)
+		return id;
+
+	pthread_mutex_lock(&olock);
+	id = lookup(name, len, h, &slot); /* someone may have won the race */
+	if (id == 0 && count + 1 < OWNER_MAX) {
+		char *s = store_name(name, len);
+		if (s != NULL) {
+			id = count + 1;
+			names[id] = s;
+			__atomic_store_n(&count, id, __ATOMIC_RELEASE);
+			__atomic_store_n(&hash[slot], id, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&olock);
+	return id;
+}
+
+const char *
+owner_name(owner_id_t id)
+{
+	if (id == 0 || id > __atomic_load_n(&count, __ATOMIC_ACQUIRE))
+		return NULL;
+	return names[id];
+}
+
+bool
+owner_valid(owner_id_t id)
+{
+	return id != 0 && id <= __atomic_load_n(&count, __ATOMIC_ACQUIRE);
+}
+
+void
+owner_reset(void)
+{
+	pthread_mutex_lock(&olock);
+	__atomic_store_n(&count, 0, __ATOMIC_RELEASE);
+	memset(hash, 0, sizeof(hash));
+	memset(names, 0, sizeof(names));
+	/* The old chunks stay mapped: a pointer returned by owner_name
+	 * before the reset must not fault.  Tests reset rarely. */
+	chunk = NULL;
+	chunk_used = 0;
+	pthread_mutex_unlock(&olock);
+}
+
+void
+owner_prefork(void)
+{
+	pthread_mutex_lock(&olock);
+}
+
+void
+owner_postfork_parent(void)
+{
+	pthread_mutex_unlock(&olock);
+}
+
+void
+owner_postfork_child(void)
+{
+	pthread_mutex_init(&olock, NULL);
+}

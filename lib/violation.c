@@ -1,0 +1,183 @@
+#include "preamble.h"
+/*
+ * violation.c -- broken contracts.
+ *
+ * Owns: the first VIOLATION_KEEP records (a static array, append-only
+ * until violation_reset), a counter per type and a total (atomics).
+ *
+ * Invariants: kept[0 .. nkept) are complete records that never change
+ * again; nkept is published with a release store after the record is
+ * written, so violation_foreach reads without the lock (a reader sees only
+ * complete records).  counts[t] sums to total.
+ *
+ * Locking: vlock (LOCK_RANK_VIOLATION) serialises writers of kept[] only;
+ * counting is lock-free.  Nothing here calls the driver, the registry or
+ * malloc: violation_record may be called from a hook, with any of the
+ * registry's locks released (never from inside a registry callback).
+ * Logging and CUWARDEN_ON_VIOLATION=abort happen after the lock is
+ * dropped.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "options.h"
+#include "violation.h"
+
+static pthread_mutex_t vlock = PTHREAD_MUTEX_INITIALIZER;
+static violation_t kept[VIOLATION_KEEP];
+static size_t nkept;   /* release-stored under vlock, acquire-loaded */
+static uint64_t counts[V_COUNT];
+static uint64_t total;
+
+static const char *const names[V_COUNT] = {
+	[V_INVALID_FREE] = "invalid_free",
+	[V_DOUBLE_FREE] = "double_free",
+	[V_INTERIOR_FREE] = "interior_free",
+	[V_MISMATCHED_FREE] = "mismatched_free",
+	[V_FREE_WHILE_REFERENCED] = "free_while_referenced",
+	[V_TRANSFER_WHILE_SHARED] = "transfer_while_shared",
+	[V_REFCOUNT_UNDERFLOW] = "refcount_underflow",
+	[V_USE_AFTER_FREE] = "use_after_free",
+	[V_OUT_OF_BOUNDS] = "out_of_bounds",
+	[V_FAILED_FREE] = "failed_free",
+};
+
+/* What happened, after "<api>(0x...) of <kind> memory (N bytes)". */
+static const char *const phrases[V_COUNT] = {
+	[V_INVALID_FREE] = "was never allocated",
+	[V_DOUBLE_FREE] = "already freed",
+	[V_INTERIOR_FREE] = "is an interior pointer, not the base",
+	[V_MISMATCHED_FREE] = "freed with the wrong function for its kind",
+	[V_FREE_WHILE_REFERENCED] = "refused: references are still held",
+	[V_TRANSFER_WHILE_SHARED] = "transfer refused: references are held",
+	[V_REFCOUNT_UNDERFLOW] = "released more often than retained",
+	[V_USE_AFTER_FREE] = "used after it was freed",
+	[V_OUT_OF_BOUNDS] = "range outside the allocation, nothing done",
+	[V_FAILED_FREE] = "the driver failed to free it; memory lost",
+};
+
+static const char *const vkind_names[] = {
+	"device", "managed", "pinned", "registered", "async", "vmm", "va",
+	"mapping", "array", "ipc", "view",
+};
+
+const char *
+violation_name(vtype_t type)
+{
+	if ((unsigned)type >= V_COUNT)
+		return "unknown";
+	return names[type];
+}
+
+static void
+log_one(const violation_t *v)
+{
+	const char *api = v->api != NULL ? v->api : "?";
+	const char *name = violation_name(v->type);
+	const char *phrase =
+	    (unsigned)v->type < V_COUNT ? phrases[v->type] : "";
+
+	if (v->kind >= 0 && (size_t)v->kind < CW_ARRAY_SIZE(vkind_names)) {
+		if (v->cuda_error != 0)
+			log_printf("%s: %s(%#lx) of %s memory (%zu bytes) %s "
+			    "(CUresult %d)", name, api,
+			    (unsigned long)v->address, vkind_names[v->kind],
+			    v->size, phrase, v->cuda_error);
+		else
+			log_printf("%s: %s(%#lx) of %s memory (%zu bytes) %s",
+			    name, api, (unsigned long)v->address,
+			    vkind_names[v->kind], v->size, phrase);
+	} else {
+		log_printf("%s: %s(%#lx) %s", name, api,
+		    (unsigned long)v->address, phrase);
+	}
+}
+
+void
+violation_record(const violation_t *v)
+{
+	vtype_t t = v->type;
+
+	if ((unsigned)t >= V_COUNT)
+		t = V_INVALID_FREE;
+	__atomic_fetch_add(&counts[t], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total, 1, __ATOMIC_RELAXED);
+
+	pthread_mutex_lock(&vlock);
+	size_t n = __atomic_load_n(&nkept, __ATOMIC_RELAXED);
+	if (n < VIOLATION_KEEP) {
+		kept[n] = *v;
+		kept[n].type = t;
+		__atomic_store_n(&nkept, n + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&vlock);
+
+	log_one(v);
+	options_init();
+	/* OPT_ON_VIOLATION: 0 = report, 1 = abort (options.c's order). */
+	if (options_get(OPT_ON_VIOLATION) == 1) {
+		log_error("CUWARDEN_ON_VIOLATION=abort: stopping at the first "
+		    "violation (%s)", violation_name(t));
+		abort();
+	}
+}
+
+uint64_t
+violation_count(void)
+{
+	return __atomic_load_n(&total, __ATOMIC_RELAXED);
+}
+
+uint64_t
+violation_count_type(vtype_t type)
+{
+	if ((unsigned)type >= V_COUNT)
+		return 0;
+	return __atomic_load_n(&counts[type], __ATOMIC_RELAXED);
+}
+
+int
+violation_foreach(int (*fn)(const violation_t *v, void *arg), void *arg)
+{
+	size_t n = __atomic_load_n(&nkept, __ATOMIC_ACQUIRE);
+
+	for (size_t i = 0; i < n; i++) {
+		int r = fn(&kept[i], arg);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+void
+violation_reset(void)
+{
+	pthread_mutex_lock(&vlock);
+	__atomic_store_n(&nkept, 0, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < V_COUNT; i++)
+		__atomic_store_n(&counts[i], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&total, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&vlock);
+}
+
+void
+violation_prefork(void)
+{
+	pthread_mutex_lock(&vlock);
+}
+
+void
+violation_postfork_parent(void)
+{
+	pthread_mutex_unlock(&vlock);
+}
+
+void
+violation_postfork_child(void)
+{
+	/* The child keeps what the parent recorded (its report may list
+	 * them) but must not inherit a lock held by another thread. */
+	pthread_mutex_init(&vlock, NULL);
+}
