@@ -7,6 +7,7 @@
 #define CUWARDEN_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cuwarden.h"
@@ -37,5 +38,14 @@ int log_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 /* Writes all of buf to fd, retrying on EINTR and short writes. Returns
  * true on error. */
 bool log_write_all(int fd, const void *buf, size_t len);
+
+/* For tests: forget the warning count and the log file chosen. */
+void log_reset(void);
+unsigned log_warn_count(void); /* warnings asked for, capped or not */
+
+/* Fork: the output lock is taken in prepare, released after. */
+void log_prefork(void);
+void log_postfork_parent(void);
+void log_postfork_child(void);
 
 #endif /* CUWARDEN_LOG_H */

@@ -29,6 +29,14 @@ typedef enum option_e {
 	OPT_COUNT
 } option_t;
 
+/* Values of the enum options (options_get returns the word's index). */
+#define OPT_MODE_AUDIT 0
+#define OPT_MODE_POOL 1
+#define OPT_ON_VIOLATION_REPORT 0
+#define OPT_ON_VIOLATION_ABORT 1
+#define OPT_REPORT_FORMAT_JSON 0 /* == CW_FORMAT_JSON */
+#define OPT_REPORT_FORMAT_TEXT 1 /* == CW_FORMAT_TEXT */
+
 /* Reads the environment once; later calls do nothing.  Safe from any
  * thread, and from a constructor. */
 void options_init(void);
@@ -36,6 +44,7 @@ long long options_get(option_t opt);         /* numbers, sizes, bools, enums */
 const char *options_get_str(option_t opt);   /* strings; NULL when unset */
 bool options_get_bool(option_t opt);
 const char *options_name(option_t opt);      /* "CUWARDEN_STACK_DEPTH" */
+long long options_default(option_t opt);     /* the table's default */
 /* For tests: forget what was read, so the next call reads again. */
 void options_reset(void);
 

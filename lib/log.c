@@ -1,0 +1,617 @@
+#include "preamble.h"
+
+/*
+ * log.c -- all text cuwarden writes: a fixed-buffer formatter and one
+ * output callback.
+ *
+ * Owns: the formatter (log_vsnprintf: no malloc, no stdio, no locale),
+ * the output callback (fn, arg), the default output (write(2) to fd 2, or
+ * to CUWARDEN_LOG_FILE opened O_APPEND at first use), the warning cap,
+ * and cw_assert_fail.
+ *
+ * Invariants: every message is formatted into a stack buffer of
+ * LOG_LINE_MAX bytes (longer messages are cut and end in "..."), gets the
+ * "cuwarden: " prefix and exactly one trailing newline per line, and is
+ * handed to the output one line at a time.  At most LOG_WARN_CAP warnings
+ * reach the output; the next one is replaced by a single "further
+ * warnings suppressed" line, later ones are only counted.
+ *
+ * Locking: out_lock serialises calls of the output (so a host callback
+ * never runs twice at once and lines never interleave); the thread that
+ * holds it and logs again from inside its callback (recursion) writes to
+ * fd 2 directly instead.  The warning counter is an atomic.  Nothing here
+ * allocates, so it is safe on early paths, in hooks and at exit.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "options.h"
+
+#define LOG_LINE_MAX 1024
+#define LOG_WARN_CAP 100
+#define LOG_PREFIX "cuwarden: "
+
+/* ------------------------------------------------------------------ state */
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static cw_output_fn out_fn;       /* NULL = default output */
+static void *out_arg;
+static int out_fd = -1;           /* default output fd, -1 = not chosen yet */
+static unsigned warn_count;       /* atomic */
+static CW_TLS int in_output;      /* this thread is inside the output */
+
+/* ------------------------------------------------------------ formatter */
+
+typedef struct fmtbuf_s {
+	char *buf;
+	size_t size;
+	size_t len; /* length it would have, as snprintf counts */
+} fmtbuf_t;
+
+static void
+put_char(fmtbuf_t *b, char c)
+{
+	if (b->len + 1 < b->size)
+		b->buf[b->len] = c;
+	b->len++;
+}
+
+static void
+put_repeat(fmtbuf_t *b, char c, int n)
+{
+	for (; n > 0; n--)
+		put_char(b, c);
+}
+
+static void
+put_mem(fmtbuf_t *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		put_char(b, s[i]);
+}
+
+enum {
+	F_MINUS = 0x1,
+	F_ZERO = 0x2,
+	F_ALT = 0x4,
+	F_PLUS = 0x8,
+	F_SPACE = 0x10
+};
+
+/* A padded field: sign/prefix, zeros for precision, digits. */
+static void
+put_number(fmtbuf_t *b, unsigned long long v, bool neg, unsigned base,
+    bool upper, int flags, int width, int prec)
+{
+	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+	char tmp[64];
+	int nd = 0;
+	const char *prefix = "";
+	int plen;
+	int zeros;
+	int total;
+
+	while (v != 0) {
+		tmp[nd++] = digits[v % base];
+		v /= base;
+	}
+	if (prec < 0 && nd == 0)
+		tmp[nd++] = '0';
+	if (base == 8 && (flags & F_ALT) && (nd == 0 || tmp[nd - 1] != '0'))
+		tmp[nd++] = '0';
+
+	if (neg)
+		prefix = "-";
+	else if (flags & F_PLUS)
+		prefix = "+";
+	else if (flags & F_SPACE)
+		prefix = " ";
+	if (base == 16 && (flags & F_ALT) && nd > 0 &&
+	    !(nd == 1 && tmp[0] == '0'))
+		prefix = upper ? "0X" : "0x";
+	plen = (int)strlen(prefix);
+
+	zeros = prec > nd ? prec - nd : 0;
+	if ((flags & F_ZERO) && !(flags & F_MINUS) && prec < 0) {
+		total = plen + nd;
+		if (width > total)
+			zeros = width - total;
+	}
+	total = plen + zeros + nd;
+	if (!(flags & F_MINUS))
+		put_repeat(b, ' ', width - total);
+	put_mem(b, prefix, (size_t)plen);
+	put_repeat(b, '0', zeros);
+	while (nd > 0)
+		put_char(b, tmp[--nd]);
+	if (flags & F_MINUS)
+		put_repeat(b, ' ', width - total);
+}
+
+static void
+put_string(fmtbuf_t *b, const char *s, int flags, int width, int prec)
+{
+	size_t n = 0;
+
+	if (s == NULL)
+		s = "(null)";
+	while (s[n] != '\0' && (prec < 0 || n < (size_t)prec))
+		n++;
+	if (!(flags & F_MINUS))
+		put_repeat(b, ' ', width - (int)n);
+	put_mem(b, s, n);
+	if (flags & F_MINUS)
+		put_repeat(b, ' ', width - (int)n);
+}
+
+enum { L_NONE, L_HH, L_H, L_L, L_LL, L_Z, L_J, L_T };
+
+int
+log_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	fmtbuf_t b = { buf, size, 0 };
+	const char *p = fmt;
+
+	while (*p != '\0') {
+		int flags = 0, width = 0, prec = -1, len = L_NONE;
+		unsigned long long u;
+		long long s;
+
+		if (*p != '%') {
+			put_char(&b, *p++);
+			continue;
+		}
+		p++;
+		for (;; p++) {
+			if (*p == '-')
+				flags |= F_MINUS;
+			else if (*p == '0')
+				flags |= F_ZERO;
+			else if (*p == '#')
+				flags |= F_ALT;
+			else if (*p == '+')
+				flags |= F_PLUS;
+			else if (*p == ' ')
+				flags |= F_SPACE;
+			else
+				break;
+		}
+		if (*p == '*') {
+			width = va_arg(ap, int);
+			if (width < 0) {
+				flags |= F_MINUS;
+				width = width == INT_MIN ? INT_MAX : -width;
+			}
+			p++;
+		} else {
+			while (*p >= '0' && *p <= '9') {
+				if (width < 100000)
+					width = width * 10 + (*p - '0');
+				p++;
+			}
+		}
+		if (*p == '.') {
+			p++;
+			prec = 0;
+			if (*p == '*') {
+				prec = va_arg(ap, int);
+				if (prec < 0)
+					prec = -1;
+				p++;
+			} else {
+				while (*p >= '0' && *p <= '9') {
+					if (prec < 100000)
+						prec = prec * 10 + (*p - '0');
+					p++;
+				}
+			}
+		}
+		switch (*p) {
+		case 'h':
+			len = L_H;
+			if (p[1] == 'h') {
+				len = L_HH;
+				p++;
+			}
+			p++;
+			break;
+		case 'l':
+			len = L_L;
+			if (p[1] == 'l') {
+				len = L_LL;
+				p++;
+			}
+			p++;
+			break;
+		case 'z':
+			len = L_Z;
+			p++;
+			break;
+		case 'j':
+			len = L_J;
+			p++;
+			break;
+		case 't':
+			len = L_T;
+			p++;
+			break;
+		default:
+			break;
+		}
+		switch (*p) {
+		case 'd':
+		case 'i':
+			switch (len) {
+			case L_HH: s = (signed char)va_arg(ap, int); break;
+			case L_H: s = (short)va_arg(ap, int); break;
+			case L_L: s = va_arg(ap, long); break;
+			case L_LL: s = va_arg(ap, long long); break;
+			case L_Z: s = va_arg(ap, ssize_t); break;
+			case L_J: s = va_arg(ap, intmax_t); break;
+			case L_T: s = va_arg(ap, ptrdiff_t); break;
+			default: s = va_arg(ap, int); break;
+			}
+			u = s < 0 ? 0ULL - (unsigned long long)s :
+			    (unsigned long long)s;
+			if (prec >= 0)
+				flags &= ~F_ZERO;
+			put_number(&b, u, s < 0, 10, false, flags, width, prec);
+			break;
+		case 'u':
+		case 'x':
+		case 'X':
+		case 'o':
+			switch (len) {
+			case L_HH: u = (unsigned char)va_arg(ap, unsigned); break;
+			case L_H: u = (unsigned short)va_arg(ap, unsigned); break;
+			case L_L: u = va_arg(ap, unsigned long); break;
+			case L_LL: u = va_arg(ap, unsigned long long); break;
+			case L_Z: u = va_arg(ap, size_t); break;
+			case L_J: u = va_arg(ap, uintmax_t); break;
+			case L_T: u = (unsigned long long)va_arg(ap, ptrdiff_t);
+				break;
+			default: u = va_arg(ap, unsigned); break;
+			}
+			if (prec >= 0)
+				flags &= ~F_ZERO;
+			flags &= ~(F_PLUS | F_SPACE);
+			put_number(&b, u, false,
+			    *p == 'u' ? 10 : *p == 'o' ? 8 : 16, *p == 'X',
+			    flags, width, prec);
+			break;
+		case 'p': {
+			void *ptr = va_arg(ap, void *);
+
+			if (ptr == NULL) {
+				put_string(&b, "(nil)", flags & F_MINUS, width,
+				    -1);
+				break;
+			}
+			put_number(&b, (uintptr_t)ptr, false, 16, false,
+			    (flags & (F_MINUS | F_PLUS | F_SPACE)) | F_ALT,
+			    width, prec);
+			break;
+		}
+		case 'c': {
+			char c = (char)va_arg(ap, int);
+
+			if (!(flags & F_MINUS))
+				put_repeat(&b, ' ', width - 1);
+			put_char(&b, c);
+			if (flags & F_MINUS)
+				put_repeat(&b, ' ', width - 1);
+			break;
+		}
+		case 's':
+			put_string(&b, va_arg(ap, const char *), flags, width,
+			    prec);
+			break;
+		case '%':
+			put_char(&b, '%');
+			break;
+		case '\0':
+			/* A lone '%' at the end: write it and stop. */
+			put_char(&b, '%');
+			p--;
+			break;
+		default:
+			/* Unknown conversion: copy it as it is. */
+			put_char(&b, '%');
+			put_char(&b, *p);
+			break;
+		}
+		p++;
+	}
+	if (size > 0)
+		buf[b.len < size ? b.len : size - 1] = '\0';
+	return b.len > INT_MAX ? INT_MAX : (int)b.len;
+}
+
+int
+log_snprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = log_vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* ---------------------------------------------------------------- output */
+
+bool
+log_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return true;
+		}
+		if (n == 0) {
+			errno = EIO;
+			return true;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return false;
+}
+
+/* Expands "%p" (pid) and "%%" in a CUWARDEN_LOG_FILE path. */
+static bool
+expand_log_path(const char *pat, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (const char *p = pat; *p != '\0'; p++) {
+		char num[24];
+		const char *piece = num;
+		size_t n;
+
+		if (*p != '%') {
+			num[0] = *p;
+			num[1] = '\0';
+		} else if (p[1] == 'p') {
+			log_snprintf(num, sizeof(num), "%d", (int)getpid());
+			p++;
+		} else if (p[1] == '%') {
+			piece = "%";
+			p++;
+		} else {
+			return true;
+		}
+		n = strlen(piece);
+		if (o + n >= size)
+			return true;
+		memcpy(out + o, piece, n);
+		o += n;
+	}
+	out[o] = '\0';
+	return false;
+}
+
+/* The default output's fd: CUWARDEN_LOG_FILE if set and openable, else 2.
+ * Called with out_lock held. */
+static int
+default_fd(void)
+{
+	const char *path;
+	char buf[PATH_MAX];
+	int fd;
+
+	if (out_fd >= 0)
+		return out_fd;
+	out_fd = STDERR_FILENO;
+	path = options_get_str(OPT_LOG_FILE);
+	if (path == NULL)
+		return out_fd;
+	if (expand_log_path(path, buf, sizeof(buf))) {
+		in_output++;
+		log_printf("warning: CUWARDEN_LOG_FILE=%s: bad path, "
+		    "logging to standard error", path);
+		in_output--;
+		return out_fd;
+	}
+	fd = open(buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = errno;
+
+		in_output++;
+		log_printf("warning: CUWARDEN_LOG_FILE=%s: cannot open (errno "
+		    "%d), logging to standard error", buf, e);
+		in_output--;
+		return out_fd;
+	}
+	out_fd = fd;
+	return out_fd;
+}
+
+/* Hands one line (with its newline) to the output. */
+static void
+emit_line(const char *line, size_t len)
+{
+	cw_output_fn fn;
+	void *arg;
+
+	if (in_output > 0) {
+		/* Logging from inside our own output (a host callback that
+		 * calls back into cuwarden): straight to stderr. */
+		(void)log_write_all(STDERR_FILENO, line, len);
+		return;
+	}
+	pthread_mutex_lock(&out_lock);
+	in_output++;
+	fn = out_fn;
+	arg = out_arg;
+	if (fn != NULL)
+		fn(line, arg);
+	else
+		(void)log_write_all(default_fd(), line, len);
+	in_output--;
+	pthread_mutex_unlock(&out_lock);
+}
+
+/* Formats prefix + message into a fixed buffer and emits it line by line:
+ * every line gets the prefix, the last one a newline if it lacks one. */
+static void
+emit(const char *prefix, const char *fmt, va_list ap)
+{
+	char msg[LOG_LINE_MAX];
+	char line[LOG_LINE_MAX + 64];
+	int n;
+	size_t mlen;
+	const char *p;
+
+	n = log_vsnprintf(msg, sizeof(msg), fmt, ap);
+	mlen = strlen(msg);
+	if (n >= (int)sizeof(msg) && mlen >= 3)
+		memcpy(msg + mlen - 3, "...", 3);
+
+	p = msg;
+	do {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		size_t o;
+
+		o = (size_t)log_snprintf(line, sizeof(line), "%s%s",
+		    LOG_PREFIX, prefix);
+		if (o > sizeof(line) - 2)
+			o = sizeof(line) - 2;
+		if (l > sizeof(line) - 2 - o)
+			l = sizeof(line) - 2 - o;
+		memcpy(line + o, p, l);
+		o += l;
+		line[o++] = '\n';
+		line[o] = '\0';
+		emit_line(line, o);
+		if (nl == NULL || nl[1] == '\0')
+			break;
+		p = nl + 1;
+	} while (*p != '\0');
+}
+
+void
+log_set_output(cw_output_fn fn, void *arg)
+{
+	pthread_mutex_lock(&out_lock);
+	out_fn = fn;
+	out_arg = fn != NULL ? arg : NULL;
+	pthread_mutex_unlock(&out_lock);
+}
+
+void
+log_vprintf(const char *fmt, va_list ap)
+{
+	emit("", fmt, ap);
+}
+
+void
+log_printf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit("", fmt, ap);
+	va_end(ap);
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	unsigned n = __atomic_fetch_add(&warn_count, 1, __ATOMIC_RELAXED);
+	va_list ap;
+
+	if (n > LOG_WARN_CAP)
+		return;
+	if (n == LOG_WARN_CAP) {
+		log_printf("warning: %d warnings so far; further warnings "
+		    "suppressed", LOG_WARN_CAP);
+		return;
+	}
+	va_start(ap, fmt);
+	emit("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void
+log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void
+log_debug(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (options_get(OPT_VERBOSE) < level)
+		return;
+	va_start(ap, fmt);
+	emit("debug: ", fmt, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------- internals */
+
+/* For tests: forget the warning count and the chosen log file. */
+void
+log_reset(void)
+{
+	pthread_mutex_lock(&out_lock);
+	__atomic_store_n(&warn_count, 0, __ATOMIC_RELAXED);
+	if (out_fd > STDERR_FILENO)
+		close(out_fd);
+	out_fd = -1;
+	pthread_mutex_unlock(&out_lock);
+}
+
+unsigned
+log_warn_count(void)
+{
+	return __atomic_load_n(&warn_count, __ATOMIC_RELAXED);
+}
+
+void
+log_prefork(void)
+{
+	pthread_mutex_lock(&out_lock);
+}
+
+void
+log_postfork_parent(void)
+{
+	pthread_mutex_unlock(&out_lock);
+}
+
+void
+log_postfork_child(void)
+{
+	pthread_mutex_init(&out_lock, NULL);
+	in_output = 0;
+}
+
+void
+cw_assert_fail(const char *expr, const char *file, int line)
+{
+	log_error("assertion failed: %s (%s:%d)", expr, file, line);
+	abort();
+}

@@ -1,0 +1,506 @@
+#include "preamble.h"
+
+/*
+ * options.c -- every CUWARDEN_* environment variable, in one table.
+ *
+ * Owns: the option table (name, kind, default, range or words), the values
+ * read, and the parsers for booleans, numbers and sizes.
+ *
+ * Invariants: the environment is read once, lazily, at the first
+ * options_* call (from `environ`, never getenv), and never again until
+ * options_reset.  Every value in `values` is within its option's range;
+ * string values are copied into static storage (so a later setenv or
+ * putenv cannot change them).  A malformed value gives one warning naming
+ * the variable, the value and the default used, and the default.  An
+ * empty value counts as unset.
+ *
+ * Locking: a three-state atomic (UNREAD -> READING -> READ).  The thread
+ * that moves it to READING parses; other threads wait for READ (the parse
+ * is a few microseconds).  Warnings are formatted into a static buffer
+ * while parsing and logged after READ is published, so logging (which
+ * itself reads CUWARDEN_LOG_FILE and CUWARDEN_VERBOSE) never re-enters an
+ * unfinished read.  Safe from constructors: no malloc, no stdio.
+ */
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "options.h"
+
+extern char **environ;
+
+typedef enum okind_e {
+	OK_BOOL,
+	OK_LONG,
+	OK_SIZE,
+	OK_STRING,
+	OK_ENUM
+} okind_t;
+
+typedef struct option_desc_s {
+	const char *name;      /* without the CUWARDEN_ prefix */
+	okind_t kind;
+	long long def;         /* default (enum: index into words) */
+	long long min, max;    /* OK_LONG, OK_SIZE */
+	const char *words[4];  /* OK_ENUM, NULL-terminated */
+} option_desc_t;
+
+#define KIB 1024LL
+#define MIB (1024LL * KIB)
+#define GIB (1024LL * MIB)
+#define TIB (1024LL * GIB)
+
+static const option_desc_t table[OPT_COUNT] = {
+	[OPT_STACK_DEPTH] = { "STACK_DEPTH", OK_LONG, 24, 0, 64, { NULL } },
+	[OPT_REPORT] = { "REPORT", OK_STRING, 0, 0, 0, { NULL } },
+	[OPT_MODE] = { "MODE", OK_ENUM, OPT_MODE_AUDIT, 0, 0,
+	    { "audit", "pool", NULL } },
+	[OPT_ON_VIOLATION] = { "ON_VIOLATION", OK_ENUM, OPT_ON_VIOLATION_REPORT,
+	    0, 0, { "report", "abort", NULL } },
+	[OPT_POOL] = { "POOL", OK_BOOL, 1, 0, 1, { NULL } },
+	[OPT_POOL_LIMIT] = { "POOL_LIMIT", OK_SIZE, 0, 0, 1024 * TIB,
+	    { NULL } },
+	[OPT_LARGE_BLOCK] = { "LARGE_BLOCK", OK_SIZE, 2 * MIB, 4 * KIB,
+	    1024 * TIB, { NULL } },
+	[OPT_SHOW_STATS] = { "SHOW_STATS", OK_BOOL, 0, 0, 1, { NULL } },
+	[OPT_VERBOSE] = { "VERBOSE", OK_LONG, 0, 0, 3, { NULL } },
+	[OPT_LOG_FILE] = { "LOG_FILE", OK_STRING, 0, 0, 0, { NULL } },
+	[OPT_OWNER_SKIP] = { "OWNER_SKIP", OK_STRING, 0, 0, 0, { NULL } },
+	[OPT_TOMBSTONES] = { "TOMBSTONES", OK_LONG, 65536, 0, 16 * 1024 * 1024,
+	    { NULL } },
+	[OPT_CHECK_BOUNDS] = { "CHECK_BOUNDS", OK_BOOL, 0, 0, 1, { NULL } },
+	[OPT_REPORT_FORMAT] = { "REPORT_FORMAT", OK_ENUM,
+	    OPT_REPORT_FORMAT_JSON, 0, 0, { "json", "text", NULL } },
+};
+
+#define PREFIX "CUWARDEN_"
+#define PREFIX_LEN (sizeof(PREFIX) - 1)
+#define STR_MAX 4096
+#define WARN_BUF 4096
+
+enum { UNREAD = 0, READING = 1, READ = 2 };
+
+static int state;                           /* atomic */
+static long long values[OPT_COUNT];
+static const char *strs[OPT_COUNT];         /* NULL = unset */
+static char str_store[OPT_COUNT][STR_MAX];  /* only string options use it */
+static char pending[WARN_BUF];              /* warnings of the last read */
+static size_t pending_len;
+static int pending_owed;                    /* atomic: warnings to log */
+
+/* ---------------------------------------------------------------- parsers */
+
+/* Trims leading and trailing blanks into [*s, *e). */
+static void
+trim(const char *in, const char **s, const char **e)
+{
+	const char *b = in, *x = in + strlen(in);
+
+	while (*b == ' ' || *b == '\t')
+		b++;
+	while (x > b && (x[-1] == ' ' || x[-1] == '\t' || x[-1] == '\n'))
+		x--;
+	*s = b;
+	*e = x;
+}
+
+static bool
+word_is(const char *s, const char *e, const char *w)
+{
+	size_t n = (size_t)(e - s);
+
+	return strlen(w) == n && strncasecmp(s, w, n) == 0;
+}
+
+bool
+options_parse_bool(const char *str, bool *out)
+{
+	static const char *const yes[] = { "1", "yes", "on", "true", "y" };
+	static const char *const no[] = { "0", "no", "off", "false", "n" };
+	const char *s, *e;
+
+	if (str == NULL)
+		return true;
+	trim(str, &s, &e);
+	for (size_t i = 0; i < CW_ARRAY_SIZE(yes); i++) {
+		if (word_is(s, e, yes[i])) {
+			*out = true;
+			return false;
+		}
+		if (word_is(s, e, no[i])) {
+			*out = false;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Decimal digits of [s, e) into *out.  Returns true on error/overflow. */
+static bool
+parse_digits(const char *s, const char *e, unsigned long long *out)
+{
+	unsigned long long v = 0;
+
+	if (s == e)
+		return true;
+	for (; s < e; s++) {
+		unsigned d;
+
+		if (*s < '0' || *s > '9')
+			return true;
+		d = (unsigned)(*s - '0');
+		if (v > (ULLONG_MAX - d) / 10)
+			return true;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return false;
+}
+
+bool
+options_parse_size(const char *str, unsigned long long *out)
+{
+	const char *s, *e, *d;
+	unsigned long long v, mult = 1;
+
+	if (str == NULL)
+		return true;
+	trim(str, &s, &e);
+	d = s;
+	while (d < e && *d >= '0' && *d <= '9')
+		d++;
+	if (parse_digits(s, d, &v))
+		return true;
+	if (d < e) {
+		/* K, M, G, T, optionally followed by "B" or "iB". */
+		switch (*d) {
+		case 'k': case 'K': mult = KIB; break;
+		case 'm': case 'M': mult = MIB; break;
+		case 'g': case 'G': mult = GIB; break;
+		case 't': case 'T': mult = TIB; break;
+		case 'b': case 'B': mult = 1; d--; break;
+		default: return true;
+		}
+		d++;
+		if (!(word_is(d, e, "") || word_is(d, e, "b") ||
+		    (mult > 1 && word_is(d, e, "ib"))))
+			return true;
+	}
+	if (v > ULLONG_MAX / mult)
+		return true;
+	*out = v * mult;
+	return false;
+}
+
+bool
+options_parse_long(const char *str, long long min, long long max,
+    long long *out)
+{
+	const char *s, *e;
+	bool neg = false;
+	unsigned long long u;
+	long long v;
+
+	if (str == NULL)
+		return true;
+	trim(str, &s, &e);
+	if (s < e && (*s == '-' || *s == '+')) {
+		neg = *s == '-';
+		s++;
+	}
+	if (parse_digits(s, e, &u))
+		return true;
+	if (neg) {
+		if (u > (unsigned long long)LLONG_MAX + 1)
+			return true;
+		v = u == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN :
+		    -(long long)u;
+	} else {
+		if (u > (unsigned long long)LLONG_MAX)
+			return true;
+		v = (long long)u;
+	}
+	if (v < min || v > max)
+		return true;
+	*out = v;
+	return false;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static void
+pend(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Queues one warning line (NUL-separated in `pending`). */
+static void
+pend(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (pending_len + 2 >= sizeof(pending))
+		return;
+	va_start(ap, fmt);
+	n = log_vsnprintf(pending + pending_len, sizeof(pending) - pending_len,
+	    fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	pending_len += strlen(pending + pending_len) + 1;
+}
+
+static void
+describe_default(const option_desc_t *d, char *buf, size_t size)
+{
+	switch (d->kind) {
+	case OK_BOOL:
+		log_snprintf(buf, size, "%s", d->def ? "1" : "0");
+		break;
+	case OK_ENUM:
+		log_snprintf(buf, size, "%s", d->words[d->def]);
+		break;
+	case OK_STRING:
+		log_snprintf(buf, size, "unset");
+		break;
+	default:
+		log_snprintf(buf, size, "%lld", d->def);
+		break;
+	}
+}
+
+static void
+describe_allowed(const option_desc_t *d, char *buf, size_t size)
+{
+	switch (d->kind) {
+	case OK_BOOL:
+		log_snprintf(buf, size, "1/0/yes/no/on/off/true/false");
+		break;
+	case OK_ENUM: {
+		size_t o = 0;
+
+		buf[0] = '\0';
+		for (int i = 0; d->words[i] != NULL && o < size; i++)
+			o += (size_t)log_snprintf(buf + o, size - o, "%s%s",
+			    i ? "|" : "", d->words[i]);
+		break;
+	}
+	case OK_SIZE:
+		log_snprintf(buf, size, "a size %lld..%lld, K/M/G/T suffixes",
+		    d->min, d->max);
+		break;
+	case OK_LONG:
+		log_snprintf(buf, size, "an integer %lld..%lld", d->min,
+		    d->max);
+		break;
+	default:
+		log_snprintf(buf, size, "at most %d bytes", STR_MAX - 1);
+		break;
+	}
+}
+
+/* Parses one value.  Returns true when malformed. */
+static bool
+parse_value(option_t o, const char *v)
+{
+	const option_desc_t *d = &table[o];
+	const char *s, *e;
+
+	switch (d->kind) {
+	case OK_BOOL: {
+		bool b;
+
+		if (options_parse_bool(v, &b))
+			return true;
+		values[o] = b;
+		return false;
+	}
+	case OK_LONG:
+		return options_parse_long(v, d->min, d->max, &values[o]);
+	case OK_SIZE: {
+		unsigned long long u;
+
+		if (options_parse_size(v, &u) || u < (unsigned long long)d->min
+		    || u > (unsigned long long)d->max)
+			return true;
+		values[o] = (long long)u;
+		return false;
+	}
+	case OK_ENUM:
+		trim(v, &s, &e);
+		for (int i = 0; d->words[i] != NULL; i++) {
+			if (word_is(s, e, d->words[i])) {
+				values[o] = i;
+				return false;
+			}
+		}
+		return true;
+	case OK_STRING:
+		if (strlen(v) >= STR_MAX)
+			return true;
+		memcpy(str_store[o], v, strlen(v) + 1);
+		strs[o] = str_store[o];
+		return false;
+	}
+	return true;
+}
+
+static void
+read_environment(void)
+{
+	pending_len = 0;
+	for (int o = 0; o < OPT_COUNT; o++) {
+		values[o] = table[o].def;
+		strs[o] = NULL;
+	}
+	if (environ == NULL)
+		return;
+	for (char **ep = environ; *ep != NULL; ep++) {
+		const char *kv = *ep, *eq, *v;
+		size_t nlen;
+
+		if (strncmp(kv, PREFIX, PREFIX_LEN) != 0)
+			continue;
+		eq = strchr(kv, '=');
+		if (eq == NULL)
+			continue;
+		v = eq + 1;
+		nlen = (size_t)(eq - kv) - PREFIX_LEN;
+		for (int o = 0; o < OPT_COUNT; o++) {
+			char def[64], allowed[128];
+
+			if (strlen(table[o].name) != nlen ||
+			    strncmp(kv + PREFIX_LEN, table[o].name, nlen) != 0)
+				continue;
+			if (v[0] == '\0')
+				break; /* empty: unset, the default */
+			if (!parse_value((option_t)o, v))
+				break;
+			values[o] = table[o].def;
+			strs[o] = NULL;
+			describe_default(&table[o], def, sizeof(def));
+			describe_allowed(&table[o], allowed, sizeof(allowed));
+			pend("%s%s=\"%.200s\" is not valid (expected %s); "
+			    "using the default, %s", PREFIX, table[o].name, v,
+			    allowed, def);
+			break;
+		}
+	}
+}
+
+/* Logs the warnings of the last read (once). */
+static void
+flush_pending(void)
+{
+	size_t o = 0;
+
+	if (__atomic_exchange_n(&pending_owed, 0, __ATOMIC_ACQ_REL) == 0)
+		return;
+	while (o < pending_len) {
+		log_warn("%s", pending + o);
+		o += strlen(pending + o) + 1;
+	}
+}
+
+void
+options_init(void)
+{
+	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+
+	if (likely(s == READ))
+		goto out;
+	s = UNREAD;
+	if (__atomic_compare_exchange_n(&state, &s, READING, false,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		read_environment();
+		__atomic_store_n(&pending_owed, pending_len > 0,
+		    __ATOMIC_RELEASE);
+		__atomic_store_n(&state, READ, __ATOMIC_RELEASE);
+	} else {
+		while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READ)
+			sched_yield();
+	}
+out:
+	if (unlikely(__atomic_load_n(&pending_owed, __ATOMIC_ACQUIRE)))
+		flush_pending();
+}
+
+long long
+options_get(option_t opt)
+{
+	if (unlikely(__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READ) ||
+	    unlikely(__atomic_load_n(&pending_owed, __ATOMIC_RELAXED)))
+		options_init();
+	if ((unsigned)opt >= OPT_COUNT)
+		return 0;
+	return values[opt];
+}
+
+const char *
+options_get_str(option_t opt)
+{
+	options_init();
+	if ((unsigned)opt >= OPT_COUNT)
+		return NULL;
+	return strs[opt];
+}
+
+bool
+options_get_bool(option_t opt)
+{
+	return options_get(opt) != 0;
+}
+
+const char *
+options_name(option_t opt)
+{
+	/* Full names, so the table above keeps short ones. */
+	static const char *const names[OPT_COUNT] = {
+		[OPT_STACK_DEPTH] = "CUWARDEN_STACK_DEPTH",
+		[OPT_REPORT] = "CUWARDEN_REPORT",
+		[OPT_MODE] = "CUWARDEN_MODE",
+		[OPT_ON_VIOLATION] = "CUWARDEN_ON_VIOLATION",
+		[OPT_POOL] = "CUWARDEN_POOL",
+		[OPT_POOL_LIMIT] = "CUWARDEN_POOL_LIMIT",
+		[OPT_LARGE_BLOCK] = "CUWARDEN_LARGE_BLOCK",
+		[OPT_SHOW_STATS] = "CUWARDEN_SHOW_STATS",
+		[OPT_VERBOSE] = "CUWARDEN_VERBOSE",
+		[OPT_LOG_FILE] = "CUWARDEN_LOG_FILE",
+		[OPT_OWNER_SKIP] = "CUWARDEN_OWNER_SKIP",
+		[OPT_TOMBSTONES] = "CUWARDEN_TOMBSTONES",
+		[OPT_CHECK_BOUNDS] = "CUWARDEN_CHECK_BOUNDS",
+		[OPT_REPORT_FORMAT] = "CUWARDEN_REPORT_FORMAT",
+	};
+
+	if ((unsigned)opt >= OPT_COUNT)
+		return NULL;
+	return names[opt];
+}
+
+long long
+options_default(option_t opt)
+{
+	if ((unsigned)opt >= OPT_COUNT)
+		return 0;
+	return table[opt].def;
+}
+
+void
+options_reset(void)
+{
+	int s = READ;
+
+	/* Only a finished read is forgotten; one in progress completes. */
+	while (!__atomic_compare_exchange_n(&state, &s, UNREAD, false,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (s == UNREAD)
+			break;
+		s = READ;
+		sched_yield();
+	}
+	__atomic_store_n(&pending_owed, 0, __ATOMIC_RELEASE);
+}
