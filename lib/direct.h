@@ -19,7 +19,9 @@
 int direct_alloc(kind_t kind, int device, size_t size, uintptr_t *addr);
 /* Frees what direct_alloc returned.  A driver failure returns CW_ECUDA
  * (cuda_error in cw_last_error) and adds the address to the failed-free
- * ledger; the memory is then considered lost. */
+ * ledger; the memory is then considered lost.  Callers must NOT add it to
+ * the ledger again: direct_free is the only place that does.  In a forked
+ * child (driver_postfork_child) it frees nothing and returns CW_ENODEV. */
 int direct_free(kind_t kind, int device, uintptr_t addr, size_t size);
 
 #endif /* CUWARDEN_DIRECT_H */

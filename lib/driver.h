@@ -12,6 +12,18 @@
  * retained once per process (race-free) and never released by us; it is
  * made current on the calling thread before every driver call we make
  * (driver_bind).  Device attributes are cached.  Owner: driver.
+ *
+ * A program may change the current context behind our back (cuCtxSetCurrent,
+ * cuCtxPushCurrent, cuCtxPopCurrent of its own).  So driver_bind trusts no
+ * cache of "what is current": it asks the driver (cuCtxGetCurrent, a
+ * thread-local read in the driver, a few ns) every time and sets the
+ * primary context only when another one (or none) is current.  The primary
+ * context's handle itself is cached: the driver keeps it valid while it is
+ * retained, which we never undo.  (cuDevicePrimaryCtxReset by the program
+ * keeps the handle valid too; the driver re-creates its state on next use.)
+ *
+ * Fork: after driver_postfork_child, every entry here fails with CW_ENODEV
+ * and never calls CUDA (CUDA is unusable in a child until exec).
  */
 #ifndef CUWARDEN_DRIVER_H
 #define CUWARDEN_DRIVER_H
@@ -58,7 +70,55 @@
 	X(cuMemsetD8_v2, (CUdeviceptr, unsigned char, size_t)) \
 	X(cuMemAdvise_v2, (CUdeviceptr, size_t, CUmem_advise, CUmemLocation)) \
 	X(cuMemPrefetchAsync_v2, (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)) \
-	X(cuPointerGetAttribute, (void *, CUpointer_attribute, CUdeviceptr))
+	X(cuPointerGetAttribute, (void *, CUpointer_attribute, CUdeviceptr)) \
+	X(cuPointerGetAttributes, (unsigned int, CUpointer_attribute *, void **, CUdeviceptr)) \
+	X(cuStreamCreate, (CUstream *, unsigned int)) \
+	X(cuStreamDestroy_v2, (CUstream)) \
+	X(cuMemGetAddressRange_v2, (CUdeviceptr *, size_t *, CUdeviceptr)) \
+	X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream)) \
+	X(cuMemcpyAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+	X(cuMemcpyHtoDAsync_v2, (CUdeviceptr, const void *, size_t, CUstream)) \
+	X(cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, CUstream)) \
+	X(cuMemAllocAsync, (CUdeviceptr *, size_t, CUstream)) \
+	X(cuMemFreeAsync, (CUdeviceptr, CUstream)) \
+	X(cuIpcGetMemHandle, (CUipcMemHandle *, CUdeviceptr)) \
+	X(cuCtxPushCurrent_v2, (CUcontext)) \
+	X(cuCtxPopCurrent_v2, (CUcontext *)) \
+	X(cuDevicePrimaryCtxRelease_v2, (CUdevice)) \
+	X(cuDevicePrimaryCtxGetState, (CUdevice, unsigned int *, int *)) \
+	X(cuDeviceTotalMem_v2, (size_t *, CUdevice)) \
+	X(cuMemHostGetDevicePointer_v2, (CUdeviceptr *, void *, unsigned int)) \
+	X(cuMemGetAllocationGranularity, (size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags)) \
+	X(cuStreamGetCtx, (CUstream, CUcontext *)) \
+	X(cuGetProcAddress_v2, (const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *)) \
+	X(cuMemAdvise_v1, (CUdeviceptr, size_t, CUmem_advise, CUdevice)) \
+	X(cuMemPrefetchAsync_v1, (CUdeviceptr, size_t, CUdevice, CUstream))
+
+/* Entry points without which the driver layer refuses to load (driver_get
+ * returns NULL).  Every other entry of DRIVER_FUNCS is optional: NULL when
+ * the loaded driver does not export it (check before calling).
+ *
+ * Names ending in "_v1" are the driver's unversioned exports ("cuMemAdvise",
+ * "cuMemPrefetchAsync"): cuda.h #defines the plain names to the newest
+ * version, so a field cannot carry them; the loader strips "_v1" when it
+ * resolves the symbol (driver_export_name gives the exported name). */
+#define DRIVER_REQUIRED(X) \
+	X(cuInit) \
+	X(cuGetErrorName) \
+	X(cuDeviceGet) \
+	X(cuDeviceGetCount) \
+	X(cuDeviceGetAttribute) \
+	X(cuDevicePrimaryCtxRetain) \
+	X(cuCtxGetCurrent) \
+	X(cuCtxSetCurrent) \
+	X(cuMemAlloc_v2) \
+	X(cuMemFree_v2) \
+	X(cuMemAllocManaged) \
+	X(cuMemHostAlloc) \
+	X(cuMemFreeHost)
+
+/* Most devices the driver layer serves (ordinals 0..DRIVER_MAX_DEVICES-1). */
+#define DRIVER_MAX_DEVICES 64
 
 typedef struct driver_fns_s {
 #define DRIVER_FN_FIELD(name, params) CUresult (*name) params;
@@ -76,11 +136,24 @@ void *driver_real_dlsym(void *handle, const char *name);
 /* The handle of the loaded driver (NULL before driver_get). */
 void *driver_handle(void);
 
+/* The symbol a DRIVER_FUNCS field is resolved from: its own name, or
+ * without the "_v1" suffix.  Writes into buf (size >= 64) and returns it. */
+const char *driver_export_name(const char *field, char *buf, size_t size);
+
 /* Initialises the driver (cuInit once) and makes device's primary context
  * (retained once per process) current on the calling thread.  Returns
  * CW_OK, CW_ENODEV (no driver, no device, bad ordinal) or CW_ECUDA, with
  * cw_last_error filled. */
 int driver_bind(int device);
+/* Like driver_bind, but first saves the calling thread's current context
+ * in *prev (NULL when none), so that driver_restore(prev) puts it back
+ * after our own driver calls.  For the shim, which must not change the
+ * context an unmodified program runs in.  Same returns as driver_bind;
+ * *prev is set even on failure (restore is then harmless). */
+int driver_bind_save(int device, CUcontext *prev);
+/* Makes prev current again if it is not current (no-op in a forked child
+ * or before the driver is loaded). */
+void driver_restore(CUcontext prev);
 /* The primary context of device (retained by driver_bind), or NULL. */
 CUcontext driver_primary_ctx(int device);
 int driver_device_count(void); /* 0 when no driver or no device */
