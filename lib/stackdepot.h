@@ -56,6 +56,10 @@ bool stack_module_get(uint32_t index, stack_module_t *out); /* true on error */
 uint32_t stack_first_module_outside(stack_id_t id,
     const char *const *patterns, size_t npatterns);
 
+/* The module index of the object cuwarden itself is linked into;
+ * UINT32_MAX until the first stack has been stored. */
+uint32_t stack_self_module(void);
+
 size_t stack_count(void);       /* unique stacks stored */
 size_t stack_bytes(void);       /* bytes the depot uses */
 
