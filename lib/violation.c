@@ -116,8 +116,7 @@ violation_record(const violation_t *v)
 
 	log_one(v);
 	options_init();
-	/* OPT_ON_VIOLATION: 0 = report, 1 = abort (options.c's order). */
-	if (options_get(OPT_ON_VIOLATION) == 1) {
+	if (options_get(OPT_ON_VIOLATION) == OPT_ON_VIOLATION_ABORT) {
 		log_error("CUWARDEN_ON_VIOLATION=abort: stopping at the first "
 		    "violation (%s)", violation_name(t));
 		abort();

@@ -1,0 +1,147 @@
+#include "preamble.h"
+/*
+ * advise.c -- unified memory hints: cw_advise and cw_prefetch.
+ *
+ * Managed memory only (a view of managed memory applies to the view's
+ * range); other kinds are CW_ENOTSUP.  The target is any present device
+ * or CW_CPU (the host), not only the allocation's device.
+ *
+ * cw_advise maps cw_advice_t (numbered as CUmem_advise) to
+ * cuMemAdvise_v2 with a CUmemLocation (device, or host for CW_CPU), or to
+ * the unversioned cuMemAdvise with CU_DEVICE_CPU on a driver without _v2.
+ * cw_prefetch is gated on CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+ * of the target device (of the allocation's device for CW_CPU): where it
+ * is 0, prefetching is an advisory no-op returning CW_OK, logged once per
+ * process; otherwise cuMemPrefetchAsync_v2 (or the unversioned one).
+ *
+ * State: one flag (warned once), atomic.  No locks.
+ */
+#include "buf.h"
+#include "driver.h"
+#include "lasterr.h"
+#include "log.h"
+
+static bool prefetch_warned;
+
+static int
+cuda_fail(const char *fn, const char *call, CUresult r)
+{
+	const char *name = driver_error_name(r);
+
+	lasterr_set(CW_ECUDA, fn, "%s failed: %s (%d)", call,
+	    name != NULL ? name : "?", (int)r);
+	lasterr_get()->cuda_error = (int)r;
+	lasterr_get()->cuda_error_name = name;
+	return CW_ECUDA;
+}
+
+static CUmemLocation
+location(int device)
+{
+	CUmemLocation loc;
+
+	if (device == CW_CPU) {
+		loc.type = CU_MEM_LOCATION_TYPE_HOST;
+		loc.id = 0;
+	} else {
+		loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		loc.id = device;
+	}
+	return loc;
+}
+
+/* Resolves buf to managed memory and binds the driver to its device. */
+static int
+prepare(cw_buf_t buf, int device, const char *fn, buf_target_t *t,
+    const driver_fns_t **d)
+{
+	int r;
+
+	if ((r = buf_resolve(buf, fn, t)) != CW_OK)
+		return r;
+	if ((r = buf_check_device(device, true, fn)) != CW_OK)
+		return r;
+	if (t->kind != KIND_MANAGED)
+		return lasterr_set(CW_ENOTSUP, fn, "handle %#llx is not "
+		    "managed memory", (unsigned long long)buf);
+	if ((*d = driver_get()) == NULL)
+		return lasterr_set(CW_ENODEV, fn, "the CUDA driver cannot be "
+		    "loaded");
+	if ((r = driver_bind(t->device < 0 ? 0 : t->device)) != CW_OK) {
+		lasterr_get()->function = fn;
+		return r;
+	}
+	return CW_OK;
+}
+
+int
+cw_advise(cw_buf_t buf, cw_advice_t advice, int device)
+{
+	static const char fn[] = "cw_advise";
+	const driver_fns_t *d;
+	buf_target_t t;
+	CUresult cr;
+	int r;
+
+	if ((int)advice < CW_ADVISE_SET_READ_MOSTLY ||
+	    (int)advice > CW_ADVISE_UNSET_ACCESSED_BY)
+		return lasterr_set(CW_EINVAL, fn, "advice %d is not a "
+		    "cw_advice_t", (int)advice);
+	if ((r = prepare(buf, device, fn, &t, &d)) != CW_OK)
+		return r;
+	if (d->cuMemAdvise_v2 != NULL) {
+		cr = d->cuMemAdvise_v2((CUdeviceptr)t.addr, t.size,
+		    (CUmem_advise)advice, location(device));
+		return cr == CUDA_SUCCESS ? CW_OK :
+		    cuda_fail(fn, "cuMemAdvise_v2", cr);
+	}
+	if (d->cuMemAdvise_v1 != NULL) {
+		cr = d->cuMemAdvise_v1((CUdeviceptr)t.addr, t.size,
+		    (CUmem_advise)advice,
+		    device == CW_CPU ? CU_DEVICE_CPU : (CUdevice)device);
+		return cr == CUDA_SUCCESS ? CW_OK :
+		    cuda_fail(fn, "cuMemAdvise", cr);
+	}
+	return lasterr_set(CW_ENOTSUP, fn, "the driver has no cuMemAdvise");
+}
+
+int
+cw_prefetch(cw_buf_t buf, int device, cw_stream_t stream)
+{
+	static const char fn[] = "cw_prefetch";
+	const driver_fns_t *d;
+	buf_target_t t;
+	CUresult cr;
+	int r, concurrent = 0;
+
+	if ((r = prepare(buf, device, fn, &t, &d)) != CW_OK)
+		return r;
+	int gate = device == CW_CPU ? (t.device < 0 ? 0 : t.device) : device;
+	if (driver_attr(gate, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+		&concurrent))
+		return lasterr_set(CW_ECUDA, fn, "cannot read "
+		    "CONCURRENT_MANAGED_ACCESS of device %d", gate);
+	if (!concurrent) {
+		if (!__atomic_exchange_n(&prefetch_warned, true,
+			__ATOMIC_RELAXED))
+			log_warn("cw_prefetch: device %d has no concurrent "
+			    "managed access; prefetching is a no-op there",
+			    gate);
+		return CW_OK;
+	}
+	if (d->cuMemPrefetchAsync_v2 != NULL) {
+		cr = d->cuMemPrefetchAsync_v2((CUdeviceptr)t.addr, t.size,
+		    location(device), 0, (CUstream)stream);
+		return cr == CUDA_SUCCESS ? CW_OK :
+		    cuda_fail(fn, "cuMemPrefetchAsync_v2", cr);
+	}
+	if (d->cuMemPrefetchAsync_v1 != NULL) {
+		cr = d->cuMemPrefetchAsync_v1((CUdeviceptr)t.addr, t.size,
+		    device == CW_CPU ? CU_DEVICE_CPU : (CUdevice)device,
+		    (CUstream)stream);
+		return cr == CUDA_SUCCESS ? CW_OK :
+		    cuda_fail(fn, "cuMemPrefetchAsync", cr);
+	}
+	return lasterr_set(CW_ENOTSUP, fn, "the driver has no "
+	    "cuMemPrefetchAsync");
+}

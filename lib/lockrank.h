@@ -1,0 +1,37 @@
+/*
+ * lockrank.h -- the order of every lock in lib/ and preload/.
+ *
+ * A thread holding a lock of rank r may take only locks of a higher rank.
+ * So the outermost locks come first.  fork.c takes every module's locks in
+ * this order before fork (prefork) and releases them in the reverse order
+ * afterwards, in the parent and in the child (postfork_*), so that no lock
+ * is held by a thread that does not exist in the child.
+ *
+ * Most of these are leaves in practice: registry callbacks call nothing
+ * (registry.h), violation_record is called with no registry lock held,
+ * and no lock of ours is held across a driver call (DESIGN.md).  The
+ * order still matters for fork, where all are taken at once.
+ *
+ *   registry    stripe locks and the slot table (registry.c)
+ *   violation   the kept records (violation.c)
+ *   stackdepot  the depot's append lock (stackdepot.c)
+ *   pool        pool engines and arenas (pool.c and friends)
+ *   owner       the owner name table (owner.c)
+ *   ledger      the failed-free ledger (ledger.c)
+ *   log         the output callback (log.c), innermost: anyone may log
+ */
+#ifndef CUWARDEN_LOCKRANK_H
+#define CUWARDEN_LOCKRANK_H
+
+typedef enum lock_rank_e {
+	LOCK_RANK_REGISTRY = 1,
+	LOCK_RANK_VIOLATION,
+	LOCK_RANK_STACKDEPOT,
+	LOCK_RANK_POOL,
+	LOCK_RANK_OWNER,
+	LOCK_RANK_LEDGER,
+	LOCK_RANK_LOG,
+	LOCK_RANK_COUNT
+} lock_rank_t;
+
+#endif /* CUWARDEN_LOCKRANK_H */

@@ -1,0 +1,217 @@
+#include "preamble.h"
+/*
+ * xfer.c -- bounds-checked data movement: cw_upload, cw_download, cw_copy,
+ * cw_memset.
+ *
+ * Every call resolves its handles (buf.h: a freed handle is a
+ * use_after_free violation), checks [off, off + n) against the handle's
+ * own range (a view's bounds are the view's; off + n overflowing is out
+ * of bounds) and only then touches memory, so a refused call writes
+ * nothing.  n == 0 is a successful no-op once the handles and offsets are
+ * checked.
+ *
+ * Paths by kind: pinned (and registered) memory is host memory: plain
+ * memcpy / memset.  Device memory (and async, IPC, mapped): the driver's
+ * cuMemcpyHtoD_v2 / cuMemcpyDtoH_v2 / cuMemsetD8_v2 after driver_bind of
+ * the allocation's device.  Managed memory: the driver's cuMemcpy /
+ * cuMemsetD8_v2, which are ordered after the work already submitted to
+ * the legacy stream (a host memcpy could race a running kernel).  Other
+ * kinds (VMM handles, reservations, arrays): CW_ENOTSUP.
+ *
+ * These calls do not keep the memory alive while they run: a program that
+ * frees from one thread while copying from another must hold a reference
+ * (cw_retain) across the copy, as with any allocator.
+ *
+ * Owns no state; no locks.  Never holds a lock across a driver call.
+ */
+#include <string.h>
+
+#include "buf.h"
+#include "driver.h"
+#include "lasterr.h"
+
+typedef enum path_e {
+	PATH_NONE = 0,
+	PATH_HOST,    /* host-addressable, no device work to order with */
+	PATH_DEVICE,  /* device memory: explicit HtoD / DtoH copies */
+	PATH_UNIFIED  /* managed: cuMemcpy with unified addressing */
+} path_t;
+
+static path_t
+path_of(kind_t kind)
+{
+	switch (kind) {
+	case KIND_PINNED:
+	case KIND_REGISTERED:
+		return PATH_HOST;
+	case KIND_DEVICE:
+	case KIND_ASYNC:
+	case KIND_IPC:
+	case KIND_MAPPING:
+		return PATH_DEVICE;
+	case KIND_MANAGED:
+		return PATH_UNIFIED;
+	default:
+		return PATH_NONE;
+	}
+}
+
+static int
+cuda_fail(const char *fn, const char *call, CUresult r)
+{
+	const char *name = driver_error_name(r);
+
+	lasterr_set(CW_ECUDA, fn, "%s failed: %s (%d)", call,
+	    name != NULL ? name : "?", (int)r);
+	lasterr_get()->cuda_error = (int)r;
+	lasterr_get()->cuda_error_name = name;
+	return CW_ECUDA;
+}
+
+/* The driver, bound to device on this thread. */
+static const driver_fns_t *
+bound(int device, const char *fn, int *status)
+{
+	const driver_fns_t *d = driver_get();
+
+	if (d == NULL) {
+		*status = lasterr_set(CW_ENODEV, fn, "the CUDA driver cannot "
+		    "be loaded");
+		return NULL;
+	}
+	*status = driver_bind(device < 0 ? 0 : device);
+	if (*status != CW_OK) {
+		lasterr_get()->function = fn;
+		return NULL;
+	}
+	return d;
+}
+
+static int
+prepare(uint64_t h, size_t off, size_t n, const char *fn, buf_target_t *t,
+    path_t *path)
+{
+	int r;
+
+	if ((r = buf_resolve(h, fn, t)) != CW_OK)
+		return r;
+	if ((r = buf_check_range(h, t, off, n, fn)) != CW_OK)
+		return r;
+	*path = path_of(t->kind);
+	if (*path == PATH_NONE)
+		return lasterr_set(CW_ENOTSUP, fn, "handle %#llx: no data "
+		    "access to %s records", (unsigned long long)h,
+		    t->kind == KIND_VMM ? "VMM" : "this kind of");
+	return CW_OK;
+}
+
+int
+cw_upload(cw_buf_t buf, size_t off, const void *src, size_t n)
+{
+	static const char fn[] = "cw_upload";
+	const driver_fns_t *d;
+	buf_target_t t;
+	path_t path;
+	CUresult cr;
+	int r;
+
+	if (src == NULL && n > 0)
+		return lasterr_set(CW_EINVAL, fn, "src is NULL");
+	if ((r = prepare(buf, off, n, fn, &t, &path)) != CW_OK || n == 0)
+		return r;
+	if (path == PATH_HOST) {
+		memcpy((void *)(t.addr + off), src, n);
+		return CW_OK;
+	}
+	if ((d = bound(t.device, fn, &r)) == NULL)
+		return r;
+	if (path == PATH_DEVICE) {
+		cr = d->cuMemcpyHtoD_v2((CUdeviceptr)(t.addr + off), src, n);
+		return cr == CUDA_SUCCESS ? CW_OK :
+		    cuda_fail(fn, "cuMemcpyHtoD_v2", cr);
+	}
+	cr = d->cuMemcpy((CUdeviceptr)(t.addr + off), (CUdeviceptr)src, n);
+	return cr == CUDA_SUCCESS ? CW_OK : cuda_fail(fn, "cuMemcpy", cr);
+}
+
+int
+cw_download(cw_buf_t buf, size_t off, void *dst, size_t n)
+{
+	static const char fn[] = "cw_download";
+	const driver_fns_t *d;
+	buf_target_t t;
+	path_t path;
+	CUresult cr;
+	int r;
+
+	if (dst == NULL && n > 0)
+		return lasterr_set(CW_EINVAL, fn, "dst is NULL");
+	if ((r = prepare(buf, off, n, fn, &t, &path)) != CW_OK || n == 0)
+		return r;
+	if (path == PATH_HOST) {
+		memcpy(dst, (const void *)(t.addr + off), n);
+		return CW_OK;
+	}
+	if ((d = bound(t.device, fn, &r)) == NULL)
+		return r;
+	if (path == PATH_DEVICE) {
+		cr = d->cuMemcpyDtoH_v2(dst, (CUdeviceptr)(t.addr + off), n);
+		return cr == CUDA_SUCCESS ? CW_OK :
+		    cuda_fail(fn, "cuMemcpyDtoH_v2", cr);
+	}
+	cr = d->cuMemcpy((CUdeviceptr)dst, (CUdeviceptr)(t.addr + off), n);
+	return cr == CUDA_SUCCESS ? CW_OK : cuda_fail(fn, "cuMemcpy", cr);
+}
+
+int
+cw_copy(cw_buf_t dst, size_t dst_off, cw_buf_t src, size_t src_off,
+    size_t n)
+{
+	static const char fn[] = "cw_copy";
+	const driver_fns_t *d;
+	buf_target_t td, ts;
+	path_t pd, ps;
+	int r;
+
+	if ((r = prepare(dst, dst_off, n, fn, &td, &pd)) != CW_OK)
+		return r;
+	if ((r = prepare(src, src_off, n, fn, &ts, &ps)) != CW_OK || n == 0)
+		return r;
+	uintptr_t a = td.addr + dst_off, b = ts.addr + src_off;
+	if (pd == PATH_HOST && ps == PATH_HOST) {
+		memmove((void *)a, (const void *)b, n);
+		return CW_OK;
+	}
+	if (a < b + n && b < a + n)
+		return lasterr_set(CW_EINVAL, fn, "source and destination "
+		    "overlap ([%#lx, +%zu) and [%#lx, +%zu))",
+		    (unsigned long)a, n, (unsigned long)b, n);
+	int dev = pd != PATH_HOST ? td.device : ts.device;
+	if ((d = bound(dev, fn, &r)) == NULL)
+		return r;
+	CUresult cr = d->cuMemcpy((CUdeviceptr)a, (CUdeviceptr)b, n);
+	return cr == CUDA_SUCCESS ? CW_OK : cuda_fail(fn, "cuMemcpy", cr);
+}
+
+int
+cw_memset(cw_buf_t buf, size_t off, int value, size_t n)
+{
+	static const char fn[] = "cw_memset";
+	const driver_fns_t *d;
+	buf_target_t t;
+	path_t path;
+	int r;
+
+	if ((r = prepare(buf, off, n, fn, &t, &path)) != CW_OK || n == 0)
+		return r;
+	if (path == PATH_HOST) {
+		memset((void *)(t.addr + off), value, n);
+		return CW_OK;
+	}
+	if ((d = bound(t.device, fn, &r)) == NULL)
+		return r;
+	CUresult cr = d->cuMemsetD8_v2((CUdeviceptr)(t.addr + off),
+	    (unsigned char)value, n);
+	return cr == CUDA_SUCCESS ? CW_OK :
+	    cuda_fail(fn, "cuMemsetD8_v2", cr);
+}
