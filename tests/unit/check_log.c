@@ -1,0 +1,380 @@
+/*
+ * check_log.c -- the fixed-buffer formatter (against the C library's
+ * snprintf on many formats), truncation, the output callback (prefix,
+ * one call per line), the warning cap, CUWARDEN_LOG_FILE,
+ * CUWARDEN_VERBOSE, and concurrent logging.
+ */
+#include "preamble.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "options.h"
+#include "unit.h"
+
+/* ------------------------------------------------------------ formatter */
+
+/* Formats with both and compares the text and the returned length. */
+#define SAME(fmt, ...) \
+	do { \
+		char a_[256], b_[256]; \
+		int na_ = log_snprintf(a_, sizeof(a_), fmt, __VA_ARGS__); \
+		int nb_ = snprintf(b_, sizeof(b_), fmt, __VA_ARGS__); \
+		ck_assert_msg(strcmp(a_, b_) == 0 && na_ == nb_, \
+		    "format \"%s\": got \"%s\" (%d), libc \"%s\" (%d)", fmt, \
+		    a_, na_, b_, nb_); \
+	} while (0)
+
+START_TEST(test_log_format_ints)
+{
+	static const long long vals[] = { 0, 1, -1, 7, -42, 255, 4096,
+	    2147483647LL, -2147483647LL - 1, 9223372036854775807LL,
+	    -9223372036854775807LL - 1 };
+
+	for (size_t i = 0; i < CW_ARRAY_SIZE(vals); i++) {
+		long long v = vals[i];
+		int iv = (int)v;
+		unsigned uv = (unsigned)v;
+
+		SAME("%d", iv);
+		SAME("%i|%5d|%-5d|%05d|%+d|% d", iv, iv, iv, iv, iv, iv);
+		SAME("%.3d|%8.3d|%-8.3d|%.0d", iv, iv, iv, iv);
+		SAME("%u|%x|%X|%o|%#x|%#o|%08x|%-8x|", uv, uv, uv, uv, uv, uv,
+		    uv, uv);
+		SAME("%ld|%lu|%lx", (long)v, (unsigned long)v, (unsigned long)v);
+		SAME("%lld|%llu|%llx|%#llx|%20lld|%-20llu|", v,
+		    (unsigned long long)v, (unsigned long long)v,
+		    (unsigned long long)v, v, (unsigned long long)v);
+		SAME("%zu|%zd|%zx", (size_t)v, (ssize_t)v, (size_t)v);
+		SAME("%hd|%hu|%hhd|%hhu|%hx", (short)v, (unsigned short)v,
+		    (signed char)v, (unsigned char)v, (unsigned short)v);
+		SAME("%jd|%td", (intmax_t)v, (ptrdiff_t)v);
+		SAME("%*d|%-*d|%.*d", 7, iv, 7, iv, 4, iv);
+	}
+}
+END_TEST
+
+START_TEST(test_log_format_strings)
+{
+	int x;
+
+	SAME("%s", "hello");
+	SAME("[%10s][%-10s][%.3s][%10.2s][%-6.1s]", "abc", "abc", "abcdef",
+	    "abcdef", "xyz");
+	SAME("%c%c%c|%3c|%-3c|", 'a', 'b', 'c', 'x', 'y');
+	SAME("100%% %s %%d", "done");
+	SAME("%p", (void *)&x);
+	SAME("%20p|%-20p|", (void *)&x, (void *)&x);
+	SAME("%p", (void *)0x1000);
+	SAME("%*s|%-*s|%.*s", 6, "ab", 6, "ab", 2, "abcdef");
+	SAME("no conversions at all %s", "");
+	SAME("%s=%d, %s=%lu, %s=%#lx", "a", 1, "b", 2UL, "c", 0xbeefUL);
+}
+END_TEST
+
+START_TEST(test_log_format_edge)
+{
+	char buf[16];
+	int n;
+
+	/* NULL string and pointer, as glibc writes them. */
+	{
+		const char *volatile nul = NULL;
+
+		n = log_snprintf(buf, sizeof(buf), "%s", nul);
+	}
+	ck_assert_str_eq(buf, "(null)");
+	ck_assert_int_eq(n, 6);
+	log_snprintf(buf, sizeof(buf), "%p", (void *)NULL);
+	ck_assert_str_eq(buf, "(nil)");
+
+	/* Truncation: NUL-terminated, returns the full length. */
+	n = log_snprintf(buf, sizeof(buf), "%s-%d", "abcdefghijklmnop", 1234);
+	ck_assert_int_eq(n, 21);
+	ck_assert_uint_eq(strlen(buf), sizeof(buf) - 1);
+	ck_assert_str_eq(buf, "abcdefghijklmno");
+	n = log_snprintf(buf, 1, "%d", 12345);
+	ck_assert_int_eq(n, 5);
+	ck_assert_str_eq(buf, "");
+	n = log_snprintf(NULL, 0, "%d", 12345);
+	ck_assert_int_eq(n, 5);
+	n = log_snprintf(buf, 4, "%x", 0xabcdefu);
+	ck_assert_int_eq(n, 6);
+	ck_assert_str_eq(buf, "abc");
+
+	/* Unknown conversions are copied; a trailing % stays. */
+	{
+		const char *volatile f = "a%qb";
+
+		log_snprintf(buf, sizeof(buf), f, 0);
+	}
+	ck_assert_str_eq(buf, "a%qb");
+}
+END_TEST
+
+/* ------------------------------------------------------------- output */
+
+#define MAXLINES 512
+
+typedef struct sink_s {
+	pthread_mutex_t mu;
+	int n;
+	char lines[MAXLINES][300];
+	void *arg_seen;
+} sink_t;
+
+static sink_t sink = { PTHREAD_MUTEX_INITIALIZER, 0, { { 0 } }, NULL };
+
+static void
+collect(const char *msg, void *arg)
+{
+	pthread_mutex_lock(&sink.mu);
+	if (sink.n < MAXLINES)
+		snprintf(sink.lines[sink.n], sizeof(sink.lines[0]), "%s", msg);
+	sink.n++;
+	sink.arg_seen = arg;
+	pthread_mutex_unlock(&sink.mu);
+}
+
+static void
+sink_start(void)
+{
+	sink.n = 0;
+	log_reset();
+	log_set_output(collect, &sink);
+}
+
+START_TEST(test_log_callback)
+{
+	sink_start();
+	log_printf("hello %d", 42);
+	ck_assert_int_eq(sink.n, 1);
+	ck_assert_str_eq(sink.lines[0], "cuwarden: hello 42\n");
+	ck_assert_ptr_eq(sink.arg_seen, &sink);
+
+	/* A trailing newline is not doubled; each line is its own call. */
+	log_printf("one\n");
+	log_error("two\nthree");
+	ck_assert_int_eq(sink.n, 4);
+	ck_assert_str_eq(sink.lines[1], "cuwarden: one\n");
+	ck_assert_str_eq(sink.lines[2], "cuwarden: error: two\n");
+	ck_assert_str_eq(sink.lines[3], "cuwarden: error: three\n");
+
+	log_warn("careful %s", "now");
+	ck_assert_str_eq(sink.lines[4], "cuwarden: warning: careful now\n");
+
+	/* A long message is cut, marked, and still one line. */
+	{
+		char big[3000];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		log_printf("%s", big);
+		ck_assert_int_eq(sink.n, 6);
+		ck_assert_ptr_nonnull(strstr(sink.lines[5], "xxx"));
+	}
+	log_set_output(NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_log_long_line)
+{
+	static char got[4096];
+	char big[3000];
+	int pipefd[2];
+	ssize_t n;
+
+	/* Default output to a pipe standing in for fd 2. */
+	ck_assert_int_eq(pipe(pipefd), 0);
+	ck_assert_int_ge(dup2(pipefd[1], 2), 0);
+	log_set_output(NULL, NULL);
+	log_reset();
+	unsetenv("CUWARDEN_LOG_FILE");
+	options_reset();
+	memset(big, 'y', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	log_printf("%s", big);
+	n = read(pipefd[0], got, sizeof(got) - 1);
+	ck_assert_int_gt(n, 100);
+	got[n] = '\0';
+	ck_assert_int_eq(got[n - 1], '\n');
+	ck_assert_ptr_eq(strchr(got, '\n'), got + n - 1);
+	ck_assert_ptr_nonnull(strstr(got, "y...\n"));
+	ck_assert_int_eq(strncmp(got, "cuwarden: yyy", 13), 0);
+}
+END_TEST
+
+START_TEST(test_log_warn_cap)
+{
+	int suppressed = 0;
+
+	sink_start();
+	for (int i = 0; i < 250; i++)
+		log_warn("w%d", i);
+	ck_assert_int_eq(sink.n, 101);
+	ck_assert_str_eq(sink.lines[0], "cuwarden: warning: w0\n");
+	ck_assert_str_eq(sink.lines[99], "cuwarden: warning: w99\n");
+	for (int i = 0; i < sink.n; i++)
+		if (strstr(sink.lines[i], "further warnings suppressed"))
+			suppressed++;
+	ck_assert_int_eq(suppressed, 1);
+	ck_assert_ptr_nonnull(strstr(sink.lines[100], "suppressed"));
+	ck_assert_uint_eq(log_warn_count(), 250);
+	/* Errors are never capped. */
+	log_error("still here");
+	ck_assert_int_eq(sink.n, 102);
+	log_set_output(NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_log_verbose)
+{
+	setenv("CUWARDEN_VERBOSE", "2", 1);
+	options_reset();
+	sink_start();
+	log_debug(1, "d1");
+	log_debug(2, "d2");
+	log_debug(3, "d3");
+	ck_assert_int_eq(sink.n, 2);
+	ck_assert_str_eq(sink.lines[0], "cuwarden: debug: d1\n");
+	ck_assert_str_eq(sink.lines[1], "cuwarden: debug: d2\n");
+	unsetenv("CUWARDEN_VERBOSE");
+	options_reset();
+	log_debug(1, "quiet");
+	ck_assert_int_eq(sink.n, 2);
+	log_set_output(NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_log_file)
+{
+	char path[PATH_MAX], pat[PATH_MAX], buf[512];
+	int fd;
+	ssize_t n;
+
+	snprintf(pat, sizeof(pat), "/tmp/cw-check-log-%d-%%p.log",
+	    (int)getpid());
+	snprintf(path, sizeof(path), "/tmp/cw-check-log-%d-%d.log",
+	    (int)getpid(), (int)getpid());
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "before\n", 7), 7);
+	close(fd);
+
+	setenv("CUWARDEN_LOG_FILE", pat, 1);
+	options_reset();
+	log_set_output(NULL, NULL);
+	log_reset();
+	log_printf("to the file");
+	log_error("and %d more", 1);
+
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	/* O_APPEND: what was there is kept. */
+	ck_assert_str_eq(buf, "before\ncuwarden: to the file\n"
+	    "cuwarden: error: and 1 more\n");
+	unlink(path);
+	unsetenv("CUWARDEN_LOG_FILE");
+	options_reset();
+	log_reset();
+}
+END_TEST
+
+/* A callback that logs again: the inner line goes to fd 2, no deadlock. */
+static int reentered;
+
+static void
+reenter(const char *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+	reentered++;
+	log_printf("from inside the callback");
+}
+
+START_TEST(test_log_reentrant)
+{
+	int devnull = open("/dev/null", O_WRONLY);
+
+	ck_assert_int_ge(dup2(devnull, 2), 0);
+	reentered = 0;
+	log_set_output(reenter, NULL);
+	log_printf("outer");
+	ck_assert_int_eq(reentered, 1);
+	log_set_output(NULL, NULL);
+}
+END_TEST
+
+static void *
+log_thread(void *arg)
+{
+	for (int i = 0; i < 50; i++)
+		log_printf("thread %d line %d", (int)(intptr_t)arg, i);
+	return NULL;
+}
+
+START_TEST(test_log_threads)
+{
+	pthread_t t[8];
+
+	sink_start();
+	for (int i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, log_thread, (void *)(intptr_t)i);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_int_eq(sink.n, 400);
+	for (int i = 0; i < MAXLINES && i < sink.n; i++)
+		ck_assert_int_eq(strncmp(sink.lines[i], "cuwarden: thread ",
+		    17), 0);
+	log_set_output(NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_log_write_all)
+{
+	int p[2];
+	char buf[8];
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert(!log_write_all(p[1], "abcdef", 6));
+	ck_assert_int_eq(read(p[0], buf, sizeof(buf)), 6);
+	close(p[0]);
+	close(p[1]);
+	ck_assert(log_write_all(p[1], "x", 1)); /* closed fd: error */
+}
+END_TEST
+
+static Suite *
+make_log_suite(void)
+{
+	Suite *s = suite_create("log");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_log_format_ints);
+	tcase_add_test(tc, test_log_format_strings);
+	tcase_add_test(tc, test_log_format_edge);
+	tcase_add_test(tc, test_log_callback);
+	tcase_add_test(tc, test_log_long_line);
+	tcase_add_test(tc, test_log_warn_cap);
+	tcase_add_test(tc, test_log_verbose);
+	tcase_add_test(tc, test_log_file);
+	tcase_add_test(tc, test_log_reentrant);
+	tcase_add_test(tc, test_log_threads);
+	tcase_add_test(tc, test_log_write_all);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(make_log_suite)
