@@ -1,0 +1,1518 @@
+#include "preamble.h"
+/*
+ * track.c -- the shim's engine (track.h): records what the driver handed
+ * out, classifies what the program gives back, follows context teardown,
+ * serves pool mode, and writes the report at exit.
+ *
+ * Owns: the driver handle and the few real entry points the engine itself
+ * calls (cuCtxGetDevice, cuCtxGetCurrent, cuCtxSetCurrent,
+ * cuDevicePrimaryCtxGetState/Retain/Release for teardown), the owner
+ * patterns, the address range of the object the engine is linked into
+ * (its frames are dropped from captured stacks), the per-device primary
+ * context table (handle and the retain count we saw), a per-module owner
+ * cache, and the once-only report flag.
+ *
+ * Invariants:
+ *   - the real call is made exactly once per engine call, with the
+ *     caller's arguments, and its CUresult is returned unchanged (pool
+ *     mode answers for pooled memory itself, as the driver would);
+ *   - out-parameters are read only after the driver answered
+ *     CUDA_SUCCESS, and may be NULL;
+ *   - every registry insert is paired with one stats_on_alloc, every
+ *     remove with one stats_on_free (stats.h contract);
+ *   - a record's device and context are those current when it was made,
+ *     never those current at free time (a thread may have no context:
+ *     device -1, context 0).
+ *
+ * Locking: plock (a leaf) guards the primary context table and is never
+ * held across a driver call; everything else is the registry's, the
+ * violation log's and the depot's own locking.  No lock of ours is held
+ * across a driver call.  Nothing here runs inside a registry callback
+ * except copying into a local buffer.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "driver.h"
+#include "fork.h"
+#include "lasterr.h"
+#include "ledger.h"
+#include "log.h"
+#include "options.h"
+#include "owner.h"
+#include "pool.h"
+#include "registry.h"
+#include "report.h"
+#include "stackdepot.h"
+#include "stats.h"
+#include "track.h"
+#include "violation.h"
+
+#define MAX_DEVICES 64
+#define MAX_OWNER_PATTERNS 32
+#define OWNER_CACHE 4096
+
+/* ------------------------------------------------------------ state */
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static bool init_done;          /* acquire/release */
+static bool dead;               /* fork child */
+static track_mode_t mode;
+static bool report_done;        /* atomic exchange */
+
+static void *drv_handle;        /* acquire/release */
+
+typedef CUresult (*ctx_get_device_fn)(CUdevice *);
+typedef CUresult (*ctx_get_current_fn)(CUcontext *);
+typedef CUresult (*ctx_set_current_fn)(CUcontext);
+typedef CUresult (*primary_get_state_fn)(CUdevice, unsigned int *, int *);
+typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
+typedef CUresult (*primary_release_fn)(CUdevice);
+
+static ctx_get_device_fn real_ctx_get_device;
+static ctx_get_current_fn real_ctx_get_current;
+static ctx_set_current_fn real_ctx_set_current;
+static primary_get_state_fn real_primary_get_state;
+static primary_retain_fn real_primary_retain;
+static primary_release_fn real_primary_release;
+static bool reals_done;         /* acquire/release */
+static pthread_mutex_t reals_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The primary context of each device as seen through retain, and how many
+ * retains minus releases we saw (-1 = never seen a retain). */
+static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	CUcontext ctx;
+	int refs;
+	bool seen;
+} primary[MAX_DEVICES];
+
+/* Owner patterns: CUDA's own libraries, ours, and CUWARDEN_OWNER_SKIP. */
+static const char *owner_pats[MAX_OWNER_PATTERNS];
+static size_t nowner_pats;
+static char owner_skip_buf[1024];
+static owner_id_t module_owner[OWNER_CACHE];
+static char exe_path[512];
+
+/* The object the engine lives in: its frames are dropped from stacks. */
+static uintptr_t self_lo, self_hi;
+
+/* ------------------------------------------------------------ init */
+
+static const char *const cuda_libs[] = {
+	"libcuda.so*", "libcudart.so*", "libcublas.so*", "libcublasLt.so*",
+	"libcudnn*.so*", "libnccl.so*", "libcuwarden*",
+};
+
+static void
+init_owner_patterns(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < CW_ARRAY_SIZE(cuda_libs); i++)
+		owner_pats[n++] = cuda_libs[i];
+	const char *skip = options_get_str(OPT_OWNER_SKIP);
+	if (skip != NULL) {
+		size_t len = strlen(skip);
+		if (len >= sizeof(owner_skip_buf)) {
+			log_warn("CUWARDEN_OWNER_SKIP is longer than %zu bytes; "
+			    "ignored", sizeof(owner_skip_buf) - 1);
+			len = 0;
+		}
+		memcpy(owner_skip_buf, skip, len);
+		owner_skip_buf[len] = '\0';
+		char *p = owner_skip_buf;
+		while (*p != '\0' && n < MAX_OWNER_PATTERNS) {
+			char *end = strchr(p, ':');
+			if (end != NULL)
+				*end = '\0';
+			if (*p != '\0')
+				owner_pats[n++] = p;
+			if (end == NULL)
+				break;
+			p = end + 1;
+		}
+	}
+	nowner_pats = n;
+}
+
+static int
+find_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t addr = (uintptr_t)arg;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		uintptr_t e = s + ph->p_memsz;
+		if (s < lo)
+			lo = s;
+		if (e > hi)
+			hi = e;
+	}
+	if (addr >= lo && addr < hi) {
+		self_lo = lo;
+		self_hi = hi;
+		return 1;
+	}
+	return 0;
+}
+
+static void
+do_init(void)
+{
+	options_init();
+	fork_init();
+	/* After fork.c's handlers, so ours runs after the modules' own
+	 * child handlers have re-initialised their locks. */
+	pthread_atfork(NULL, NULL, track_postfork_child);
+	mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
+	    TRACK_AUDIT;
+	init_owner_patterns();
+	dl_iterate_phdr(find_self_cb, (void *)(uintptr_t)&do_init);
+	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+	exe_path[n > 0 ? n : 0] = '\0';
+	__atomic_store_n(&init_done, true, __ATOMIC_RELEASE);
+}
+
+void
+track_init(void)
+{
+	if (likely(__atomic_load_n(&init_done, __ATOMIC_ACQUIRE)))
+		return;
+	pthread_once(&init_once, do_init);
+}
+
+bool
+track_alive(void)
+{
+	return !__atomic_load_n(&dead, __ATOMIC_RELAXED);
+}
+
+track_mode_t
+track_mode(void)
+{
+	track_init();
+	return mode;
+}
+
+void
+track_hook_ran(void)
+{
+	if (unlikely(__atomic_load_n(&stats_coverage.hooks_active,
+	    __ATOMIC_RELAXED) == 0))
+		__atomic_store_n(&stats_coverage.hooks_active, 1,
+		    __ATOMIC_RELAXED);
+}
+
+void
+track_set_hooked_entry_points(uint64_t n)
+{
+	__atomic_store_n(&stats_coverage.hooked_entry_points, n,
+	    __ATOMIC_RELAXED);
+}
+
+void *
+track_driver_handle(void)
+{
+	void *h = __atomic_load_n(&drv_handle, __ATOMIC_ACQUIRE);
+
+	if (likely(h != NULL))
+		return h;
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (h == NULL)
+		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		log_error("cannot load libcuda.so.1: %s", dlerror());
+		return NULL;
+	}
+	void *expected = NULL;
+	if (!__atomic_compare_exchange_n(&drv_handle, &expected, h, false,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		dlclose(h); /* another thread won; drop our reference */
+		h = expected;
+	}
+	return h;
+}
+
+void *
+track_real(const char *name)
+{
+	void *h = track_driver_handle();
+
+	if (h == NULL)
+		return NULL;
+	return driver_real_dlsym(h, name);
+}
+
+static void
+resolve_reals(void)
+{
+	if (likely(__atomic_load_n(&reals_done, __ATOMIC_ACQUIRE)))
+		return;
+	pthread_mutex_lock(&reals_lock);
+	if (!reals_done) {
+		real_ctx_get_device =
+		    (ctx_get_device_fn)track_real("cuCtxGetDevice");
+		real_ctx_get_current =
+		    (ctx_get_current_fn)track_real("cuCtxGetCurrent");
+		real_ctx_set_current =
+		    (ctx_set_current_fn)track_real("cuCtxSetCurrent");
+		real_primary_get_state = (primary_get_state_fn)track_real(
+		    "cuDevicePrimaryCtxGetState");
+		real_primary_retain =
+		    (primary_retain_fn)track_real("cuDevicePrimaryCtxRetain");
+		real_primary_release = (primary_release_fn)track_real(
+		    "cuDevicePrimaryCtxRelease_v2");
+		__atomic_store_n(&reals_done, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&reals_lock);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* The device of the calling thread's current context, -1 if none. */
+static int
+current_device(void)
+{
+	CUdevice d;
+
+	resolve_reals();
+	if (real_ctx_get_device == NULL ||
+	    real_ctx_get_device(&d) != CUDA_SUCCESS)
+		return -1;
+	return (int)d;
+}
+
+static CUcontext
+current_ctx(void)
+{
+	CUcontext c = NULL;
+
+	resolve_reals();
+	if (real_ctx_get_current == NULL ||
+	    real_ctx_get_current(&c) != CUDA_SUCCESS)
+		return NULL;
+	return c;
+}
+
+/* The calling thread's stack without the engine's and the shim's own
+ * frames, stored in the depot. */
+static stack_id_t
+capture(void)
+{
+	void *ips[STACK_MAX_DEPTH + 16];
+	long long depth = options_get(OPT_STACK_DEPTH);
+
+	if (depth <= 0)
+		return 0;
+	if (depth > STACK_MAX_DEPTH)
+		depth = STACK_MAX_DEPTH;
+	int n = unw_backtrace(ips, (int)CW_ARRAY_SIZE(ips));
+	int skip = 0;
+	while (skip < n && (uintptr_t)ips[skip] >= self_lo &&
+	    (uintptr_t)ips[skip] < self_hi)
+		skip++;
+	n -= skip;
+	if (n <= 0)
+		return 0;
+	if (n > depth)
+		n = (int)depth;
+	return stack_intern((const uintptr_t *)(ips + skip), (size_t)n);
+}
+
+static owner_id_t
+intern_path(const char *path)
+{
+	owner_id_t id = owner_intern(path);
+
+	if (id == 0) {
+		/* Too long for an owner name: keep the file name. */
+		const char *slash = strrchr(path, '/');
+		if (slash != NULL)
+			id = owner_intern(slash + 1);
+	}
+	return id;
+}
+
+/* The owner of an allocation made with stack st: the module of its first
+ * frame outside CUDA's own libraries (and ours). */
+static owner_id_t
+owner_of(stack_id_t st)
+{
+	if (st == 0)
+		return 0;
+	uint32_t m = stack_first_module_outside(st, owner_pats, nowner_pats);
+	if (m == UINT32_MAX)
+		return 0;
+	if (m < OWNER_CACHE) {
+		owner_id_t id = __atomic_load_n(&module_owner[m],
+		    __ATOMIC_RELAXED);
+		if (id != 0)
+			return id;
+	}
+	stack_module_t mod;
+	if (stack_module_get(m, &mod))
+		return 0;
+	const char *path = mod.path;
+	if (path == NULL || path[0] == '\0')
+		path = exe_path;
+	if (path[0] == '\0')
+		return 0;
+	owner_id_t id = intern_path(path);
+	if (m < OWNER_CACHE && id != 0)
+		__atomic_store_n(&module_owner[m], id, __ATOMIC_RELAXED);
+	return id;
+}
+
+/* Records a live allocation made by api. */
+static void
+record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
+    CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags)
+{
+	reg_rec_t rec, old;
+	reg_handle_t h;
+	bool had = false;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.base = base;
+	rec.size = size;
+	rec.ctx = (uintptr_t)ctx;
+	rec.aux = aux;
+	rec.api = api;
+	rec.alloc_stack = capture();
+	rec.owner = owner_of(rec.alloc_stack);
+	rec.refcount = 1;
+	rec.flags = flags;
+	rec.kind = (uint8_t)kind;
+	rec.ns = (uint8_t)ns;
+	rec.device = (int16_t)device;
+	STATS_INC(allocations);
+	if (registry_insert(&rec, &h, &old, &had)) {
+		log_warn("out of metadata memory: %s at %#lx not tracked",
+		    api, (unsigned long)base);
+		return;
+	}
+	if (had) /* freed behind our back (a teardown we did not see) */
+		stats_on_free((kind_t)old.kind, old.size);
+	stats_on_alloc(kind, size);
+}
+
+static void
+report_violation(vtype_t type, const char *api, uintptr_t addr,
+    const reg_rec_t *rec, CUresult r, stack_id_t st)
+{
+	violation_t v;
+
+	memset(&v, 0, sizeof(v));
+	v.type = type;
+	v.api = api;
+	v.address = addr;
+	v.kind = -1;
+	v.device = -1;
+	v.cuda_error = (int)r;
+	v.stack = st;
+	if (rec != NULL) {
+		v.size = rec->size;
+		v.kind = rec->kind;
+		v.device = rec->device;
+		v.owner = rec->owner;
+		v.alloc_stack = rec->alloc_stack;
+		v.free_stack = rec->free_stack;
+	}
+	violation_record(&v);
+}
+
+/* What a free call saw before the real call: the live record at addr. */
+typedef struct pre_s {
+	bool found;
+	reg_handle_t h;
+	reg_rec_t rec;
+} pre_t;
+
+static void
+pre_lookup(ns_t ns, uintptr_t addr, pre_t *pre)
+{
+	pre->found = !registry_find(ns, addr, &pre->h, &pre->rec);
+}
+
+static void
+remove_rec(reg_handle_t h, stack_id_t st)
+{
+	reg_rec_t out;
+
+	if (registry_remove(h, NULL, NULL, st, &out) == 0)
+		stats_on_free((kind_t)out.kind, out.size);
+	/* else: replaced meanwhile by a new allocation at the same address
+	 * (the driver had freed ours); record() accounted for it. */
+}
+
+#define KBIT(k) (1u << (k))
+#define FREE_DEVICE_KINDS \
+	(KBIT(KIND_DEVICE) | KBIT(KIND_MANAGED) | KBIT(KIND_ASYNC))
+
+/* Classifies a free of addr in ns by a function accepting the kinds in
+ * accept, after the driver answered r. */
+static void
+classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
+    const char *api, const pre_t *pre)
+{
+	reg_rec_t rec;
+	reg_handle_t h;
+
+	STATS_INC(frees);
+	if (pre->found) {
+		stack_id_t st = capture();
+		if (!(accept & KBIT(pre->rec.kind))) {
+			report_violation(V_MISMATCHED_FREE, api, addr,
+			    &pre->rec, r, st);
+			if (r == CUDA_SUCCESS)
+				remove_rec(pre->h, st);
+			return;
+		}
+		if (r != CUDA_SUCCESS) {
+			report_violation(V_FAILED_FREE, api, addr, &pre->rec,
+			    r, st);
+			ledger_add(addr, pre->rec.size, pre->rec.kind, (int)r);
+			return;
+		}
+		if ((pre->rec.flags & REC_F_ANNOTATED) &&
+		    pre->rec.refcount > 1)
+			report_violation(V_FREE_WHILE_REFERENCED, api, addr,
+			    &pre->rec, r, st);
+		remove_rec(pre->h, st);
+		return;
+	}
+	if (r == CUDA_SUCCESS) {
+		/* Memory we never saw allocated (before we loaded, IPC,
+		 * graphs, an unhooked path): normal. */
+		STATS_INC(untracked_frees);
+		return;
+	}
+	stack_id_t st = capture();
+	if (!registry_tomb_find(ns, addr, &rec))
+		report_violation(V_DOUBLE_FREE, api, addr, &rec, r, st);
+	else if (!registry_find_containing(ns, addr, &h, &rec))
+		report_violation(V_INTERIOR_FREE, api, addr, &rec, r, st);
+	else
+		report_violation(V_INVALID_FREE, api, addr, NULL, r, st);
+}
+
+/* ------------------------------------------------------------ teardown */
+
+typedef struct td_s {
+	uintptr_t ctx;
+	int device;         /* match by device when ctx is 0 */
+	reg_handle_t hs[512];
+	size_t n;
+} td_t;
+
+static int
+td_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
+{
+	td_t *td = arg;
+
+	if (rec->ns != NS_ADDR || (rec->flags & REC_F_POOLED))
+		return 0;
+	if (rec->kind != KIND_DEVICE && rec->kind != KIND_MANAGED &&
+	    rec->kind != KIND_PINNED)
+		return 0;
+	if (td->ctx != 0 ? rec->ctx != td->ctx :
+	    (rec->device != td->device || td->device < 0))
+		return 0;
+	td->hs[td->n++] = h;
+	return td->n == CW_ARRAY_SIZE(td->hs);
+}
+
+/* Marks freed every cuMemAlloc-family, managed and pinned record of ctx
+ * (or, ctx NULL, of device); VMM and stream-ordered ones survive. */
+static void
+teardown(CUcontext ctx, int device)
+{
+	static td_t td; /* under tdlock: too big for a thread's stack */
+	static pthread_mutex_t tdlock = PTHREAD_MUTEX_INITIALIZER;
+	stack_id_t st = capture();
+	size_t total = 0;
+
+	pthread_mutex_lock(&tdlock);
+	for (;;) {
+		td.ctx = (uintptr_t)ctx;
+		td.device = device;
+		td.n = 0;
+		registry_foreach(td_cb, &td);
+		for (size_t i = 0; i < td.n; i++) {
+			reg_rec_t out;
+			if (registry_remove(td.hs[i], NULL, NULL, st, &out)
+			    == 0) {
+				stats_on_free((kind_t)out.kind, out.size);
+				STATS_INC(teardown_frees);
+				total++;
+			}
+		}
+		if (td.n < CW_ARRAY_SIZE(td.hs))
+			break;
+	}
+	pthread_mutex_unlock(&tdlock);
+	log_debug(1, "context teardown (ctx %p, device %d): %zu allocations "
+	    "freed", (void *)ctx, device, total);
+}
+
+/* ------------------------------------------------------------ pool mode */
+
+static bool
+pool_mode(void)
+{
+	return mode == TRACK_POOL && pool_enabled();
+}
+
+/* Serves an allocation of kind from the pool.  Returns false when the
+ * driver must answer (no context, odd arguments, pool unavailable). */
+static bool
+pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, const char *api,
+    CUresult *res)
+{
+	if (out == NULL || size == 0)
+		return false; /* the driver says what is wrong */
+	CUcontext ctx = current_ctx();
+	int dev = current_device();
+	if (ctx == NULL || dev < 0)
+		return false;
+	uintptr_t addr = 0;
+	unsigned pflags = 0;
+	int st = pool_alloc(kind, dev, size, &addr, &pflags);
+	/* pool_alloc binds the primary context: give the caller back its
+	 * own. */
+	CUcontext now = current_ctx();
+	if (now != ctx && real_ctx_set_current != NULL)
+		real_ctx_set_current(ctx);
+	switch (st) {
+	case CW_OK:
+		*out = addr;
+		record(NS_ADDR, kind, addr, size,
+		    kind == KIND_PINNED ? -1 : dev, ctx, (uintptr_t)dev, api,
+		    REC_F_POOLED);
+		*res = CUDA_SUCCESS;
+		return true;
+	case CW_ENOMEM:
+		STATS_INC(failed_calls);
+		*res = CUDA_ERROR_OUT_OF_MEMORY;
+		return true;
+	case CW_ECUDA: {
+		int e = lasterr_get()->cuda_error;
+		STATS_INC(failed_calls);
+		*res = e != 0 ? (CUresult)e : CUDA_ERROR_OUT_OF_MEMORY;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+/* A free of a pooled pointer (or of memory that was pooled).  Returns
+ * false when addr is no pool's business. */
+static bool
+pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
+    const char *api, CUresult *res)
+{
+	reg_rec_t rec;
+	reg_handle_t h;
+	uintptr_t base;
+	size_t size;
+	unsigned bflags;
+
+	if (!registry_find(NS_ADDR, addr, &h, &rec)) {
+		if (!(rec.flags & REC_F_POOLED))
+			return false;
+		stack_id_t st = capture();
+		STATS_INC(frees);
+		if (!(accept & KBIT(rec.kind))) {
+			report_violation(V_MISMATCHED_FREE, api, addr, &rec,
+			    CUDA_ERROR_INVALID_VALUE, st);
+			*res = CUDA_ERROR_INVALID_VALUE;
+			return true;
+		}
+		if ((rec.flags & REC_F_ANNOTATED) && rec.refcount > 1)
+			report_violation(V_FREE_WHILE_REFERENCED, api, addr,
+			    &rec, CUDA_SUCCESS, st);
+		reg_rec_t out;
+		if (registry_remove(h, NULL, NULL, st, &out) != 0) {
+			/* Another thread freed it first. */
+			report_violation(V_DOUBLE_FREE, api, addr, &rec,
+			    CUDA_ERROR_INVALID_VALUE, st);
+			*res = CUDA_ERROR_INVALID_VALUE;
+			return true;
+		}
+		stats_on_free((kind_t)out.kind, out.size);
+		int dev = (int)out.aux;
+		int r = async ? pool_free_async((kind_t)out.kind, dev, addr,
+		    out.size, stream) :
+		    pool_free((kind_t)out.kind, dev, addr, out.size);
+		*res = r == CW_OK ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+		return true;
+	}
+	if (!registry_tomb_find(NS_ADDR, addr, &rec) &&
+	    (rec.flags & REC_F_POOLED) && pool_block_of(addr, &base, &size,
+	    &bflags) == true) {
+		/* A pooled block freed before and not handed out again: the
+		 * driver would say invalid value for a double free. */
+		STATS_INC(frees);
+		report_violation(V_DOUBLE_FREE, api, addr, &rec,
+		    CUDA_ERROR_INVALID_VALUE, capture());
+		*res = CUDA_ERROR_INVALID_VALUE;
+		return true;
+	}
+	if (!pool_block_of(addr, &base, &size, &bflags)) {
+		/* Inside a pooled block but not its base. */
+		STATS_INC(frees);
+		if (!registry_find(NS_ADDR, base, &h, &rec))
+			report_violation(V_INTERIOR_FREE, api, addr, &rec,
+			    CUDA_ERROR_INVALID_VALUE, capture());
+		else
+			report_violation(V_INTERIOR_FREE, api, addr, NULL,
+			    CUDA_ERROR_INVALID_VALUE, capture());
+		*res = CUDA_ERROR_INVALID_VALUE;
+		return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ allocations */
+
+/* Records a successful NS_ADDR allocation of the current context. */
+static void
+record_addr(kind_t kind, uintptr_t base, size_t size, uintptr_t aux,
+    const char *api)
+{
+	CUcontext ctx = current_ctx();
+	int dev = kind == KIND_PINNED || kind == KIND_REGISTERED ? -1 :
+	    current_device();
+	record(NS_ADDR, kind, base, size, dev, ctx, aux, api, 0);
+}
+
+#define CALL(real, type, args) (((type)(real)) args)
+
+CUresult
+track_mem_alloc(void *real, const char *api, CUdeviceptr *dptr,
+    size_t bytesize)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr *, size_t);
+	CUresult r;
+
+	if (pool_mode() && pool_try_alloc(KIND_DEVICE, (uintptr_t *)dptr,
+	    bytesize, api, &r))
+		return r;
+	r = CALL(real, fn_t, (dptr, bytesize));
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record_addr(KIND_DEVICE, (uintptr_t)*dptr, bytesize, 0, api);
+	return r;
+}
+
+CUresult
+track_mem_alloc_pitch(void *real, const char *api, CUdeviceptr *dptr,
+    size_t *pitch, size_t width, size_t height, unsigned int elem)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr *, size_t *, size_t, size_t,
+	    unsigned int);
+	CUresult r = CALL(real, fn_t, (dptr, pitch, width, height, elem));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record_addr(KIND_DEVICE, (uintptr_t)*dptr, *pitch * height, *pitch,
+	    api);
+	return r;
+}
+
+CUresult
+track_mem_alloc_managed(void *real, const char *api, CUdeviceptr *dptr,
+    size_t bytesize, unsigned int flags)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr *, size_t, unsigned int);
+	CUresult r;
+
+	if (pool_mode() && flags == CU_MEM_ATTACH_GLOBAL &&
+	    pool_try_alloc(KIND_MANAGED, (uintptr_t *)dptr, bytesize, api, &r))
+		return r;
+	r = CALL(real, fn_t, (dptr, bytesize, flags));
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record_addr(KIND_MANAGED, (uintptr_t)*dptr, bytesize, flags, api);
+	return r;
+}
+
+CUresult
+track_mem_alloc_async(void *real, const char *api, CUdeviceptr *dptr,
+    size_t bytesize, CUstream stream)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr *, size_t, CUstream);
+	CUresult r = CALL(real, fn_t, (dptr, bytesize, stream));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	/* Stream-ordered memory belongs to no context (survives teardown). */
+	record(NS_ADDR, KIND_ASYNC, (uintptr_t)*dptr, bytesize,
+	    current_device(), NULL, 0, api, 0);
+	return r;
+}
+
+CUresult
+track_mem_alloc_from_pool(void *real, const char *api, CUdeviceptr *dptr,
+    size_t bytesize, CUmemoryPool pool, CUstream stream)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr *, size_t, CUmemoryPool,
+	    CUstream);
+	CUresult r = CALL(real, fn_t, (dptr, bytesize, pool, stream));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record(NS_ADDR, KIND_ASYNC, (uintptr_t)*dptr, bytesize,
+	    current_device(), NULL, (uintptr_t)pool, api, 0);
+	return r;
+}
+
+/* Pinned memory the pool can serve: the flags the pool's segments have
+ * (cuMemHostAlloc(PORTABLE | DEVICEMAP), direct.h), or fewer. */
+#define POOL_PINNED_FLAGS (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)
+
+CUresult
+track_mem_host_alloc(void *real, const char *api, void **pp, size_t bytesize,
+    unsigned int flags)
+{
+	typedef CUresult (*fn_t)(void **, size_t, unsigned int);
+	CUresult r;
+
+	if (pool_mode() && (flags & ~POOL_PINNED_FLAGS) == 0 &&
+	    pool_try_alloc(KIND_PINNED, (uintptr_t *)pp, bytesize, api, &r))
+		return r;
+	r = CALL(real, fn_t, (pp, bytesize, flags));
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record_addr(KIND_PINNED, (uintptr_t)*pp, bytesize, flags, api);
+	return r;
+}
+
+CUresult
+track_mem_alloc_host(void *real, const char *api, void **pp, size_t bytesize)
+{
+	typedef CUresult (*fn_t)(void **, size_t);
+	CUresult r;
+
+	if (pool_mode() && pool_try_alloc(KIND_PINNED, (uintptr_t *)pp,
+	    bytesize, api, &r))
+		return r;
+	r = CALL(real, fn_t, (pp, bytesize));
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record_addr(KIND_PINNED, (uintptr_t)*pp, bytesize, 0, api);
+	return r;
+}
+
+CUresult
+track_mem_host_register(void *real, const char *api, void *p,
+    size_t bytesize, unsigned int flags)
+{
+	typedef CUresult (*fn_t)(void *, size_t, unsigned int);
+	CUresult r = CALL(real, fn_t, (p, bytesize, flags));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	/* Registered memory is the program's; not freed by teardown. */
+	record(NS_ADDR, KIND_REGISTERED, (uintptr_t)p, bytesize, -1, NULL,
+	    flags, api, 0);
+	return r;
+}
+
+CUresult
+track_mem_pool_import(void *real, const char *api, CUdeviceptr *ptr_out,
+    CUmemoryPool pool, CUmemPoolPtrExportData *data)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr *, CUmemoryPool,
+	    CUmemPoolPtrExportData *);
+	CUresult r = CALL(real, fn_t, (ptr_out, pool, data));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	/* Size unknown to us without another driver call: 0. */
+	record(NS_ADDR, KIND_ASYNC, (uintptr_t)*ptr_out, 0, current_device(),
+	    NULL, (uintptr_t)pool, api, 0);
+	return r;
+}
+
+CUresult
+track_ipc_open(void *real, const char *api, CUdeviceptr *pdptr,
+    CUipcMemHandle handle, unsigned int flags)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr *, CUipcMemHandle, unsigned int);
+	CUresult r = CALL(real, fn_t, (pdptr, handle, flags));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record(NS_ADDR, KIND_IPC, (uintptr_t)*pdptr, 0, current_device(),
+	    current_ctx(), 0, api, 0);
+	return r;
+}
+
+/* ------------------------------------------------------------ frees */
+
+CUresult
+track_mem_free(void *real, const char *api, CUdeviceptr dptr)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr);
+	pre_t pre;
+	CUresult r;
+
+	if (pool_mode() && dptr != 0 &&
+	    pool_try_free(FREE_DEVICE_KINDS, (uintptr_t)dptr, NULL, false, api,
+	    &r))
+		return r;
+	pre_lookup(NS_ADDR, (uintptr_t)dptr, &pre);
+	r = CALL(real, fn_t, (dptr));
+	if (dptr != 0 || r != CUDA_SUCCESS)
+		classify_free(NS_ADDR, FREE_DEVICE_KINDS, (uintptr_t)dptr, r,
+		    api, &pre);
+	return r;
+}
+
+CUresult
+track_mem_free_async(void *real, const char *api, CUdeviceptr dptr,
+    CUstream stream)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr, CUstream);
+	pre_t pre;
+	CUresult r;
+
+	if (pool_mode() && dptr != 0 &&
+	    pool_try_free(FREE_DEVICE_KINDS, (uintptr_t)dptr, stream, true,
+	    api, &r))
+		return r;
+	pre_lookup(NS_ADDR, (uintptr_t)dptr, &pre);
+	r = CALL(real, fn_t, (dptr, stream));
+	classify_free(NS_ADDR, FREE_DEVICE_KINDS, (uintptr_t)dptr, r, api,
+	    &pre);
+	return r;
+}
+
+CUresult
+track_mem_free_host(void *real, const char *api, void *p)
+{
+	typedef CUresult (*fn_t)(void *);
+	pre_t pre;
+	CUresult r;
+
+	if (pool_mode() && p != NULL &&
+	    pool_try_free(KBIT(KIND_PINNED), (uintptr_t)p, NULL, false, api,
+	    &r))
+		return r;
+	pre_lookup(NS_ADDR, (uintptr_t)p, &pre);
+	r = CALL(real, fn_t, (p));
+	classify_free(NS_ADDR, KBIT(KIND_PINNED), (uintptr_t)p, r, api, &pre);
+	return r;
+}
+
+CUresult
+track_mem_host_unregister(void *real, const char *api, void *p)
+{
+	typedef CUresult (*fn_t)(void *);
+	pre_t pre;
+
+	pre_lookup(NS_ADDR, (uintptr_t)p, &pre);
+	CUresult r = CALL(real, fn_t, (p));
+	classify_free(NS_ADDR, KBIT(KIND_REGISTERED), (uintptr_t)p, r, api,
+	    &pre);
+	return r;
+}
+
+CUresult
+track_ipc_close(void *real, const char *api, CUdeviceptr dptr)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr);
+	pre_t pre;
+
+	pre_lookup(NS_ADDR, (uintptr_t)dptr, &pre);
+	CUresult r = CALL(real, fn_t, (dptr));
+	classify_free(NS_ADDR, KBIT(KIND_IPC), (uintptr_t)dptr, r, api, &pre);
+	return r;
+}
+
+/* ------------------------------------------------------------ VMM */
+
+CUresult
+track_mem_create(void *real, const char *api,
+    CUmemGenericAllocationHandle *handle, size_t size,
+    const CUmemAllocationProp *prop, unsigned long long flags)
+{
+	typedef CUresult (*fn_t)(CUmemGenericAllocationHandle *, size_t,
+	    const CUmemAllocationProp *, unsigned long long);
+	CUresult r = CALL(real, fn_t, (handle, size, prop, flags));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	int dev = prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ?
+	    prop->location.id : -1;
+	record(NS_VMM, KIND_VMM, (uintptr_t)*handle, size, dev, NULL, 0, api,
+	    0);
+	return r;
+}
+
+CUresult
+track_mem_import(void *real, const char *api,
+    CUmemGenericAllocationHandle *handle, void *os_handle,
+    CUmemAllocationHandleType type)
+{
+	typedef CUresult (*fn_t)(CUmemGenericAllocationHandle *, void *,
+	    CUmemAllocationHandleType);
+	CUresult r = CALL(real, fn_t, (handle, os_handle, type));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record(NS_VMM, KIND_VMM, (uintptr_t)*handle, 0, -1, NULL, 0, api, 0);
+	return r;
+}
+
+CUresult
+track_mem_release(void *real, const char *api,
+    CUmemGenericAllocationHandle handle)
+{
+	typedef CUresult (*fn_t)(CUmemGenericAllocationHandle);
+	pre_t pre;
+
+	pre_lookup(NS_VMM, (uintptr_t)handle, &pre);
+	CUresult r = CALL(real, fn_t, (handle));
+	/* Releasing a handle still mapped is legal: the physical memory
+	 * lives until the last unmap, and the mappings stay recorded. */
+	classify_free(NS_VMM, KBIT(KIND_VMM), (uintptr_t)handle, r, api,
+	    &pre);
+	return r;
+}
+
+CUresult
+track_mem_address_reserve(void *real, const char *api, CUdeviceptr *ptr,
+    size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+	    unsigned long long);
+	CUresult r = CALL(real, fn_t, (ptr, size, alignment, addr, flags));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record(NS_VA, KIND_VA, (uintptr_t)*ptr, size, -1, NULL, 0, api, 0);
+	return r;
+}
+
+CUresult
+track_mem_address_free(void *real, const char *api, CUdeviceptr ptr,
+    size_t size)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr, size_t);
+	pre_t pre;
+
+	pre_lookup(NS_VA, (uintptr_t)ptr, &pre);
+	CUresult r = CALL(real, fn_t, (ptr, size));
+	classify_free(NS_VA, KBIT(KIND_VA), (uintptr_t)ptr, r, api, &pre);
+	return r;
+}
+
+CUresult
+track_mem_map(void *real, const char *api, CUdeviceptr ptr, size_t size,
+    size_t offset, CUmemGenericAllocationHandle handle,
+    unsigned long long flags)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr, size_t, size_t,
+	    CUmemGenericAllocationHandle, unsigned long long);
+	CUresult r = CALL(real, fn_t, (ptr, size, offset, handle, flags));
+	reg_rec_t hrec;
+	reg_handle_t h;
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	int dev = registry_find(NS_VMM, (uintptr_t)handle, &h, &hrec) ? -1 :
+	    hrec.device;
+	record(NS_MAP, KIND_MAPPING, (uintptr_t)ptr, size, dev, NULL,
+	    (uintptr_t)handle, api, 0);
+	return r;
+}
+
+CUresult
+track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr, size_t);
+	pre_t pre;
+
+	pre_lookup(NS_MAP, (uintptr_t)ptr, &pre);
+	CUresult r = CALL(real, fn_t, (ptr, size));
+	classify_free(NS_MAP, KBIT(KIND_MAPPING), (uintptr_t)ptr, r, api,
+	    &pre);
+	if (r == CUDA_SUCCESS && pre.found && pre.rec.size < size) {
+		/* One unmap may cover several adjacent mappings. */
+		stack_id_t st = 0;
+		uintptr_t p = (uintptr_t)ptr + pre.rec.size;
+		uintptr_t end = (uintptr_t)ptr + size;
+		while (p < end) {
+			reg_handle_t h;
+			reg_rec_t rec;
+			if (registry_find(NS_MAP, p, &h, &rec) ||
+			    rec.size == 0)
+				break;
+			if (st == 0)
+				st = capture();
+			STATS_INC(frees);
+			remove_rec(h, st);
+			p += rec.size;
+		}
+	}
+	return r;
+}
+
+/* ------------------------------------------------------------ arrays */
+
+static size_t
+format_bytes(CUarray_format f)
+{
+	switch (f) {
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_HALF:
+		return 2;
+	case CU_AD_FORMAT_UNSIGNED_INT32:
+	case CU_AD_FORMAT_SIGNED_INT32:
+	case CU_AD_FORMAT_FLOAT:
+		return 4;
+	default:
+		return 1;
+	}
+}
+
+static size_t
+array_bytes(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch)
+{
+	return w * (h ? h : 1) * (d ? d : 1) * format_bytes(f) * (ch ? ch : 1);
+}
+
+CUresult
+track_array_create(void *real, const char *api, CUarray *handle,
+    const CUDA_ARRAY_DESCRIPTOR *desc)
+{
+	typedef CUresult (*fn_t)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *);
+	CUresult r = CALL(real, fn_t, (handle, desc));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record(NS_ARRAY, KIND_ARRAY, (uintptr_t)*handle,
+	    array_bytes(desc->Width, desc->Height, 1, desc->Format,
+	    desc->NumChannels), current_device(), current_ctx(), 0, api, 0);
+	return r;
+}
+
+CUresult
+track_array3d_create(void *real, const char *api, CUarray *handle,
+    const CUDA_ARRAY3D_DESCRIPTOR *desc)
+{
+	typedef CUresult (*fn_t)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
+	CUresult r = CALL(real, fn_t, (handle, desc));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	record(NS_ARRAY, KIND_ARRAY, (uintptr_t)*handle,
+	    array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format,
+	    desc->NumChannels), current_device(), current_ctx(), 0, api, 0);
+	return r;
+}
+
+CUresult
+track_mipmapped_create(void *real, const char *api, CUmipmappedArray *handle,
+    const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned int levels)
+{
+	typedef CUresult (*fn_t)(CUmipmappedArray *,
+	    const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int);
+	CUresult r = CALL(real, fn_t, (handle, desc, levels));
+
+	if (r != CUDA_SUCCESS) {
+		STATS_INC(failed_calls);
+		return r;
+	}
+	/* Level 0's size (the whole chain is at most 4/3 of it). */
+	record(NS_ARRAY, KIND_ARRAY, (uintptr_t)*handle,
+	    array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format,
+	    desc->NumChannels), current_device(), current_ctx(), 1, api, 0);
+	return r;
+}
+
+CUresult
+track_array_destroy(void *real, const char *api, CUarray handle)
+{
+	typedef CUresult (*fn_t)(CUarray);
+	pre_t pre;
+
+	pre_lookup(NS_ARRAY, (uintptr_t)handle, &pre);
+	CUresult r = CALL(real, fn_t, (handle));
+	classify_free(NS_ARRAY, KBIT(KIND_ARRAY), (uintptr_t)handle, r, api,
+	    &pre);
+	return r;
+}
+
+CUresult
+track_mipmapped_destroy(void *real, const char *api, CUmipmappedArray handle)
+{
+	typedef CUresult (*fn_t)(CUmipmappedArray);
+	pre_t pre;
+
+	pre_lookup(NS_ARRAY, (uintptr_t)handle, &pre);
+	CUresult r = CALL(real, fn_t, (handle));
+	classify_free(NS_ARRAY, KBIT(KIND_ARRAY), (uintptr_t)handle, r, api,
+	    &pre);
+	return r;
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+CUresult
+track_ctx_destroy(void *real, const char *api, CUcontext ctx)
+{
+	typedef CUresult (*fn_t)(CUcontext);
+	CUresult r = CALL(real, fn_t, (ctx));
+
+	(void)api;
+	if (r == CUDA_SUCCESS && ctx != NULL)
+		teardown(ctx, -1);
+	return r;
+}
+
+CUresult
+track_primary_retain(void *real, const char *api, CUcontext *pctx,
+    CUdevice dev)
+{
+	typedef CUresult (*fn_t)(CUcontext *, CUdevice);
+	CUresult r = CALL(real, fn_t, (pctx, dev));
+
+	(void)api;
+	if (r != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+		return r;
+	pthread_mutex_lock(&plock);
+	if (!primary[dev].seen) {
+		primary[dev].seen = true;
+		primary[dev].refs = 0;
+	}
+	primary[dev].refs++;
+	primary[dev].ctx = *pctx;
+	pthread_mutex_unlock(&plock);
+	return r;
+}
+
+/* The primary context of dev as we know it; when we never saw it
+ * retained, asked of the driver if it is active (a retain and a release,
+ * net zero), else NULL. */
+static CUcontext
+primary_ctx_of(CUdevice dev)
+{
+	CUcontext c = NULL;
+	unsigned int flags;
+	int active = 0;
+
+	pthread_mutex_lock(&plock);
+	c = primary[dev].ctx;
+	pthread_mutex_unlock(&plock);
+	if (c != NULL)
+		return c;
+	resolve_reals();
+	if (real_primary_get_state == NULL || real_primary_retain == NULL ||
+	    real_primary_release == NULL)
+		return NULL;
+	if (real_primary_get_state(dev, &flags, &active) != CUDA_SUCCESS ||
+	    !active)
+		return NULL;
+	if (real_primary_retain(&c, dev) != CUDA_SUCCESS)
+		return NULL;
+	real_primary_release(dev);
+	return c;
+}
+
+CUresult
+track_primary_release(void *real, const char *api, CUdevice dev)
+{
+	typedef CUresult (*fn_t)(CUdevice);
+	CUcontext c = NULL;
+	bool last = false;
+
+	(void)api;
+	if (dev >= 0 && dev < MAX_DEVICES)
+		c = primary_ctx_of(dev);
+	CUresult r = CALL(real, fn_t, (dev));
+	if (r != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+		return r;
+	pthread_mutex_lock(&plock);
+	if (primary[dev].seen && primary[dev].refs > 0 &&
+	    --primary[dev].refs == 0) {
+		last = true;
+		primary[dev].ctx = NULL;
+	}
+	pthread_mutex_unlock(&plock);
+	/* The driver destroys the primary context with the last release;
+	 * we only know it is the last when we saw every retain. */
+	if (last && c != NULL)
+		teardown(c, -1);
+	return r;
+}
+
+CUresult
+track_primary_reset(void *real, const char *api, CUdevice dev)
+{
+	typedef CUresult (*fn_t)(CUdevice);
+	CUcontext c = NULL;
+
+	(void)api;
+	if (dev >= 0 && dev < MAX_DEVICES)
+		c = primary_ctx_of(dev);
+	CUresult r = CALL(real, fn_t, (dev));
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (c != NULL)
+		teardown(c, -1);
+	return r;
+}
+
+CUresult
+track_mem_pool_destroy(void *real, const char *api, CUmemoryPool pool)
+{
+	typedef CUresult (*fn_t)(CUmemoryPool);
+
+	/* Allocations still outstanding keep the pool alive until they are
+	 * freed (cuda.h): they stay recorded. */
+	(void)api;
+	return CALL(real, fn_t, (pool));
+}
+
+/* ------------------------------------------------------------ queries */
+
+CUresult
+track_mem_get_info(void *real, const char *api, size_t *free_bytes,
+    size_t *total_bytes)
+{
+	typedef CUresult (*fn_t)(size_t *, size_t *);
+	CUresult r = CALL(real, fn_t, (free_bytes, total_bytes));
+
+	(void)api;
+	if (r != CUDA_SUCCESS || free_bytes == NULL || !pool_mode())
+		return r;
+	int dev = current_device();
+	if (dev < 0)
+		return r;
+	size_t cached = pool_cached_bytes(dev);
+	*free_bytes += cached;
+	if (total_bytes != NULL && *free_bytes > *total_bytes)
+		*free_bytes = *total_bytes;
+	return r;
+}
+
+CUresult
+track_mem_get_address_range(void *real, const char *api, CUdeviceptr *pbase,
+    size_t *psize, CUdeviceptr dptr)
+{
+	typedef CUresult (*fn_t)(CUdeviceptr *, size_t *, CUdeviceptr);
+	uintptr_t base;
+	size_t size;
+	unsigned flags;
+
+	(void)api;
+	if (pool_mode() && !pool_block_of((uintptr_t)dptr, &base, &size,
+	    &flags)) {
+		if (pbase != NULL)
+			*pbase = (CUdeviceptr)base;
+		if (psize != NULL)
+			*psize = size;
+		return CUDA_SUCCESS;
+	}
+	return CALL(real, fn_t, (pbase, psize, dptr));
+}
+
+/* The buffer id we give a pooled block: never one the driver hands out
+ * (those count up from 1). */
+static unsigned long long
+pooled_buffer_id(uintptr_t base)
+{
+	reg_handle_t h;
+	reg_rec_t rec;
+
+	if (registry_find(NS_ADDR, base, &h, &rec))
+		return (1ULL << 63) | (unsigned long long)(base >> 8);
+	return (1ULL << 63) | (unsigned long long)h;
+}
+
+/* Patches one attribute answer for a pooled pointer.  Returns true when
+ * it did. */
+static bool
+patch_attr(CUpointer_attribute a, void *data, uintptr_t base, size_t size)
+{
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = (CUdeviceptr)base;
+		return true;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = size;
+		return true;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = pooled_buffer_id(base);
+		return true;
+	default:
+		return false;
+	}
+}
+
+CUresult
+track_pointer_get_attribute(void *real, const char *api, void *data,
+    CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+	typedef CUresult (*fn_t)(void *, CUpointer_attribute, CUdeviceptr);
+	CUresult r = CALL(real, fn_t, (data, attribute, ptr));
+	uintptr_t base;
+	size_t size;
+	unsigned flags;
+
+	(void)api;
+	if (r != CUDA_SUCCESS || data == NULL || !pool_mode())
+		return r;
+	if (!pool_block_of((uintptr_t)ptr, &base, &size, &flags))
+		patch_attr(attribute, data, base, size);
+	return r;
+}
+
+CUresult
+track_pointer_get_attributes(void *real, const char *api, unsigned int count,
+    CUpointer_attribute *attributes, void **data, CUdeviceptr ptr)
+{
+	typedef CUresult (*fn_t)(unsigned int, CUpointer_attribute *,
+	    void **, CUdeviceptr);
+	CUresult r = CALL(real, fn_t, (count, attributes, data, ptr));
+	uintptr_t base;
+	size_t size;
+	unsigned flags;
+
+	(void)api;
+	if (r != CUDA_SUCCESS || data == NULL || attributes == NULL ||
+	    !pool_mode())
+		return r;
+	if (pool_block_of((uintptr_t)ptr, &base, &size, &flags))
+		return r;
+	for (unsigned i = 0; i < count; i++)
+		if (data[i] != NULL)
+			patch_attr(attributes[i], data[i], base, size);
+	return r;
+}
+
+CUresult
+track_ipc_get_mem_handle(void *real, const char *api, CUipcMemHandle *handle,
+    CUdeviceptr dptr)
+{
+	typedef CUresult (*fn_t)(CUipcMemHandle *, CUdeviceptr);
+	uintptr_t base;
+	size_t size;
+	unsigned flags;
+
+	if (pool_mode() && !pool_block_of((uintptr_t)dptr, &base, &size,
+	    &flags) && !((flags & POOL_F_OWN_SEGMENT) && base == dptr)) {
+		/* A block carved from a shared segment has no IPC handle of
+		 * its own; the segment's would map other blocks too. */
+		static bool warned;
+		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+			log_warn("%s(%#lx): a pooled block smaller than "
+			    "CUWARDEN_LARGE_BLOCK has no IPC handle of its "
+			    "own; answering CUDA_ERROR_INVALID_VALUE (use "
+			    "CUWARDEN_MODE=audit, or a smaller "
+			    "CUWARDEN_LARGE_BLOCK)", api,
+			    (unsigned long)dptr);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CALL(real, fn_t, (handle, dptr));
+}
+
+/* ------------------------------------------------------------ report */
+
+void
+track_write_report(const char *how, int status)
+{
+	report_meta_t meta;
+
+	if (!track_alive())
+		return;
+	if (__atomic_load_n(&stats_coverage.hooks_active, __ATOMIC_RELAXED)
+	    == 0)
+		return; /* CUDA never used: inert */
+	if (__atomic_exchange_n(&report_done, true, __ATOMIC_ACQ_REL))
+		return;
+	track_init();
+	meta.mode = mode == TRACK_POOL ? "pool" : "audit";
+	meta.exit_how = how;
+	meta.exit_status = status;
+	report_write_env(&meta);
+}
+
+/* ------------------------------------------------------------ fork */
+
+void
+track_postfork_child(void)
+{
+	/* CUDA is unusable here until exec: pass every call through, write
+	 * no report, and drop what the parent recorded (fork.c's handlers
+	 * ran before this one: the locks are usable). */
+	__atomic_store_n(&dead, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&stats_coverage.hooks_active, 0, __ATOMIC_RELAXED);
+	registry_reset();
+}
+
+void
+track_reset(void)
+{
+	__atomic_store_n(&dead, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&report_done, false, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&plock);
+	memset(primary, 0, sizeof(primary));
+	pthread_mutex_unlock(&plock);
+	memset(module_owner, 0, sizeof(module_owner));
+	mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
+	    TRACK_AUDIT;
+}
