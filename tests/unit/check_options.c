@@ -1,0 +1,350 @@
+/*
+ * check_options.c -- every option: its default, valid values (any case),
+ * malformed values (one warning naming the variable, the value and the
+ * default; then the default), sizes with suffixes, booleans, overflow,
+ * reading once, reading from threads.
+ */
+#include "preamble.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "options.h"
+#include "unit.h"
+
+#define MAXLINES 64
+
+static int nlines;
+static char lines[MAXLINES][512];
+
+static void
+collect(const char *msg, void *arg)
+{
+	(void)arg;
+	if (nlines < MAXLINES)
+		snprintf(lines[nlines], sizeof(lines[0]), "%s", msg);
+	nlines++;
+}
+
+static void
+clear_env(void)
+{
+	for (int o = 0; o < OPT_COUNT; o++)
+		unsetenv(options_name((option_t)o));
+}
+
+/* Sets one variable, re-reads, and returns the warnings logged. */
+static int
+with(const char *name, const char *value)
+{
+	clear_env();
+	if (value != NULL)
+		setenv(name, value, 1);
+	options_reset();
+	nlines = 0;
+	log_reset();
+	log_set_output(collect, NULL);
+	options_init();
+	log_set_output(NULL, NULL);
+	return nlines;
+}
+
+START_TEST(test_options_names)
+{
+	ck_assert_str_eq(options_name(OPT_STACK_DEPTH), "CUWARDEN_STACK_DEPTH");
+	ck_assert_str_eq(options_name(OPT_REPORT_FORMAT),
+	    "CUWARDEN_REPORT_FORMAT");
+	for (int o = 0; o < OPT_COUNT; o++) {
+		const char *n = options_name((option_t)o);
+
+		ck_assert_ptr_nonnull(n);
+		ck_assert_int_eq(strncmp(n, "CUWARDEN_", 9), 0);
+		for (int k = 0; k < o; k++)
+			ck_assert_str_ne(n, options_name((option_t)k));
+	}
+	ck_assert_ptr_null(options_name(OPT_COUNT));
+}
+END_TEST
+
+START_TEST(test_options_defaults)
+{
+	ck_assert_int_eq(with("CUWARDEN_NOTHING", NULL), 0);
+	ck_assert_int_eq(options_get(OPT_STACK_DEPTH), 24);
+	ck_assert_ptr_null(options_get_str(OPT_REPORT));
+	ck_assert_int_eq(options_get(OPT_MODE), OPT_MODE_AUDIT);
+	ck_assert_int_eq(options_get(OPT_ON_VIOLATION), OPT_ON_VIOLATION_REPORT);
+	ck_assert(options_get_bool(OPT_POOL));
+	ck_assert_int_eq(options_get(OPT_POOL_LIMIT), 0);
+	ck_assert_int_eq(options_get(OPT_LARGE_BLOCK), 2 * 1024 * 1024);
+	ck_assert(!options_get_bool(OPT_SHOW_STATS));
+	ck_assert_int_eq(options_get(OPT_VERBOSE), 0);
+	ck_assert_ptr_null(options_get_str(OPT_LOG_FILE));
+	ck_assert_ptr_null(options_get_str(OPT_OWNER_SKIP));
+	ck_assert_int_eq(options_get(OPT_TOMBSTONES), 65536);
+	ck_assert(!options_get_bool(OPT_CHECK_BOUNDS));
+	ck_assert_int_eq(options_get(OPT_REPORT_FORMAT), CW_FORMAT_JSON);
+	for (int o = 0; o < OPT_COUNT; o++)
+		ck_assert_int_eq(options_get((option_t)o),
+		    options_default((option_t)o));
+}
+END_TEST
+
+START_TEST(test_options_valid)
+{
+	ck_assert_int_eq(with("CUWARDEN_STACK_DEPTH", "0"), 0);
+	ck_assert_int_eq(options_get(OPT_STACK_DEPTH), 0);
+	with("CUWARDEN_STACK_DEPTH", "64");
+	ck_assert_int_eq(options_get(OPT_STACK_DEPTH), 64);
+	with("CUWARDEN_STACK_DEPTH", " 8 ");
+	ck_assert_int_eq(options_get(OPT_STACK_DEPTH), 8);
+
+	ck_assert_int_eq(with("CUWARDEN_REPORT", "/tmp/r-%p.json"), 0);
+	ck_assert_str_eq(options_get_str(OPT_REPORT), "/tmp/r-%p.json");
+
+	with("CUWARDEN_MODE", "POOL");
+	ck_assert_int_eq(options_get(OPT_MODE), OPT_MODE_POOL);
+	with("CUWARDEN_MODE", "Audit");
+	ck_assert_int_eq(options_get(OPT_MODE), OPT_MODE_AUDIT);
+	with("CUWARDEN_ON_VIOLATION", "abort");
+	ck_assert_int_eq(options_get(OPT_ON_VIOLATION), OPT_ON_VIOLATION_ABORT);
+	with("CUWARDEN_POOL", "off");
+	ck_assert(!options_get_bool(OPT_POOL));
+	with("CUWARDEN_POOL_LIMIT", "16G");
+	ck_assert_int_eq(options_get(OPT_POOL_LIMIT), 16LL << 30);
+	with("CUWARDEN_LARGE_BLOCK", "4m");
+	ck_assert_int_eq(options_get(OPT_LARGE_BLOCK), 4 << 20);
+	with("CUWARDEN_SHOW_STATS", "YES");
+	ck_assert(options_get_bool(OPT_SHOW_STATS));
+	with("CUWARDEN_VERBOSE", "3");
+	ck_assert_int_eq(options_get(OPT_VERBOSE), 3);
+	with("CUWARDEN_LOG_FILE", "/tmp/x.log");
+	ck_assert_str_eq(options_get_str(OPT_LOG_FILE), "/tmp/x.log");
+	with("CUWARDEN_OWNER_SKIP", "libtorch*:libc10*");
+	ck_assert_str_eq(options_get_str(OPT_OWNER_SKIP), "libtorch*:libc10*");
+	with("CUWARDEN_TOMBSTONES", "0");
+	ck_assert_int_eq(options_get(OPT_TOMBSTONES), 0);
+	with("CUWARDEN_CHECK_BOUNDS", "True");
+	ck_assert(options_get_bool(OPT_CHECK_BOUNDS));
+	ck_assert_int_eq(with("CUWARDEN_REPORT_FORMAT", "TEXT"), 0);
+	ck_assert_int_eq(options_get(OPT_REPORT_FORMAT), CW_FORMAT_TEXT);
+
+	/* Empty means unset: the default, silently. */
+	ck_assert_int_eq(with("CUWARDEN_STACK_DEPTH", ""), 0);
+	ck_assert_int_eq(options_get(OPT_STACK_DEPTH), 24);
+	ck_assert_int_eq(with("CUWARDEN_REPORT", ""), 0);
+	ck_assert_ptr_null(options_get_str(OPT_REPORT));
+}
+END_TEST
+
+/* Each malformed value: exactly one warning naming the variable, the bad
+ * value and the default; the option has its default. */
+static void
+bad(const char *name, const char *value, option_t opt, const char *def)
+{
+	int n = with(name, value);
+
+	ck_assert_msg(n == 1, "%s=%s: %d warnings", name, value, n);
+	ck_assert_ptr_nonnull(strstr(lines[0], "warning"));
+	ck_assert_msg(strstr(lines[0], name) != NULL, "%s", lines[0]);
+	ck_assert_msg(strstr(lines[0], value) != NULL, "%s", lines[0]);
+	ck_assert_msg(strstr(lines[0], def) != NULL, "no default '%s' in %s",
+	    def, lines[0]);
+	ck_assert_int_eq(options_get(opt), options_default(opt));
+	ck_assert_ptr_null(options_get_str(opt));
+	/* Read once: no second warning. */
+	nlines = 0;
+	log_set_output(collect, NULL);
+	(void)options_get(opt);
+	log_set_output(NULL, NULL);
+	ck_assert_int_eq(nlines, 0);
+}
+
+START_TEST(test_options_malformed)
+{
+	bad("CUWARDEN_STACK_DEPTH", "65", OPT_STACK_DEPTH, "24");
+	bad("CUWARDEN_STACK_DEPTH", "-1", OPT_STACK_DEPTH, "24");
+	bad("CUWARDEN_STACK_DEPTH", "deep", OPT_STACK_DEPTH, "24");
+	bad("CUWARDEN_STACK_DEPTH", "12abc", OPT_STACK_DEPTH, "24");
+	bad("CUWARDEN_STACK_DEPTH", "99999999999999999999999", OPT_STACK_DEPTH,
+	    "24");
+	bad("CUWARDEN_MODE", "fast", OPT_MODE, "audit");
+	bad("CUWARDEN_ON_VIOLATION", "explode", OPT_ON_VIOLATION, "report");
+	bad("CUWARDEN_POOL", "maybe", OPT_POOL, "1");
+	bad("CUWARDEN_POOL_LIMIT", "12Q", OPT_POOL_LIMIT, "0");
+	bad("CUWARDEN_POOL_LIMIT", "99999999999T", OPT_POOL_LIMIT, "0");
+	bad("CUWARDEN_LARGE_BLOCK", "1K", OPT_LARGE_BLOCK, "2097152");
+	bad("CUWARDEN_LARGE_BLOCK", "-5M", OPT_LARGE_BLOCK, "2097152");
+	bad("CUWARDEN_SHOW_STATS", "2", OPT_SHOW_STATS, "0");
+	bad("CUWARDEN_VERBOSE", "4", OPT_VERBOSE, "0");
+	bad("CUWARDEN_TOMBSTONES", "lots", OPT_TOMBSTONES, "65536");
+	bad("CUWARDEN_CHECK_BOUNDS", "yess", OPT_CHECK_BOUNDS, "0");
+	bad("CUWARDEN_REPORT_FORMAT", "xml", OPT_REPORT_FORMAT, "json");
+	{
+		static char longval[5000];
+
+		memset(longval, 'p', sizeof(longval) - 1);
+		ck_assert_int_eq(with("CUWARDEN_REPORT", longval), 1);
+		ck_assert_ptr_null(options_get_str(OPT_REPORT));
+	}
+	/* Unknown CUWARDEN_ variables are not ours to judge. */
+	ck_assert_int_eq(with("CUWARDEN_NO_SUCH_OPTION", "1"), 0);
+	unsetenv("CUWARDEN_NO_SUCH_OPTION");
+}
+END_TEST
+
+START_TEST(test_options_parse_bool)
+{
+	static const char *const t[] = { "1", "yes", "YES", "on", "On",
+	    "true", "TRUE", " y " };
+	static const char *const f[] = { "0", "no", "No", "off", "OFF",
+	    "false", "False", "n" };
+	static const char *const e[] = { "", "2", "yess", "of", "truee",
+	    "-1", "o n" };
+	bool b;
+
+	for (size_t i = 0; i < CW_ARRAY_SIZE(t); i++) {
+		b = false;
+		ck_assert_msg(!options_parse_bool(t[i], &b), "%s", t[i]);
+		ck_assert(b);
+	}
+	for (size_t i = 0; i < CW_ARRAY_SIZE(f); i++) {
+		b = true;
+		ck_assert_msg(!options_parse_bool(f[i], &b), "%s", f[i]);
+		ck_assert(!b);
+	}
+	for (size_t i = 0; i < CW_ARRAY_SIZE(e); i++)
+		ck_assert_msg(options_parse_bool(e[i], &b), "%s", e[i]);
+	ck_assert(options_parse_bool(NULL, &b));
+}
+END_TEST
+
+START_TEST(test_options_parse_size)
+{
+	static const struct {
+		const char *s;
+		unsigned long long v;
+	} ok[] = {
+		{ "0", 0 }, { "4096", 4096 }, { "1k", 1024 }, { "1K", 1024 },
+		{ "1KB", 1024 }, { "1KiB", 1024 }, { "2M", 2ULL << 20 },
+		{ "2mib", 2ULL << 20 }, { "3G", 3ULL << 30 },
+		{ "1T", 1ULL << 40 }, { "512B", 512 }, { "512b", 512 },
+		{ " 8M ", 8ULL << 20 },
+		{ "18446744073709551615", 18446744073709551615ULL },
+		{ "16777215T", 16777215ULL << 40 },
+	};
+	static const char *const e[] = { "", "K", "1.5M", "-1", "1X", "1MM",
+	    "1 M", "1Bi", "1iB", "18446744073709551616", "16777216T",
+	    "0x10" };
+	unsigned long long v;
+
+	for (size_t i = 0; i < CW_ARRAY_SIZE(ok); i++) {
+		ck_assert_msg(!options_parse_size(ok[i].s, &v), "%s", ok[i].s);
+		ck_assert_msg(v == ok[i].v, "%s = %llu", ok[i].s, v);
+	}
+	for (size_t i = 0; i < CW_ARRAY_SIZE(e); i++)
+		ck_assert_msg(options_parse_size(e[i], &v), "'%s' accepted",
+		    e[i]);
+}
+END_TEST
+
+START_TEST(test_options_parse_long)
+{
+	long long v;
+
+	ck_assert(!options_parse_long("42", 0, 100, &v));
+	ck_assert_int_eq(v, 42);
+	ck_assert(!options_parse_long("-7", -10, 10, &v));
+	ck_assert_int_eq(v, -7);
+	ck_assert(!options_parse_long("+7", -10, 10, &v));
+	ck_assert_int_eq(v, 7);
+	ck_assert(!options_parse_long("9223372036854775807", 0, LLONG_MAX,
+	    &v));
+	ck_assert_int_eq(v, LLONG_MAX);
+	ck_assert(!options_parse_long("-9223372036854775808", LLONG_MIN, 0,
+	    &v));
+	ck_assert_int_eq(v, LLONG_MIN);
+	ck_assert(options_parse_long("9223372036854775808", 0, LLONG_MAX, &v));
+	ck_assert(options_parse_long("-9223372036854775809", LLONG_MIN, 0,
+	    &v));
+	ck_assert(options_parse_long("101", 0, 100, &v));
+	ck_assert(options_parse_long("-1", 0, 100, &v));
+	ck_assert(options_parse_long("", 0, 100, &v));
+	ck_assert(options_parse_long("-", 0, 100, &v));
+	ck_assert(options_parse_long("1e3", 0, 10000, &v));
+	ck_assert(options_parse_long(NULL, 0, 100, &v));
+}
+END_TEST
+
+START_TEST(test_options_read_once)
+{
+	with("CUWARDEN_VERBOSE", "2");
+	ck_assert_int_eq(options_get(OPT_VERBOSE), 2);
+	/* A later setenv is not seen until options_reset. */
+	setenv("CUWARDEN_VERBOSE", "1", 1);
+	ck_assert_int_eq(options_get(OPT_VERBOSE), 2);
+	setenv("CUWARDEN_LOG_FILE", "/tmp/a", 1);
+	ck_assert_ptr_null(options_get_str(OPT_LOG_FILE));
+	options_reset();
+	ck_assert_int_eq(options_get(OPT_VERBOSE), 1);
+	ck_assert_str_eq(options_get_str(OPT_LOG_FILE), "/tmp/a");
+	/* The string was copied: changing the environment leaves it. */
+	setenv("CUWARDEN_LOG_FILE", "/tmp/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 1);
+	ck_assert_str_eq(options_get_str(OPT_LOG_FILE), "/tmp/a");
+	clear_env();
+	options_reset();
+}
+END_TEST
+
+static void *
+reader(void *arg)
+{
+	long long *out = arg;
+
+	*out = options_get(OPT_STACK_DEPTH) * 1000 + options_get(OPT_VERBOSE);
+	return NULL;
+}
+
+START_TEST(test_options_threads)
+{
+	pthread_t t[8];
+	long long got[8];
+
+	clear_env();
+	setenv("CUWARDEN_STACK_DEPTH", "12", 1);
+	setenv("CUWARDEN_VERBOSE", "1", 1);
+	options_reset();
+	for (int i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, reader, &got[i]);
+	for (int i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_int_eq(got[i], 12001);
+	}
+	clear_env();
+	options_reset();
+}
+END_TEST
+
+static Suite *
+make_options_suite(void)
+{
+	Suite *s = suite_create("options");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_options_names);
+	tcase_add_test(tc, test_options_defaults);
+	tcase_add_test(tc, test_options_valid);
+	tcase_add_test(tc, test_options_malformed);
+	tcase_add_test(tc, test_options_parse_bool);
+	tcase_add_test(tc, test_options_parse_size);
+	tcase_add_test(tc, test_options_parse_long);
+	tcase_add_test(tc, test_options_read_once);
+	tcase_add_test(tc, test_options_threads);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(make_options_suite)
