@@ -1,54 +1,1100 @@
 #include "preamble.h"
 
 /*
- * report.c -- the per-process report.
+ * report.c -- the per-process report: JSON (doc/report-schema.md, the
+ * source of truth) or text (valgrind/compute-sanitizer-like).
  *
- * FIRST VERSION (placeholder): writes a minimal valid document with no
- * leaks and no violations.  The full document lands next.
+ * Owns: collecting leaks (live registry records of the kinds that hold
+ * memory), grouping them by (alloc_stack, kind, size, device, owner, api)
+ * largest first, and writing the document; the report file rules of
+ * CUWARDEN_REPORT (report_write_env).
+ *
+ * What is a leak: every live record of kind device, managed, pinned,
+ * registered, async, vmm (a physical handle never released), va (a
+ * reservation never freed), array and ipc.  Not: views (no memory of their
+ * own; the allocation they refer to is reported) and mappings (a mapping
+ * holds no memory by itself: its physical handle and its reservation are
+ * the leaks).
+ *
+ * Invariants: nothing here calls malloc, stdio or the driver.  Scratch
+ * memory (the copied records, the groups, the violations) is mmap'd and
+ * unmapped before returning; output goes through a fixed buffer with
+ * write(2).  The registry walk only copies records (its callback runs
+ * under a stripe lock); violations, the ledger, the stack depot and stats
+ * are read without taking their locks (violation_foreach, the depot and
+ * the counters are lock-free for readers), so a report can be written at
+ * exit and from an _exit hook.
+ *
+ * Locking: none of its own.  report_write_env remembers the last path it
+ * wrote (for "the same process overwrites its own report") in a static,
+ * written with the pid of the writer.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cuda.h>
+
+#include "ledger.h"
 #include "log.h"
 #include "options.h"
+#include "owner.h"
+#include "registry.h"
 #include "report.h"
+#include "stackdepot.h"
+#include "stats.h"
+#include "violation.h"
+
+#define REPORT_MAX_ADDRESSES 16
+
+/* ----------------------------------------------------------------- names */
+
+static const char *const kind_names[KIND_COUNT] = {
+	[KIND_DEVICE] = "device",
+	[KIND_MANAGED] = "managed",
+	[KIND_PINNED] = "pinned",
+	[KIND_REGISTERED] = "registered",
+	[KIND_ASYNC] = "async",
+	[KIND_VMM] = "vmm",
+	[KIND_VA] = "va",
+	[KIND_MAPPING] = "mapping",
+	[KIND_ARRAY] = "array",
+	[KIND_IPC] = "ipc",
+	[KIND_VIEW] = "view",
+};
+
+static const char *
+kname(int kind)
+{
+	if (kind < 0 || kind >= KIND_COUNT)
+		return "unknown";
+	return kind_names[kind];
+}
+
+/* True for the kinds whose live records are leaks (see the top). */
+bool
+report_kind_leaks(int kind)
+{
+	return kind >= 0 && kind < KIND_COUNT && kind != KIND_VIEW &&
+	    kind != KIND_MAPPING;
+}
+
+#define E(x) { x, #x }
+static const struct {
+	int code;
+	const char *name;
+} cuda_errors[] = {
+	E(CUDA_ERROR_INVALID_VALUE), E(CUDA_ERROR_OUT_OF_MEMORY),
+	E(CUDA_ERROR_NOT_INITIALIZED), E(CUDA_ERROR_DEINITIALIZED),
+	E(CUDA_ERROR_PROFILER_DISABLED), E(CUDA_ERROR_STUB_LIBRARY),
+	E(CUDA_ERROR_DEVICE_UNAVAILABLE), E(CUDA_ERROR_NO_DEVICE),
+	E(CUDA_ERROR_INVALID_DEVICE), E(CUDA_ERROR_DEVICE_NOT_LICENSED),
+	E(CUDA_ERROR_INVALID_IMAGE), E(CUDA_ERROR_INVALID_CONTEXT),
+	E(CUDA_ERROR_CONTEXT_ALREADY_CURRENT), E(CUDA_ERROR_MAP_FAILED),
+	E(CUDA_ERROR_UNMAP_FAILED), E(CUDA_ERROR_ARRAY_IS_MAPPED),
+	E(CUDA_ERROR_ALREADY_MAPPED), E(CUDA_ERROR_NO_BINARY_FOR_GPU),
+	E(CUDA_ERROR_ALREADY_ACQUIRED), E(CUDA_ERROR_NOT_MAPPED),
+	E(CUDA_ERROR_NOT_MAPPED_AS_ARRAY), E(CUDA_ERROR_NOT_MAPPED_AS_POINTER),
+	E(CUDA_ERROR_ECC_UNCORRECTABLE), E(CUDA_ERROR_UNSUPPORTED_LIMIT),
+	E(CUDA_ERROR_CONTEXT_ALREADY_IN_USE),
+	E(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED), E(CUDA_ERROR_INVALID_PTX),
+	E(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT), E(CUDA_ERROR_NVLINK_UNCORRECTABLE),
+	E(CUDA_ERROR_INVALID_SOURCE), E(CUDA_ERROR_FILE_NOT_FOUND),
+	E(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND),
+	E(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED), E(CUDA_ERROR_OPERATING_SYSTEM),
+	E(CUDA_ERROR_INVALID_HANDLE), E(CUDA_ERROR_ILLEGAL_STATE),
+	E(CUDA_ERROR_NOT_FOUND), E(CUDA_ERROR_NOT_READY),
+	E(CUDA_ERROR_ILLEGAL_ADDRESS), E(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES),
+	E(CUDA_ERROR_LAUNCH_TIMEOUT), E(CUDA_ERROR_LAUNCH_FAILED),
+	E(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED),
+	E(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED),
+	E(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE), E(CUDA_ERROR_CONTEXT_IS_DESTROYED),
+	E(CUDA_ERROR_ASSERT), E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED),
+	E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED), E(CUDA_ERROR_HARDWARE_STACK_ERROR),
+	E(CUDA_ERROR_ILLEGAL_INSTRUCTION), E(CUDA_ERROR_MISALIGNED_ADDRESS),
+	E(CUDA_ERROR_INVALID_ADDRESS_SPACE), E(CUDA_ERROR_INVALID_PC),
+	E(CUDA_ERROR_NOT_PERMITTED), E(CUDA_ERROR_NOT_SUPPORTED),
+	E(CUDA_ERROR_SYSTEM_NOT_READY), E(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH),
+	E(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+	E(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED), E(CUDA_ERROR_CAPTURED_EVENT),
+	E(CUDA_ERROR_TIMEOUT), E(CUDA_ERROR_UNKNOWN),
+};
+#undef E
+
+/* "CUDA_ERROR_..." of a CUresult, from cuda.h (never asks the driver). */
+const char *
+report_cuda_error_name(int code)
+{
+	for (size_t i = 0; i < CW_ARRAY_SIZE(cuda_errors); i++)
+		if (cuda_errors[i].code == code)
+			return cuda_errors[i].name;
+	return NULL;
+}
+
+/* --------------------------------------------------------------- scratch */
+
+typedef struct scratch_s {
+	char *p;
+	size_t cap;  /* bytes mapped */
+	size_t used; /* bytes used */
+} scratch_t;
+
+/* Makes room for n more bytes.  Returns true on error. */
+static bool
+scratch_reserve(scratch_t *s, size_t n)
+{
+	size_t want, cap;
+	void *p;
+
+	if (s->used + n <= s->cap)
+		return false;
+	want = s->used + n;
+	cap = s->cap != 0 ? s->cap : 65536;
+	while (cap < want)
+		cap *= 2;
+	if (s->p == NULL)
+		p = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	else
+		p = mremap(s->p, s->cap, cap, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED)
+		return true;
+	s->p = p;
+	s->cap = cap;
+	return false;
+}
+
+static void
+scratch_free(scratch_t *s)
+{
+	if (s->p != NULL)
+		munmap(s->p, s->cap);
+	s->p = NULL;
+	s->cap = s->used = 0;
+}
+
+/* Heapsort (glibc's qsort may call malloc). */
+typedef int (*cmp_fn)(const void *a, const void *b);
+
+static void
+swap_bytes(char *a, char *b, size_t size)
+{
+	while (size-- > 0) {
+		char t = *a;
+
+		*a++ = *b;
+		*b++ = t;
+	}
+}
+
+static void
+sift_down(char *base, size_t size, cmp_fn cmp, size_t root, size_t n)
+{
+	for (;;) {
+		size_t child = 2 * root + 1;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && cmp(base + child * size,
+		    base + (child + 1) * size) < 0)
+			child++;
+		if (cmp(base + root * size, base + child * size) >= 0)
+			return;
+		swap_bytes(base + root * size, base + child * size, size);
+		root = child;
+	}
+}
+
+static void
+heap_sort(void *v, size_t n, size_t size, cmp_fn cmp)
+{
+	char *base = v;
+
+	if (n < 2)
+		return;
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(base, size, cmp, i, n);
+	for (size_t end = n - 1; end > 0; end--) {
+		swap_bytes(base, base + end * size, size);
+		sift_down(base, size, cmp, 0, end);
+	}
+}
+
+/* ----------------------------------------------------------------- leaks */
+
+typedef struct leak_s {
+	uintptr_t base;
+	size_t size;
+	const char *api;
+	stack_id_t stack;
+	owner_id_t owner;
+	int16_t device;
+	uint8_t kind;
+} leak_t;
+
+typedef struct group_s {
+	size_t first;    /* index of its first leak_t (sorted) */
+	size_t count;
+	uint64_t bytes;
+} group_t;
+
+typedef struct collect_s {
+	scratch_t *s;
+	bool err;
+} collect_t;
+
+static int
+collect_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
+{
+	collect_t *c = arg;
+	leak_t *l;
+
+	(void)h;
+	if (!report_kind_leaks(rec->kind))
+		return 0;
+	if (scratch_reserve(c->s, sizeof(leak_t))) {
+		c->err = true;
+		return 1;
+	}
+	l = (leak_t *)(void *)(c->s->p + c->s->used);
+	c->s->used += sizeof(leak_t);
+	l->base = rec->base;
+	l->size = rec->size;
+	l->api = rec->api;
+	l->stack = rec->alloc_stack;
+	l->owner = rec->owner;
+	l->device = rec->device;
+	l->kind = rec->kind;
+	return 0;
+}
+
+static int
+cmp_str(const char *a, const char *b)
+{
+	if (a == b)
+		return 0;
+	if (a == NULL)
+		return -1;
+	if (b == NULL)
+		return 1;
+	return strcmp(a, b);
+}
+
+#define CMP(a, b) do { if ((a) != (b)) return (a) < (b) ? -1 : 1; } while (0)
+
+/* Group key, then address (so each group's addresses come out sorted). */
+static int
+cmp_leak(const void *pa, const void *pb)
+{
+	const leak_t *a = pa, *b = pb;
+	int c;
+
+	CMP(a->stack, b->stack);
+	CMP(a->kind, b->kind);
+	CMP(a->size, b->size);
+	CMP(a->device, b->device);
+	CMP(a->owner, b->owner);
+	if ((c = cmp_str(a->api, b->api)) != 0)
+		return c;
+	CMP(a->base, b->base);
+	return 0;
+}
+
+static bool
+same_group(const leak_t *a, const leak_t *b)
+{
+	return a->stack == b->stack && a->kind == b->kind &&
+	    a->size == b->size && a->device == b->device &&
+	    a->owner == b->owner && cmp_str(a->api, b->api) == 0;
+}
+
+/* Largest first; ties: more allocations first, then stack id (stable
+ * output for identical runs). */
+static const leak_t *sort_leaks; /* the leaks groups index, for cmp_group */
+
+static int
+cmp_group(const void *pa, const void *pb)
+{
+	const group_t *a = pa, *b = pb;
+
+	CMP(b->bytes, a->bytes);
+	CMP(b->count, a->count);
+	return cmp_leak(&sort_leaks[a->first], &sort_leaks[b->first]);
+}
+
+typedef struct leaks_s {
+	scratch_t ls;     /* leak_t[] */
+	scratch_t gs;     /* group_t[] */
+	size_t nleaks;
+	size_t ngroups;
+	uint64_t bytes;
+} leaks_t;
+
+/* Collects and groups the leaks.  Returns true on error (errno set). */
+static bool
+leaks_collect(leaks_t *L)
+{
+	collect_t c = { &L->ls, false };
+	leak_t *lv;
+	group_t *gv;
+
+	memset(L, 0, sizeof(*L));
+	if (scratch_reserve(&L->ls, (registry_live_count() + 64) *
+	    sizeof(leak_t)))
+		return true;
+	registry_foreach(collect_cb, &c);
+	if (c.err) {
+		errno = ENOMEM;
+		return true;
+	}
+	L->nleaks = L->ls.used / sizeof(leak_t);
+	lv = (leak_t *)(void *)L->ls.p;
+	heap_sort(lv, L->nleaks, sizeof(leak_t), cmp_leak);
+	for (size_t i = 0; i < L->nleaks; i++) {
+		group_t *g;
+
+		if (i == 0 || !same_group(&lv[i - 1], &lv[i])) {
+			if (scratch_reserve(&L->gs, sizeof(group_t)))
+				return true;
+			g = (group_t *)(void *)(L->gs.p + L->gs.used);
+			L->gs.used += sizeof(group_t);
+			g->first = i;
+			g->count = 0;
+			g->bytes = 0;
+			L->ngroups++;
+		}
+		g = (group_t *)(void *)(L->gs.p + L->gs.used) - 1;
+		g->count++;
+		g->bytes += lv[i].size;
+		L->bytes += lv[i].size;
+	}
+	gv = (group_t *)(void *)L->gs.p;
+	sort_leaks = lv;
+	heap_sort(gv, L->ngroups, sizeof(group_t), cmp_group);
+	sort_leaks = NULL;
+	return false;
+}
+
+static void
+leaks_free(leaks_t *L)
+{
+	scratch_free(&L->ls);
+	scratch_free(&L->gs);
+}
+
+/* ------------------------------------------------------------ violations */
+
+typedef struct vcollect_s {
+	scratch_t s;
+	size_t n;
+	bool err;
+} vcollect_t;
+
+static int
+vcollect_cb(const violation_t *v, void *arg)
+{
+	vcollect_t *c = arg;
+
+	if (scratch_reserve(&c->s, sizeof(*v))) {
+		c->err = true;
+		return 1;
+	}
+	memcpy(c->s.p + c->s.used, v, sizeof(*v));
+	c->s.used += sizeof(*v);
+	c->n++;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- writer */
+
+typedef struct wr_s {
+	int fd;
+	bool err;
+	int saved_errno;
+	size_t len;
+	char buf[8192];
+} wr_t;
+
+static void
+w_flush(wr_t *w)
+{
+	if (!w->err && w->len > 0 && log_write_all(w->fd, w->buf, w->len)) {
+		w->err = true;
+		w->saved_errno = errno;
+	}
+	w->len = 0;
+}
+
+static void
+w_raw(wr_t *w, const char *s, size_t n)
+{
+	while (n > 0) {
+		size_t k = sizeof(w->buf) - w->len;
+
+		if (k == 0) {
+			w_flush(w);
+			continue;
+		}
+		if (k > n)
+			k = n;
+		memcpy(w->buf + w->len, s, k);
+		w->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void
+w_s(wr_t *w, const char *s)
+{
+	w_raw(w, s, strlen(s));
+}
+
+static void
+w_fmt(wr_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+w_fmt(wr_t *w, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = log_vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	w_raw(w, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Length of a valid UTF-8 sequence at s (of at most n bytes), 0 if the
+ * bytes there are not one. */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* A JSON string of n bytes (invalid UTF-8 becomes U+FFFD). */
+static void
+w_jstrn(wr_t *w, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	w_raw(w, "\"", 1);
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t k;
+
+		if (c == '"' || c == '\\') {
+			char e[2] = { '\\', (char)c };
+
+			w_raw(w, e, 2);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n': w_s(w, "\\n"); break;
+			case '\t': w_s(w, "\\t"); break;
+			case '\r': w_s(w, "\\r"); break;
+			default: w_fmt(w, "\\u%04x", c); break;
+			}
+			i++;
+		} else if ((k = utf8_len(s + i, n - i)) == 0) {
+			w_s(w, "\\ufffd");
+			i++;
+		} else {
+			w_raw(w, (const char *)s + i, k);
+			i += k;
+		}
+	}
+	w_raw(w, "\"", 1);
+}
+
+static void
+w_jstr(wr_t *w, const char *s)
+{
+	if (s == NULL)
+		w_s(w, "null");
+	else
+		w_jstrn(w, s, strlen(s));
+}
+
+static void
+w_hex(wr_t *w, uintptr_t v)
+{
+	w_fmt(w, "\"0x%lx\"", (unsigned long)v);
+}
+
+/* ------------------------------------------------------- process facts */
+
+typedef struct proc_s {
+	char exe[PATH_MAX];
+	scratch_t cmd;      /* /proc/self/cmdline: NUL-separated */
+} proc_t;
+
+static void
+proc_read(proc_t *p)
+{
+	ssize_t n = readlink("/proc/self/exe", p->exe, sizeof(p->exe) - 1);
+	int fd;
+
+	p->exe[n > 0 ? n : 0] = '\0';
+	memset(&p->cmd, 0, sizeof(p->cmd));
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t r;
+
+		if (p->cmd.used >= (1u << 20) || scratch_reserve(&p->cmd, 4096))
+			break;
+		r = read(fd, p->cmd.p + p->cmd.used, p->cmd.cap - p->cmd.used);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		p->cmd.used += (size_t)r;
+	}
+	close(fd);
+}
+
+/* Calls fn for each argument of the command line. */
+static void
+proc_args(const proc_t *p, void (*fn)(const char *a, size_t n, size_t i,
+    void *arg), void *arg)
+{
+	size_t i = 0, k = 0;
+
+	while (i < p->cmd.used) {
+		size_t j = i;
+
+		while (j < p->cmd.used && p->cmd.p[j] != '\0')
+			j++;
+		fn(p->cmd.p + i, j - i, k++, arg);
+		i = j + 1;
+	}
+}
+
+static void
+json_arg(const char *a, size_t n, size_t i, void *arg)
+{
+	wr_t *w = arg;
+
+	if (i > 0)
+		w_s(w, ", ");
+	w_jstrn(w, a, n);
+}
+
+static void
+text_arg(const char *a, size_t n, size_t i, void *arg)
+{
+	wr_t *w = arg;
+
+	if (i > 0)
+		w_s(w, " ");
+	w_raw(w, a, n);
+}
+
+static void
+utc_now(char *buf, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	log_snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec);
+}
+
+static const char *
+owner_str(owner_id_t id)
+{
+	const char *n = id != 0 ? owner_name(id) : NULL;
+
+	return n != NULL ? n : "";
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static void
+json_stack(wr_t *w, stack_id_t id)
+{
+	stack_frame_t fr[STACK_MAX_DEPTH];
+	size_t n = stack_get(id, fr, STACK_MAX_DEPTH);
+
+	w_s(w, "[");
+	for (size_t i = 0; i < n; i++) {
+		w_fmt(w, "%s{\"module\": %lld, \"offset\": \"0x%lx\"}",
+		    i > 0 ? ", " : "",
+		    fr[i].module == UINT32_MAX ? -1LL :
+		    (long long)fr[i].module, (unsigned long)fr[i].offset);
+	}
+	w_s(w, "]");
+}
+
+static void
+json_counter(wr_t *w, const char *name, uint64_t cur, uint64_t peak,
+    uint64_t total, bool comma)
+{
+	w_fmt(w, "%s\"%s\": {\"current\": %llu, \"peak\": %llu, "
+	    "\"total\": %llu}", comma ? ", " : "", name,
+	    (unsigned long long)cur, (unsigned long long)peak,
+	    (unsigned long long)total);
+}
+
+static void
+json_coverage(wr_t *w)
+{
+	stats_coverage_t c;
+
+#define LD(f) c.f = __atomic_load_n(&stats_coverage.f, __ATOMIC_RELAXED)
+	LD(hooks_active);
+	LD(hooked_entry_points);
+	LD(allocations);
+	LD(frees);
+	LD(untracked_frees);
+	LD(failed_calls);
+	LD(gpa_lookups);
+	LD(gpa_redirects);
+	LD(dlsym_redirects);
+	LD(teardown_frees);
+#undef LD
+	w_fmt(w, "  \"coverage\": {\"hooks_active\": %s, "
+	    "\"hooked_entry_points\": %llu, \"allocations\": %llu, "
+	    "\"frees\": %llu, \"untracked_frees\": %llu, "
+	    "\"failed_calls\": %llu, ", c.hooks_active ? "true" : "false",
+	    (unsigned long long)c.hooked_entry_points,
+	    (unsigned long long)c.allocations, (unsigned long long)c.frees,
+	    (unsigned long long)c.untracked_frees,
+	    (unsigned long long)c.failed_calls);
+	w_fmt(w, "\"gpa_lookups\": %llu, \"gpa_redirects\": %llu, "
+	    "\"dlsym_redirects\": %llu, \"teardown_frees\": %llu},\n",
+	    (unsigned long long)c.gpa_lookups,
+	    (unsigned long long)c.gpa_redirects,
+	    (unsigned long long)c.dlsym_redirects,
+	    (unsigned long long)c.teardown_frees);
+}
+
+static void
+json_stats(wr_t *w)
+{
+	static const char *const pk[3] = { "device", "managed", "pinned" };
+	cw_stats_t st;
+
+	memset(&st, 0, sizeof(st));
+	stats_fill(&st);
+	w_s(w, "  \"stats\": {\"bytes\": {");
+	for (int k = 0; k < KIND_COUNT; k++) {
+		stats_counter_t c = stats_bytes((kind_t)k);
+
+		json_counter(w, kname(k), c.current, c.peak, c.total, k > 0);
+	}
+	w_s(w, "},\n    \"allocations\": {");
+	for (int k = 0; k < KIND_COUNT; k++) {
+		stats_counter_t c = stats_allocations((kind_t)k);
+
+		json_counter(w, kname(k), c.current, c.peak, c.total, k > 0);
+	}
+	w_s(w, "},\n    \"pools\": {");
+	for (int k = 0; k < 3; k++) {
+		const cw_pool_stats_t *p = &st.pool[k];
+
+		w_fmt(w, "%s\"%s\": {", k > 0 ? ",\n      " : "", pk[k]);
+		json_counter(w, "allocated", p->allocated.current,
+		    p->allocated.peak, p->allocated.total, false);
+		json_counter(w, "reserved", p->reserved.current,
+		    p->reserved.peak, p->reserved.total, true);
+		json_counter(w, "segments", p->segments.current,
+		    p->segments.peak, p->segments.total, true);
+		w_fmt(w, ", \"fence_waits\": %llu, \"driver_allocs\": %llu, "
+		    "\"driver_frees\": %llu, \"trims\": %llu, "
+		    "\"largest_free\": %llu, ",
+		    (unsigned long long)p->fence_waits,
+		    (unsigned long long)p->driver_allocs,
+		    (unsigned long long)p->driver_frees,
+		    (unsigned long long)p->trims,
+		    (unsigned long long)p->largest_free);
+		/* %f is not in log.h's subset: fragmentation in millionths. */
+		{
+			double f = p->fragmentation;
+			long long m;
+
+			if (!(f >= 0.0))
+				f = 0.0;
+			if (f > 1.0)
+				f = 1.0;
+			m = (long long)(f * 1000000.0 + 0.5);
+			w_fmt(w, "\"fragmentation\": %lld.%06lld}",
+			    m / 1000000, m % 1000000);
+		}
+	}
+	w_fmt(w, "},\n    \"views_live\": %llu, \"stacks\": %llu, "
+	    "\"stack_bytes\": %llu}\n",
+	    (unsigned long long)st.views_live,
+	    (unsigned long long)stack_count(),
+	    (unsigned long long)stack_bytes());
+}
+
+static void
+json_violation(wr_t *w, const violation_t *v, bool comma)
+{
+	const char *ename = v->cuda_error != 0 ?
+	    report_cuda_error_name(v->cuda_error) : NULL;
+
+	w_s(w, comma ? ",\n    {\"type\": " : "\n    {\"type\": ");
+	w_jstr(w, violation_name(v->type));
+	w_s(w, ", \"api\": ");
+	w_jstr(w, v->api != NULL ? v->api : "");
+	w_s(w, ", \"address\": ");
+	w_hex(w, v->address);
+	w_fmt(w, ", \"size\": %llu, \"kind\": ", (unsigned long long)v->size);
+	if (v->kind >= 0 && v->kind < KIND_COUNT)
+		w_jstr(w, kname(v->kind));
+	else
+		w_s(w, "null");
+	w_fmt(w, ", \"device\": %d, \"owner\": ", v->device);
+	w_jstr(w, owner_str(v->owner));
+	w_s(w, ", \"cuda_error\": ");
+	if (v->cuda_error == 0) {
+		w_s(w, "null");
+	} else if (ename != NULL) {
+		w_jstr(w, ename);
+	} else {
+		w_fmt(w, "\"CUDA_ERROR_%d\"", v->cuda_error);
+	}
+	w_fmt(w, ", \"cuda_error_code\": %d,\n     \"stack\": ", v->cuda_error);
+	json_stack(w, v->stack);
+	w_s(w, ",\n     \"alloc_stack\": ");
+	json_stack(w, v->alloc_stack);
+	w_s(w, ",\n     \"free_stack\": ");
+	json_stack(w, v->free_stack);
+	w_s(w, "}");
+}
+
+static void
+write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
+    const leaks_t *L, const vcollect_t *V)
+{
+	const leak_t *lv = (const leak_t *)(const void *)L->ls.p;
+	const group_t *gv = (const group_t *)(const void *)L->gs.p;
+	const violation_t *vv = (const violation_t *)(const void *)V->s.p;
+	size_t na, nm;
+	char now[32];
+
+	utc_now(now, sizeof(now));
+	w_s(w, "{\n  \"format\": \"cuwarden-report\",\n  \"version\": 1,\n"
+	    "  \"tool\": \"cuwarden " PACKAGE_VERSION "\",\n");
+	w_fmt(w, "  \"pid\": %d,\n  \"ppid\": %d,\n  \"command\": [",
+	    (int)getpid(), (int)getppid());
+	proc_args(p, json_arg, w);
+	w_s(w, "],\n  \"exe\": ");
+	w_jstr(w, p->exe);
+	w_s(w, ",\n  \"mode\": ");
+	w_jstr(w, meta->mode != NULL ? meta->mode : "library");
+	w_fmt(w, ",\n  \"time\": \"%s\",\n  \"exit\": {\"how\": ", now);
+	w_jstr(w, meta->exit_how != NULL ? meta->exit_how : "request");
+	w_fmt(w, ", \"status\": %d},\n", meta->exit_status);
+	json_coverage(w);
+	w_fmt(w, "  \"summary\": {\"leaked_bytes\": %llu, "
+	    "\"leaked_allocations\": %llu, \"violations\": %llu},\n",
+	    (unsigned long long)L->bytes, (unsigned long long)L->nleaks,
+	    (unsigned long long)violation_count());
+
+	w_fmt(w, "  \"failed_frees\": {\"count\": %llu, \"overflow\": %llu, "
+	    "\"addresses\": [", (unsigned long long)ledger_failures(),
+	    (unsigned long long)ledger_overflow());
+	{
+		scratch_t as = { NULL, 0, 0 };
+
+		if (!scratch_reserve(&as, LEDGER_MAX * sizeof(uintptr_t))) {
+			const uintptr_t *all = (const uintptr_t *)(void *)as.p;
+
+			na = ledger_addresses((uintptr_t *)(void *)as.p,
+			    LEDGER_MAX);
+			for (size_t k = 0; k < na; k++) {
+				if (k > 0)
+					w_s(w, ", ");
+				w_hex(w, all[k]);
+			}
+			scratch_free(&as);
+		}
+	}
+	w_s(w, "]},\n  \"modules\": [");
+	nm = stack_module_count();
+	for (uint32_t i = 0; i < nm; i++) {
+		stack_module_t m;
+
+		if (stack_module_get(i, &m))
+			break;
+		w_s(w, i > 0 ? ",\n    {\"path\": " : "\n    {\"path\": ");
+		w_jstr(w, m.path);
+		w_s(w, ", \"build_id\": ");
+		w_jstr(w, m.build_id);
+		w_s(w, ", \"base\": ");
+		w_hex(w, m.base);
+		w_s(w, "}");
+	}
+	w_s(w, "],\n  \"leaks\": [");
+	for (size_t g = 0; g < L->ngroups; g++) {
+		const leak_t *l = &lv[gv[g].first];
+
+		w_s(w, g > 0 ? ",\n    {\"kind\": " : "\n    {\"kind\": ");
+		w_jstr(w, kname(l->kind));
+		w_fmt(w, ", \"size\": %llu, \"count\": %llu, \"bytes\": %llu, "
+		    "\"device\": %d, \"owner\": ", (unsigned long long)l->size,
+		    (unsigned long long)gv[g].count,
+		    (unsigned long long)gv[g].bytes, l->device);
+		w_jstr(w, owner_str(l->owner));
+		w_s(w, ", \"api\": ");
+		w_jstr(w, l->api != NULL ? l->api : "");
+		w_s(w, ",\n     \"addresses\": [");
+		for (size_t k = 0; k < gv[g].count &&
+		    k < REPORT_MAX_ADDRESSES; k++) {
+			if (k > 0)
+				w_s(w, ", ");
+			w_hex(w, l[k].base);
+		}
+		w_s(w, "],\n     \"stack\": ");
+		json_stack(w, l->stack);
+		w_s(w, "}");
+	}
+	w_s(w, "],\n  \"violations\": [");
+	for (size_t i = 0; i < V->n; i++)
+		json_violation(w, &vv[i], i > 0);
+	w_s(w, "],\n");
+	json_stats(w);
+	w_s(w, "}\n");
+}
+
+/* ------------------------------------------------------------------ text */
+
+static void
+text_stack(wr_t *w, stack_id_t id, const char *indent)
+{
+	stack_frame_t fr[STACK_MAX_DEPTH];
+	size_t n = stack_get(id, fr, STACK_MAX_DEPTH);
+
+	if (n == 0) {
+		w_fmt(w, "%s(no stack)\n", indent);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		stack_module_t m;
+		const char *name = "?";
+
+		if (fr[i].module != UINT32_MAX &&
+		    !stack_module_get(fr[i].module, &m)) {
+			const char *slash = strrchr(m.path, '/');
+
+			name = slash != NULL ? slash + 1 : m.path;
+			if (*name == '\0')
+				name = "?";
+		}
+		if (fr[i].module == UINT32_MAX)
+			w_fmt(w, "%s#%-2zu 0x%lx\n", indent, i,
+			    (unsigned long)fr[i].offset);
+		else
+			w_fmt(w, "%s#%-2zu %s+0x%lx\n", indent, i, name,
+			    (unsigned long)fr[i].offset);
+	}
+}
+
+static void
+write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
+    const leaks_t *L, const vcollect_t *V)
+{
+	const leak_t *lv = (const leak_t *)(const void *)L->ls.p;
+	const group_t *gv = (const group_t *)(const void *)L->gs.p;
+	const violation_t *vv = (const violation_t *)(const void *)V->s.p;
+	uint64_t nviol = violation_count();
+
+	w_fmt(w, "cuwarden " PACKAGE_VERSION " report: pid %d (parent %d), "
+	    "mode %s, ", (int)getpid(), (int)getppid(),
+	    meta->mode != NULL ? meta->mode : "library");
+	w_fmt(w, "%s", meta->exit_how != NULL ? meta->exit_how : "request");
+	if (meta->exit_status >= 0)
+		w_fmt(w, " status %d", meta->exit_status);
+	w_s(w, "\ncommand: ");
+	proc_args(p, text_arg, w);
+	w_fmt(w, "\ncoverage: hooks %s, %llu allocations and %llu frees "
+	    "seen, %llu untracked frees\n\n",
+	    __atomic_load_n(&stats_coverage.hooks_active, __ATOMIC_RELAXED) ?
+	    "active" : "inactive",
+	    (unsigned long long)__atomic_load_n(&stats_coverage.allocations,
+	    __ATOMIC_RELAXED),
+	    (unsigned long long)__atomic_load_n(&stats_coverage.frees,
+	    __ATOMIC_RELAXED),
+	    (unsigned long long)__atomic_load_n(
+	    &stats_coverage.untracked_frees, __ATOMIC_RELAXED));
+
+	for (size_t g = 0; g < L->ngroups; g++) {
+		const leak_t *l = &lv[gv[g].first];
+		const char *own = owner_str(l->owner);
+
+		w_fmt(w, "%llu bytes in %llu %s allocation%s of %llu bytes "
+		    "leaked", (unsigned long long)gv[g].bytes,
+		    (unsigned long long)gv[g].count, kname(l->kind),
+		    gv[g].count == 1 ? "" : "s",
+		    (unsigned long long)l->size);
+		if (l->device >= 0)
+			w_fmt(w, " on device %d", l->device);
+		w_fmt(w, " (%s", l->api != NULL ? l->api : "?");
+		if (*own != '\0')
+			w_fmt(w, ", owner %s", own);
+		w_fmt(w, ", first at 0x%lx)\n", (unsigned long)l->base);
+		text_stack(w, l->stack, "    ");
+		w_s(w, "\n");
+	}
+	for (size_t i = 0; i < V->n; i++) {
+		const violation_t *v = &vv[i];
+		const char *en = report_cuda_error_name(v->cuda_error);
+
+		w_fmt(w, "%s: %s(0x%lx)", violation_name(v->type),
+		    v->api != NULL ? v->api : "?", (unsigned long)v->address);
+		if (v->kind >= 0 && v->kind < KIND_COUNT)
+			w_fmt(w, " on %s memory of %llu bytes", kname(v->kind),
+			    (unsigned long long)v->size);
+		if (v->device >= 0)
+			w_fmt(w, ", device %d", v->device);
+		if (v->owner != 0)
+			w_fmt(w, ", owner %s", owner_str(v->owner));
+		if (v->cuda_error != 0) {
+			if (en != NULL)
+				w_fmt(w, ", driver returned %s", en);
+			else
+				w_fmt(w, ", driver returned %d", v->cuda_error);
+		}
+		w_s(w, "\n");
+		text_stack(w, v->stack, "    ");
+		if (v->alloc_stack != 0) {
+			w_s(w, "  allocated at:\n");
+			text_stack(w, v->alloc_stack, "    ");
+		}
+		if (v->free_stack != 0) {
+			w_s(w, "  freed at:\n");
+			text_stack(w, v->free_stack, "    ");
+		}
+		w_s(w, "\n");
+	}
+	if (nviol > V->n)
+		w_fmt(w, "(%llu more violations not kept)\n\n",
+		    (unsigned long long)(nviol - V->n));
+	if (ledger_failures() > 0)
+		w_fmt(w, "FAILED FREES: %llu (%llu addresses kept, %llu not "
+		    "kept)\n", (unsigned long long)ledger_failures(),
+		    (unsigned long long)ledger_size(),
+		    (unsigned long long)ledger_overflow());
+	w_fmt(w, "LEAK SUMMARY: %llu bytes leaked in %llu allocations\n",
+	    (unsigned long long)L->bytes, (unsigned long long)L->nleaks);
+	w_fmt(w, "ERROR SUMMARY: %llu errors (%llu leaked allocations, "
+	    "%llu violations)\n", (unsigned long long)(L->nleaks + nviol),
+	    (unsigned long long)L->nleaks, (unsigned long long)nviol);
+}
+
+/* ----------------------------------------------------------------- entry */
 
 bool
 report_write(int fd, cw_format_t format, const report_meta_t *meta)
 {
-	char buf[512];
-	int n;
+	static const report_meta_t none = { "library", "request", -1 };
+	wr_t w;
+	leaks_t L;
+	vcollect_t V;
+	proc_t *p;
+	scratch_t ps = { NULL, 0, 0 };
+	bool err = false;
+	int e = 0;
 
-	if (format == CW_FORMAT_TEXT)
-		n = log_snprintf(buf, sizeof(buf),
-		    "LEAK SUMMARY: 0 bytes leaked in 0 allocations\n"
-		    "ERROR SUMMARY: 0 errors\n");
-	else
-		n = log_snprintf(buf, sizeof(buf),
-		    "{\"format\": \"cuwarden-report\", \"version\": 1, "
-		    "\"pid\": %d, \"ppid\": %d, \"mode\": \"%s\", "
-		    "\"summary\": {\"leaked_bytes\": 0, "
-		    "\"leaked_allocations\": 0, \"violations\": 0}, "
-		    "\"leaks\": [], \"violations\": []}\n",
-		    (int)getpid(), (int)getppid(),
-		    meta != NULL && meta->mode != NULL ? meta->mode : "library");
-	if (n < 0 || (size_t)n >= sizeof(buf)) {
-		errno = EOVERFLOW;
+	if (meta == NULL)
+		meta = &none;
+	if (format != CW_FORMAT_JSON && format != CW_FORMAT_TEXT) {
+		errno = EINVAL;
 		return true;
 	}
-	return log_write_all(fd, buf, (size_t)n);
+	/* proc_t holds PATH_MAX bytes: scratch, not the caller's stack. */
+	if (scratch_reserve(&ps, sizeof(proc_t))) {
+		errno = ENOMEM;
+		return true;
+	}
+	p = (proc_t *)(void *)ps.p;
+	proc_read(p);
+	memset(&V, 0, sizeof(V));
+	if (leaks_collect(&L)) {
+		e = errno;
+		err = true;
+		goto out;
+	}
+	violation_foreach(vcollect_cb, &V);
+	w.fd = fd;
+	w.err = false;
+	w.saved_errno = 0;
+	w.len = 0;
+	if (format == CW_FORMAT_JSON)
+		write_json(&w, meta, p, &L, &V);
+	else
+		write_text(&w, meta, p, &L, &V);
+	w_flush(&w);
+	if (w.err) {
+		err = true;
+		e = w.saved_errno;
+	}
+out:
+	leaks_free(&L);
+	scratch_free(&V.s);
+	scratch_free(&p->cmd);
+	scratch_free(&ps);
+	if (err)
+		errno = e;
+	return err;
 }
+
+/* ----------------------------------------------------------------- files */
 
 bool
 report_expand_path(const char *pattern, char *buf, size_t size)
 {
 	size_t o = 0;
 
-	if (pattern == NULL || size == 0)
+	if (pattern == NULL || buf == NULL || size == 0)
 		return true;
 	for (const char *p = pattern; *p != '\0'; p++) {
 		char num[24];
@@ -73,8 +1119,108 @@ report_expand_path(const char *pattern, char *buf, size_t size)
 		memcpy(buf + o, piece, n);
 		o += n;
 	}
+	if (o == 0)
+		return true;
 	buf[o] = '\0';
 	return false;
+}
+
+/* The path this process (last_pid) wrote its report to, if any. */
+static char last_path[PATH_MAX];
+static pid_t last_pid;
+
+/* Leading decimal digits of s.  Returns true if there are none. */
+static bool
+parse_ll(const char *s, long long *out)
+{
+	long long v = 0;
+	const char *b = s;
+
+	while (*s >= '0' && *s <= '9' && v < LLONG_MAX / 16)
+		v = v * 10 + (*s++ - '0');
+	if (s == b)
+		return true;
+	*out = v;
+	return false;
+}
+
+/* When this process started, in seconds since the epoch (0 if unknown):
+ * btime of /proc/stat plus field 22 of /proc/self/stat. */
+static long long
+process_start(void)
+{
+	char buf[4096];
+	long long btime = -1, ticks = -1, hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd;
+	char *s;
+
+	fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	s = strstr(buf, "\nbtime ");
+	if (s != NULL)
+		(void)parse_ll(s + 7, &btime);
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	s = strrchr(buf, ')'); /* the command may hold spaces */
+	if (s == NULL)
+		return 0;
+	/* After ") " come fields 3, 4, ...: skip to field 22. */
+	for (int f = 2; f < 22 && s != NULL; f++)
+		s = strchr(s + 1, ' ');
+	if (s != NULL)
+		(void)parse_ll(s + 1, &ticks);
+	if (btime < 0 || ticks < 0 || hz <= 0)
+		return 0;
+	return btime + ticks / hz;
+}
+
+/* Opens the report file per the rules of report.h.  *out gets the path
+ * opened.  Returns the fd, or -1 (errno set). */
+static int
+open_report(const char *pattern, char *out, size_t size)
+{
+	const int wr = O_WRONLY | O_CLOEXEC;
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (report_expand_path(pattern, path, sizeof(path))) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	log_snprintf(out, size, "%s", path);
+	if (strstr(pattern, "%p") != NULL)
+		return open(path, wr | O_CREAT | O_TRUNC, 0644);
+	/* This process wrote it before: overwrite its own report. */
+	if (last_pid == getpid() && strcmp(last_path, path) == 0)
+		return open(path, wr | O_CREAT | O_TRUNC, 0644);
+	for (int tries = 0; tries < 2; tries++) {
+		fd = open(path, wr | O_CREAT | O_EXCL, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+		/* A report from before this process started (an earlier
+		 * run) is stale: replace it.  One written since (a parent, a
+		 * sibling, a child) is kept. */
+		if (tries > 0 || last_pid != 0 || stat(path, &st) != 0 ||
+		    (long long)st.st_mtime >= process_start() ||
+		    unlink(path) != 0)
+			break;
+	}
+	if (log_snprintf(out, size, "%s.%d", path, (int)getpid()) >=
+	    (int)size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return open(out, wr | O_CREAT | O_TRUNC, 0644);
 }
 
 bool
@@ -82,22 +1228,33 @@ report_write_env(const report_meta_t *meta)
 {
 	const char *pat = options_get_str(OPT_REPORT);
 	char path[PATH_MAX];
-	int fd;
+	int fd, e;
 	bool err;
 
 	if (pat == NULL)
 		return false;
-	if (report_expand_path(pat, path, sizeof(path))) {
-		log_error("CUWARDEN_REPORT=%s: bad path", pat);
-		return true;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open_report(pat, path, sizeof(path));
 	if (fd < 0) {
-		log_error("cannot open report %s (errno %d)", path, errno);
+		e = errno;
+		log_error("cannot write the report to %s (errno %d)",
+		    path[0] != '\0' ? path : pat, e);
+		errno = e;
 		return true;
 	}
 	err = report_write(fd, (cw_format_t)options_get(OPT_REPORT_FORMAT),
 	    meta);
-	close(fd);
-	return err;
+	e = errno;
+	if (close(fd) != 0 && !err) {
+		err = true;
+		e = errno;
+	}
+	if (err) {
+		log_error("writing the report to %s failed (errno %d)", path, e);
+		errno = e;
+		return true;
+	}
+	log_snprintf(last_path, sizeof(last_path), "%s", path);
+	last_pid = getpid();
+	log_debug(1, "report written to %s", path);
+	return false;
 }

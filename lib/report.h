@@ -32,4 +32,13 @@ bool report_expand_path(const char *pattern, char *buf, size_t size);
  * on error (logged).  Does nothing and returns false when unset. */
 bool report_write_env(const report_meta_t *meta);
 
+/* True for the kinds whose live records are leaks: all but views and
+ * mappings (a mapping holds no memory of its own; its physical handle and
+ * its reservation are reported). */
+bool report_kind_leaks(int kind);
+
+/* "CUDA_ERROR_..." of a CUresult from cuda.h's names (never asks the
+ * driver); NULL for a code it does not know. */
+const char *report_cuda_error_name(int code);
+
 #endif /* CUWARDEN_REPORT_H */
