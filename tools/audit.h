@@ -1,0 +1,260 @@
+/*
+ * audit.h -- cuwarden-audit's own nouns and the contracts between its
+ * files.  The tool is a separate program: it never links libcuwarden, it
+ * reads the per-process reports the shim writes (doc/report-schema.md)
+ * and writes the merged document (doc/audit.md).
+ *
+ *   main.c         options, the two commands (audit a program; `report`)
+ *   run.c          finds the shim, spawns the program, collects reports
+ *   reportread.c   reads per-process reports, merges findings
+ *   symbolize.c    (module, build-id, offset) -> function, file:line
+ *   suppress.c     suppression rules (file and built-in), --gen-suppressions
+ *   baseline.c     fingerprints and --baseline
+ *   render_*.c     text, JSON, SARIF, HTML
+ *   util.c         allocation that never fails, strings, numbers
+ *
+ * Words: a *finding* is a leak group or a violation group (identical
+ * fingerprint); a *process* is one report file.
+ */
+#ifndef CUWARDEN_TOOLS_AUDIT_H
+#define CUWARDEN_TOOLS_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#define AU_PROG "cuwarden-audit"
+
+/* Exit statuses of the tool itself (doc/audit.md, cuwarden-audit(1)). */
+#define AU_EXIT_DEFAULT_ERROR 23 /* findings, unless --error-exitcode */
+#define AU_EXIT_USAGE 125        /* bad options or arguments (as timeout(1)) */
+#define AU_EXIT_AUDIT_FAILED 125 /* shim missing/not loaded, bad report */
+#define AU_EXIT_CANNOT_EXEC 126
+#define AU_EXIT_NOT_FOUND 127
+
+#define AU_FINGERPRINT_FRAMES 8
+#define AU_MAX_ADDRESSES 16
+
+/* ------------------------------------------------------------- findings */
+
+typedef struct au_inline_s {
+	char *function; /* NULL when unknown */
+	char *file;
+	int line;
+} au_inline_t;
+
+typedef struct au_frame_s {
+	char *module;   /* path; NULL when unknown (offset is an address) */
+	char *build_id; /* lowercase hex; "" when the module has none */
+	uint64_t offset;
+	/* Filled by symbolize_model(). */
+	char *function; /* DWARF or ELF symbol name; NULL when unknown */
+	char *file;     /* source file (as the debug info names it) */
+	int line;       /* 0 when unknown */
+	au_inline_t *inlined; /* inlined calls at this pc, innermost first */
+	size_t ninlined;
+	const char *note; /* static text: "build-id mismatch", ... or NULL */
+	bool symbolized;
+} au_frame_t;
+
+typedef struct au_stack_s {
+	au_frame_t *frames; /* innermost first */
+	size_t n;
+} au_stack_t;
+
+typedef enum au_class_e { AU_LEAK, AU_VIOLATION } au_class_t;
+
+typedef struct au_finding_s {
+	au_class_t cls;
+	char *type;       /* violation type; for leaks the kind again */
+	char *kind;       /* memory kind ("device", ...); may be "" */
+	char *api;
+	char *owner;      /* "" when none */
+	char *cuda_error; /* violations; NULL when none */
+	int device;       /* first device seen; -1 unknown */
+	int *devices;     /* distinct devices, in order seen */
+	size_t ndevices;
+	uint64_t size;    /* bytes per allocation (first seen) */
+	uint64_t min_size, max_size;
+	uint64_t count;   /* allocations (leaks), occurrences (violations) */
+	uint64_t bytes;   /* leaks: total bytes */
+	char **addresses; /* at most AU_MAX_ADDRESSES */
+	size_t naddresses;
+	au_stack_t stack;       /* allocation (leak) or violating stack */
+	au_stack_t alloc_stack; /* violations */
+	au_stack_t free_stack;  /* violations: first free */
+	long *pids;             /* distinct, in order seen */
+	size_t npids;
+	size_t seq;             /* order of first occurrence */
+	char fingerprint[17];
+	uint64_t fp;            /* the fingerprint as a number */
+	/* Set by suppress_apply()/baseline_apply(): NULL when reported. */
+	const char *suppressed_by;
+	bool in_baseline;
+} au_finding_t;
+
+typedef struct au_process_s {
+	char *path;   /* the report file */
+	json_t *doc;  /* the whole document */
+	long pid, ppid;
+	bool hooks_active;
+	char *exe;    /* "" when absent */
+} au_process_t;
+
+typedef struct au_model_s {
+	au_process_t *procs;
+	size_t nprocs;
+	au_finding_t **leaks; /* every leak group (reported or not) */
+	size_t nleaks;
+	au_finding_t **viols;
+	size_t nviols;
+	/* The run (absent for `report`). */
+	json_t *command;  /* array of strings, owned */
+	int exit_status;  /* the program's, shell style; -1 unknown */
+	bool ran;         /* true when this run spawned the program */
+	size_t seq;       /* findings created so far */
+	struct au_index_s *index; /* fingerprint -> finding (reportread.c) */
+} au_model_t;
+
+/* ---------------------------------------------------------- util.c */
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "3,145,728" into buf (at least 32 bytes). */
+const char *fmt_commas(uint64_t v, char *buf, size_t size);
+const char *base_name(const char *path);
+/* Parses a size with an optional K/M/G/T suffix (powers of 1024).
+ * Returns true on error. */
+bool parse_size(const char *s, unsigned long long *out);
+/* Parses a decimal integer in [min, max].  Returns true on error. */
+bool parse_long(const char *s, long min, long max, long *out);
+/* When path names a file under the current directory, the path relative
+ * to it (newly allocated); else NULL. */
+char *path_under_cwd(const char *path);
+void au_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void au_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A string member of o, or dflt. */
+const char *json_str(const json_t *o, const char *key, const char *dflt);
+long long json_int(const json_t *o, const char *key, long long dflt);
+
+/* --------------------------------------------------------- reportread.c */
+
+/* Reads one per-process report and adds it to m.  On error writes the
+ * message (file, line:column, what is wrong) into err and returns true. */
+bool report_read_file(au_model_t *m, const char *path, char *err,
+    size_t errsize);
+/* Sorts leaks (bytes, largest first) and violations (first occurrence). */
+void model_sort(au_model_t *m);
+void model_free(au_model_t *m);
+void stack_free(au_stack_t *s);
+
+/* ----------------------------------------------------------- symbolize.c */
+
+/* Fills every frame of every finding.  Never fails: a frame that cannot
+ * be symbolized keeps module + offset and a note. */
+void symbolize_model(au_model_t *m);
+void symbolize_frame(au_frame_t *f);
+void symbolize_done(void);
+
+/* ------------------------------------------------------------ suppress.c */
+
+typedef struct au_supp_s au_supp_t; /* the rule set */
+
+au_supp_t *supp_new(void);
+void supp_add_builtin(au_supp_t *s);
+/* Reads FILE.  Returns true on error (message in err: "file:line: ..."). */
+bool supp_load(au_supp_t *s, const char *path, char *err, size_t errsize);
+/* Marks matching findings suppressed (f->suppressed_by = the rule). */
+void supp_apply(au_supp_t *s, au_model_t *m);
+/* Used-rule table: calls fn for each rule that matched something. */
+void supp_foreach_used(const au_supp_t *s,
+    void (*fn)(const char *rule, const char *origin, uint64_t count,
+	uint64_t bytes, void *arg), void *arg);
+void supp_free(au_supp_t *s);
+/* Writes ready-to-paste suppression lines for every reported finding. */
+void supp_generate(const au_model_t *m, FILE *out);
+/* The built-in rules, one "rule  # why" per line (for --help and docs). */
+void supp_print_builtin(FILE *out);
+/* Does frame pattern `pat` match frame f (function, module base name or
+ * path, source file base name or path)? */
+bool supp_frame_matches(const char *pat, const au_frame_t *f);
+
+/* ------------------------------------------------------------ baseline.c */
+
+/* The fingerprint of a finding, from kind/type, api and the first
+ * AU_FINGERPRINT_FRAMES frames (module base name, build-id, offset). */
+void fingerprint_compute(au_finding_t *f);
+typedef struct au_baseline_s au_baseline_t;
+/* Reads a saved --json document.  Returns NULL on error (message in err). */
+au_baseline_t *baseline_load(const char *path, char *err, size_t errsize);
+void baseline_apply(const au_baseline_t *b, au_model_t *m);
+void baseline_free(au_baseline_t *b);
+
+/* --------------------------------------------------------------- totals */
+
+typedef struct au_totals_s {
+	uint64_t leaked_bytes, leaked_allocations, leak_groups;
+	uint64_t violations, violation_groups;
+	uint64_t suppressed_leaks, suppressed_bytes, suppressed_leak_groups;
+	uint64_t suppressed_violations;
+	uint64_t baseline_leaks, baseline_violations; /* groups */
+	uint64_t processes, hooks_active, allocations, frees;
+	uint64_t untracked_frees, failed_calls;
+} au_totals_t;
+
+void model_totals(const au_model_t *m, au_totals_t *t);
+static inline bool
+finding_reported(const au_finding_t *f)
+{
+	return f->suppressed_by == NULL && !f->in_baseline;
+}
+
+/* --------------------------------------------------------------- render */
+
+typedef struct au_render_opts_s {
+	const au_supp_t *supp;    /* for the used-rule table; may be NULL */
+	const char *baseline;     /* --baseline path or NULL */
+	int stack_limit;          /* frames printed per stack in text, 0 all */
+} au_render_opts_t;
+
+void render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out);
+/* The merged document.  Caller owns the result. */
+json_t *render_json_doc(const au_model_t *m, const au_render_opts_t *o);
+/* Each returns true on error (message printed). */
+bool render_json(const au_model_t *m, const au_render_opts_t *o,
+    const char *path);
+bool render_sarif(const au_model_t *m, const au_render_opts_t *o,
+    const char *path);
+bool render_html(const au_model_t *m, const au_render_opts_t *o,
+    const char *path);
+/* JSON array of a symbolized stack (shared by the JSON and HTML pages). */
+json_t *render_stack_json(const au_stack_t *s);
+
+/* ------------------------------------------------------------------ run.c */
+
+typedef struct au_run_opts_s {
+	const char *preload;      /* --preload, or NULL: find our own */
+	const char *keep_reports; /* --keep-reports DIR or NULL */
+	char **env;               /* "NAME=value" to set in the program */
+	size_t nenv;
+	bool wait_descendants;
+} au_run_opts_t;
+
+/* Finds the shim of this installation or build tree.  Returns a newly
+ * allocated absolute path, or NULL (with the places looked at in err). */
+char *run_find_shim(char *err, size_t errsize);
+/* Runs argv under the shim, waits for it and every process it started,
+ * reads every report into m.  Returns the tool's exit status on failure
+ * (125, 126, 127), 0 on success; m->exit_status is the program's. */
+int run_program(const au_run_opts_t *o, char **argv, au_model_t *m);
+/* The files of dir (not starting with '.'), sorted by name. */
+size_t run_list_files(const char *dir, char ***out);
+void run_free_list(char **v, size_t n);
+
+#endif /* CUWARDEN_TOOLS_AUDIT_H */

@@ -1,0 +1,184 @@
+/*
+ * baseline.c -- fingerprints, and --baseline (a saved --json document:
+ * findings whose fingerprint it lists are not reported again).
+ *
+ * A fingerprint is stable across runs, machines with the same binaries
+ * and ASLR: FNV-1a (64 bits) over the class ("leak"/"violation"), the
+ * kind or violation type, the API, and the first AU_FINGERPRINT_FRAMES
+ * frames of the allocation (leak) or violating (violation) stack, each as
+ * (module base name, build-id, offset).  Never absolute addresses, never
+ * line numbers, never pids.  A frame of an unknown module (an absolute
+ * address) contributes only the word "?".
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+static uint64_t
+fnv(uint64_t h, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		h ^= *p;
+		h *= FNV_PRIME;
+	}
+	/* A separator, so ("ab","c") and ("a","bc") differ. */
+	h ^= 0xff;
+	h *= FNV_PRIME;
+	return h;
+}
+
+void
+fingerprint_compute(au_finding_t *f)
+{
+	uint64_t h = FNV_OFFSET;
+	size_t i;
+
+	h = fnv(h, f->cls == AU_LEAK ? "leak" : "violation");
+	h = fnv(h, f->type);
+	h = fnv(h, f->api);
+	for (i = 0; i < f->stack.n && i < AU_FINGERPRINT_FRAMES; i++) {
+		const au_frame_t *fr = &f->stack.frames[i];
+		char off[24];
+
+		if (fr->module == NULL) {
+			h = fnv(h, "?");
+			continue;
+		}
+		h = fnv(h, base_name(fr->module));
+		h = fnv(h, fr->build_id ? fr->build_id : "");
+		snprintf(off, sizeof(off), "%llx",
+		    (unsigned long long)fr->offset);
+		h = fnv(h, off);
+	}
+	f->fp = h;
+	snprintf(f->fingerprint, sizeof(f->fingerprint), "%016llx",
+	    (unsigned long long)h);
+}
+
+struct au_baseline_s {
+	char **fps;
+	size_t n;
+};
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool
+collect(au_baseline_t *b, const json_t *arr, const char *path,
+    const char *what, bool only_baseline, char *err, size_t errsize)
+{
+	size_t i;
+
+	if (arr == NULL)
+		return false;
+	if (!json_is_array(arr)) {
+		snprintf(err, errsize, "%s: \"%s\" is not an array", path,
+		    what);
+		return true;
+	}
+	for (i = 0; i < json_array_size(arr); i++) {
+		const json_t *o = json_array_get(arr, i);
+		const char *fp = json_str(o, "fingerprint", NULL);
+
+		if (fp == NULL) {
+			snprintf(err, errsize, "%s: %s[%zu] has no "
+			    "\"fingerprint\"", path, what, i);
+			return true;
+		}
+		if (only_baseline && strcmp(json_str(o, "suppressed_by", ""),
+		    "baseline") != 0)
+			continue;
+		b->fps = xrealloc(b->fps, (b->n + 1) * sizeof(*b->fps));
+		b->fps[b->n++] = xstrdup(fp);
+	}
+	return false;
+}
+
+au_baseline_t *
+baseline_load(const char *path, char *err, size_t errsize)
+{
+	json_error_t jerr;
+	json_t *doc;
+	au_baseline_t *b;
+	const char *format;
+
+	doc = json_load_file(path, 0, &jerr);
+	if (doc == NULL) {
+		if (jerr.line <= 0)
+			snprintf(err, errsize, "%s: %s", path, jerr.text);
+		else
+			snprintf(err, errsize, "%s:%d:%d: invalid JSON: %s",
+			    path, jerr.line, jerr.column, jerr.text);
+		return NULL;
+	}
+	format = json_str(doc, "format", "");
+	if (strcmp(format, "cuwarden-audit") != 0 ||
+	    json_int(doc, "version", 0) != 1) {
+		snprintf(err, errsize, "%s: not a baseline: expected a "
+		    "document written by " AU_PROG " --json (format "
+		    "\"cuwarden-audit\", version 1)", path);
+		json_decref(doc);
+		return NULL;
+	}
+	b = xcalloc(1, sizeof(*b));
+	if (collect(b, json_object_get(doc, "leaks"), path, "leaks", false,
+	    err, errsize) ||
+	    collect(b, json_object_get(doc, "violations"), path,
+	    "violations", false, err, errsize) ||
+	    collect(b, json_object_get(doc, "suppressed"), path,
+	    "suppressed", true, err, errsize)) {
+		json_decref(doc);
+		baseline_free(b);
+		return NULL;
+	}
+	json_decref(doc);
+	if (b->n > 1)
+		qsort(b->fps, b->n, sizeof(*b->fps), cmp_str);
+	return b;
+}
+
+static bool
+baseline_has(const au_baseline_t *b, const char *fp)
+{
+	return b->n > 0 && bsearch(&fp, b->fps, b->n, sizeof(*b->fps),
+	    cmp_str) != NULL;
+}
+
+void
+baseline_apply(const au_baseline_t *b, au_model_t *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nleaks; i++)
+		if (m->leaks[i]->suppressed_by == NULL &&
+		    baseline_has(b, m->leaks[i]->fingerprint))
+			m->leaks[i]->in_baseline = true;
+	for (i = 0; i < m->nviols; i++)
+		if (m->viols[i]->suppressed_by == NULL &&
+		    baseline_has(b, m->viols[i]->fingerprint))
+			m->viols[i]->in_baseline = true;
+}
+
+void
+baseline_free(au_baseline_t *b)
+{
+	size_t i;
+
+	if (b == NULL)
+		return;
+	for (i = 0; i < b->n; i++)
+		free(b->fps[i]);
+	free(b->fps);
+	free(b);
+}

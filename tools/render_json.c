@@ -1,0 +1,240 @@
+/*
+ * render_json.c -- the merged document, format "cuwarden-audit" version 1
+ * (doc/audit.md; tests/tools/audit.schema.json checks it).  Every other
+ * output is derived from the same model; this one keeps everything:
+ * reported findings, suppressed and baseline ones (under "suppressed",
+ * with the rule), every process with its own coverage and summary.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "audit.h"
+
+static json_t *
+str_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+static json_t *
+frame_json(const au_frame_t *f)
+{
+	json_t *o = json_object();
+	char off[24];
+	size_t i;
+
+	snprintf(off, sizeof(off), "0x%llx", (unsigned long long)f->offset);
+	json_object_set_new(o, "module", str_or_null(f->module));
+	json_object_set_new(o, "build_id", json_string(f->build_id ?
+	    f->build_id : ""));
+	json_object_set_new(o, "offset", json_string(off));
+	json_object_set_new(o, "function", str_or_null(f->function));
+	json_object_set_new(o, "file", str_or_null(f->file));
+	json_object_set_new(o, "line", json_integer(f->line));
+	if (f->ninlined > 0) {
+		json_t *a = json_array();
+
+		for (i = 0; i < f->ninlined; i++)
+			json_array_append_new(a, json_pack("{s:o,s:o,s:i}",
+			    "function", str_or_null(f->inlined[i].function),
+			    "file", str_or_null(f->inlined[i].file),
+			    "line", f->inlined[i].line));
+		json_object_set_new(o, "inlined", a);
+	}
+	if (f->note != NULL)
+		json_object_set_new(o, "note", json_string(f->note));
+	return o;
+}
+
+json_t *
+render_stack_json(const au_stack_t *s)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		json_array_append_new(a, frame_json(&s->frames[i]));
+	return a;
+}
+
+static json_t *
+finding_json(const au_finding_t *f)
+{
+	json_t *o = json_object(), *a;
+	size_t i;
+
+	if (f->cls == AU_LEAK) {
+		json_object_set_new(o, "kind", json_string(f->kind));
+	} else {
+		json_object_set_new(o, "type", json_string(f->type));
+		json_object_set_new(o, "kind", json_string(f->kind));
+	}
+	json_object_set_new(o, "api", json_string(f->api));
+	json_object_set_new(o, "owner", json_string(f->owner));
+	json_object_set_new(o, "device", json_integer(f->device));
+	a = json_array();
+	for (i = 0; i < f->ndevices; i++)
+		json_array_append_new(a, json_integer(f->devices[i]));
+	json_object_set_new(o, "devices", a);
+	json_object_set_new(o, "size", json_integer((json_int_t)(
+	    f->min_size == f->max_size ? f->size : 0)));
+	json_object_set_new(o, "min_size", json_integer((json_int_t)
+	    f->min_size));
+	json_object_set_new(o, "max_size", json_integer((json_int_t)
+	    f->max_size));
+	json_object_set_new(o, "count", json_integer((json_int_t)f->count));
+	if (f->cls == AU_LEAK)
+		json_object_set_new(o, "bytes",
+		    json_integer((json_int_t)f->bytes));
+	else {
+		json_object_set_new(o, "address", json_string(
+		    f->naddresses ? f->addresses[0] : ""));
+		json_object_set_new(o, "cuda_error",
+		    str_or_null(f->cuda_error));
+		json_object_set_new(o, "pid", json_integer(f->npids ?
+		    f->pids[0] : 0));
+	}
+	a = json_array();
+	for (i = 0; i < f->naddresses; i++)
+		json_array_append_new(a, json_string(f->addresses[i]));
+	json_object_set_new(o, "addresses", a);
+	a = json_array();
+	for (i = 0; i < f->npids; i++)
+		json_array_append_new(a, json_integer(f->pids[i]));
+	json_object_set_new(o, "pids", a);
+	json_object_set_new(o, "fingerprint", json_string(f->fingerprint));
+	json_object_set_new(o, "stack", render_stack_json(&f->stack));
+	if (f->cls == AU_VIOLATION) {
+		json_object_set_new(o, "alloc_stack",
+		    render_stack_json(&f->alloc_stack));
+		json_object_set_new(o, "free_stack",
+		    render_stack_json(&f->free_stack));
+	}
+	return o;
+}
+
+static void
+used_json(const char *rule, const char *origin, uint64_t count,
+    uint64_t bytes, void *arg)
+{
+	json_array_append_new(arg, json_pack("{s:s,s:s,s:I,s:I}", "rule",
+	    rule, "origin", origin, "count", (json_int_t)count, "bytes",
+	    (json_int_t)bytes));
+}
+
+static json_t *
+process_json(const au_process_t *p)
+{
+	json_t *o = json_object(), *v;
+	static const char *const keep[] = { "command", "exe", "mode", "exit",
+		"coverage", "summary", "time" };
+	size_t i;
+
+	json_object_set_new(o, "pid", json_integer(p->pid));
+	json_object_set_new(o, "ppid", json_integer(p->ppid));
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if ((v = json_object_get(p->doc, keep[i])) != NULL)
+			json_object_set(o, keep[i], v);
+	if (json_object_get(o, "command") == NULL)
+		json_object_set_new(o, "command", json_array());
+	json_object_set_new(o, "report", json_string(p->path));
+	return o;
+}
+
+json_t *
+render_json_doc(const au_model_t *m, const au_render_opts_t *o)
+{
+	json_t *doc = json_object(), *a, *sup, *used;
+	au_totals_t t;
+	size_t i;
+
+	model_totals(m, &t);
+	json_object_set_new(doc, "format", json_string("cuwarden-audit"));
+	json_object_set_new(doc, "version", json_integer(1));
+	json_object_set_new(doc, "tool", json_string(AU_PROG " "
+	    PACKAGE_VERSION));
+	json_object_set_new(doc, "command", m->command ?
+	    json_incref(m->command) : json_array());
+	json_object_set_new(doc, "exit_status", m->ran && m->exit_status >= 0 ?
+	    json_integer(m->exit_status) : json_null());
+	a = json_array();
+	for (i = 0; i < m->nprocs; i++)
+		json_array_append_new(a, process_json(&m->procs[i]));
+	json_object_set_new(doc, "processes", a);
+	json_object_set_new(doc, "coverage", json_pack(
+	    "{s:I,s:I,s:b,s:I,s:I,s:I,s:I}",
+	    "processes", (json_int_t)t.processes,
+	    "hooks_active_processes", (json_int_t)t.hooks_active,
+	    "hooks_active", t.hooks_active > 0,
+	    "allocations", (json_int_t)t.allocations,
+	    "frees", (json_int_t)t.frees,
+	    "untracked_frees", (json_int_t)t.untracked_frees,
+	    "failed_calls", (json_int_t)t.failed_calls));
+	json_object_set_new(doc, "summary", json_pack(
+	    "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	    "leaked_bytes", (json_int_t)t.leaked_bytes,
+	    "leaked_allocations", (json_int_t)t.leaked_allocations,
+	    "leak_groups", (json_int_t)t.leak_groups,
+	    "violations", (json_int_t)t.violations,
+	    "violation_groups", (json_int_t)t.violation_groups,
+	    "errors", (json_int_t)(t.leaked_allocations + t.violations),
+	    "suppressed_leaks", (json_int_t)t.suppressed_leaks,
+	    "suppressed_bytes", (json_int_t)t.suppressed_bytes,
+	    "suppressed_violations", (json_int_t)t.suppressed_violations,
+	    "baseline_leak_groups", (json_int_t)t.baseline_leaks,
+	    "baseline_violation_groups", (json_int_t)t.baseline_violations));
+	a = json_array();
+	sup = json_array();
+	for (i = 0; i < m->nleaks; i++) {
+		json_t *f = finding_json(m->leaks[i]);
+
+		if (finding_reported(m->leaks[i])) {
+			json_array_append_new(a, f);
+			continue;
+		}
+		json_object_set_new(f, "class", json_string("leak"));
+		json_object_set_new(f, "suppressed_by", json_string(
+		    m->leaks[i]->suppressed_by ? m->leaks[i]->suppressed_by :
+		    "baseline"));
+		json_array_append_new(sup, f);
+	}
+	json_object_set_new(doc, "leaks", a);
+	a = json_array();
+	for (i = 0; i < m->nviols; i++) {
+		json_t *f = finding_json(m->viols[i]);
+
+		if (finding_reported(m->viols[i])) {
+			json_array_append_new(a, f);
+			continue;
+		}
+		json_object_set_new(f, "class", json_string("violation"));
+		json_object_set_new(f, "suppressed_by", json_string(
+		    m->viols[i]->suppressed_by ? m->viols[i]->suppressed_by :
+		    "baseline"));
+		json_array_append_new(sup, f);
+	}
+	json_object_set_new(doc, "violations", a);
+	json_object_set_new(doc, "suppressed", sup);
+	used = json_array();
+	supp_foreach_used(o->supp, used_json, used);
+	json_object_set_new(doc, "suppressions_used", used);
+	json_object_set_new(doc, "baseline", str_or_null(o->baseline));
+	return doc;
+}
+
+bool
+render_json(const au_model_t *m, const au_render_opts_t *o, const char *path)
+{
+	json_t *doc = render_json_doc(m, o);
+	int rc;
+
+	rc = json_dump_file(doc, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(doc);
+	if (rc != 0) {
+		au_error("cannot write %s: %s", path, strerror(errno));
+		return true;
+	}
+	return false;
+}

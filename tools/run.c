@@ -1,0 +1,431 @@
+/*
+ * run.c -- runs the program under the shim: finds the shim of this
+ * installation (or build tree), builds the environment (LD_PRELOAD with
+ * ours first, CUWARDEN_REPORT in a private temporary directory, the shim
+ * options), fork + execvp, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to
+ * the tool, waits for the program and every process it started (the tool
+ * is a child subreaper, so orphans come back to it), reads every report
+ * and removes the directory (or copies it for --keep-reports).
+ *
+ * Invariants: the tool never returns 0 for a run that audited nothing: no
+ * report at all is an audit failure (125) unless the program died of a
+ * signal (then its 128+n).  exec failures come back through a close-on-
+ * exec pipe: 127 when the program is not found, 126 when it cannot run.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit.h"
+
+#ifndef CW_PKGLIBDIR
+#define CW_PKGLIBDIR "/usr/local/lib/cuwarden"
+#endif
+#define SHIM_NAME "libcuwarden_preload.so"
+
+/* ------------------------------------------------------------ the shim */
+
+static bool
+readable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    access(path, R_OK) == 0;
+}
+
+char *
+run_find_shim(char *err, size_t errsize)
+{
+	char exe[PATH_MAX], *dir, *cand[6] = { NULL };
+	char *found = NULL;
+	ssize_t n;
+	size_t i, nc = 0, len = 0;
+	glob_t g;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		dir = strrchr(exe, '/');
+		if (dir != NULL)
+			*dir = '\0';
+		/* libtool keeps the real binary in tools/.libs. */
+		if (strcmp(base_name(exe), ".libs") == 0 &&
+		    (dir = strrchr(exe, '/')) != NULL)
+			*dir = '\0';
+		cand[nc++] = xasprintf("%s/../lib/cuwarden/" SHIM_NAME, exe);
+		cand[nc++] = xasprintf("%s/../lib64/cuwarden/" SHIM_NAME, exe);
+		cand[nc++] = xasprintf("%s/../preload/.libs/" SHIM_NAME, exe);
+		cand[nc] = xasprintf("%s/../lib/*/cuwarden/" SHIM_NAME, exe);
+		if (glob(cand[nc], 0, NULL, &g) == 0) {
+			if (g.gl_pathc > 0) {
+				free(cand[nc]);
+				cand[nc] = xstrdup(g.gl_pathv[0]);
+			}
+			globfree(&g);
+		}
+		nc++;
+	}
+	cand[nc++] = xstrdup(CW_PKGLIBDIR "/" SHIM_NAME);
+	for (i = 0; i < nc && found == NULL; i++)
+		if (readable(cand[i]))
+			found = realpath(cand[i], NULL);
+	if (found == NULL) {
+		len = (size_t)snprintf(err, errsize, "the preload shim "
+		    SHIM_NAME " was not found; looked at:");
+		for (i = 0; i < nc && len < errsize; i++)
+			len += (size_t)snprintf(err + len, errsize - len,
+			    " %s", cand[i]);
+		if (len < errsize)
+			snprintf(err + len, errsize - len, " (use --preload "
+			    "PATH, or build it: make)");
+	}
+	for (i = 0; i < nc; i++)
+		free(cand[i]);
+	return found;
+}
+
+/* ------------------------------------------------------------ signals */
+
+static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t interrupted;
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void
+forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	interrupted = sig;
+	/* A terminal's ^C already reached the whole process group: only
+	 * signals sent to the tool by a process are passed on. */
+	if (child_pid > 0 && (si == NULL || si->si_code != SI_KERNEL))
+		kill((pid_t)child_pid, sig);
+}
+
+static void
+signals_install(struct sigaction *old)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, &old[i]);
+}
+
+static void
+signals_restore(const struct sigaction *old)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &old[i], NULL);
+}
+
+/* ------------------------------------------------------------ the dir */
+
+static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The regular files of dir, sorted.  Returns the count. */
+size_t
+run_list_files(const char *dir, char ***out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	size_t n = 0;
+
+	*out = NULL;
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		v = xrealloc(v, (n + 1) * sizeof(*v));
+		v[n++] = xasprintf("%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_name);
+	*out = v;
+	return n;
+}
+
+void
+run_free_list(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void
+remove_dir(const char *dir)
+{
+	char **v;
+	size_t i, n = run_list_files(dir, &v);
+
+	for (i = 0; i < n; i++)
+		unlink(v[i]);
+	run_free_list(v, n);
+	rmdir(dir);
+}
+
+static bool
+copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out;
+	ssize_t r;
+	bool bad = false;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return true;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return true;
+	}
+	while ((r = read(in, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (r > 0) {
+			ssize_t w = write(out, p, (size_t)r);
+
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				bad = true;
+				break;
+			}
+			p += w;
+			r -= w;
+		}
+		if (bad)
+			break;
+	}
+	if (r < 0)
+		bad = true;
+	close(in);
+	if (close(out) != 0)
+		bad = true;
+	return bad;
+}
+
+static void
+keep_reports(const char *dir, char **files, size_t n)
+{
+	size_t i;
+
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		au_warn("--keep-reports: cannot create %s: %s", dir,
+		    strerror(errno));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		char *to = xasprintf("%s/%s", dir, base_name(files[i]));
+
+		if (copy_file(files[i], to))
+			au_warn("--keep-reports: cannot copy %s to %s: %s",
+			    files[i], to, strerror(errno));
+		free(to);
+	}
+}
+
+/* ------------------------------------------------------------ the run */
+
+static void
+child_exec(int errfd, const char *shim, const char *report,
+    const au_run_opts_t *o, char **argv)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *preload;
+	size_t i;
+	int e;
+
+	if (old != NULL && old[0] != '\0')
+		preload = xasprintf("%s:%s", shim, old);
+	else
+		preload = xstrdup(shim);
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("CUWARDEN_REPORT", report, 1);
+	setenv("CUWARDEN_REPORT_FORMAT", "json", 1);
+	for (i = 0; i < o->nenv; i++)
+		putenv(o->env[i]);
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(errfd, &e, sizeof(e)) < 0)
+		_exit(AU_EXIT_NOT_FOUND);
+	_exit(e == ENOENT ? AU_EXIT_NOT_FOUND : AU_EXIT_CANNOT_EXEC);
+}
+
+static int
+exec_failed(const char *prog, int e)
+{
+	if (e == ENOENT && strchr(prog, '/') == NULL) {
+		au_error("%s: command not found", prog);
+		return AU_EXIT_NOT_FOUND;
+	}
+	au_error("cannot run %s: %s", prog, strerror(e));
+	return e == ENOENT ? AU_EXIT_NOT_FOUND : AU_EXIT_CANNOT_EXEC;
+}
+
+int
+run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
+{
+	char err[4096], tmpl[PATH_MAX], *shim, *report, **files;
+	struct sigaction old[4];
+	const char *tmp = getenv("TMPDIR");
+	int pfd[2], status = 0, e, rc = 0;
+	bool main_reported = false;
+	ssize_t r;
+	pid_t pid, main_pid;
+	size_t i, n;
+
+	if (o->preload != NULL) {
+		if (!readable(o->preload)) {
+			au_error("--preload %s: %s", o->preload,
+			    access(o->preload, F_OK) ? strerror(errno) :
+			    "not a readable file");
+			return AU_EXIT_AUDIT_FAILED;
+		}
+		shim = realpath(o->preload, NULL);
+	} else {
+		shim = run_find_shim(err, sizeof(err));
+		if (shim == NULL) {
+			au_error("%s", err);
+			return AU_EXIT_AUDIT_FAILED;
+		}
+	}
+	if (strpbrk(shim, " :\t\n") != NULL) {
+		au_error("the shim's path %s contains a space or a colon, "
+		    "which LD_PRELOAD cannot carry; install it elsewhere", shim);
+		free(shim);
+		return AU_EXIT_AUDIT_FAILED;
+	}
+	snprintf(tmpl, sizeof(tmpl), "%s/cuwarden-audit.XXXXXX",
+	    tmp && tmp[0] ? tmp : "/tmp");
+	if (mkdtemp(tmpl) == NULL) {
+		au_error("cannot create a temporary directory %s: %s", tmpl,
+		    strerror(errno));
+		free(shim);
+		return AU_EXIT_AUDIT_FAILED;
+	}
+	report = xasprintf("%s/report.%%p.json", tmpl);
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		au_error("pipe: %s", strerror(errno));
+		rc = AU_EXIT_AUDIT_FAILED;
+		goto out;
+	}
+	if (o->wait_descendants)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	fflush(NULL);
+	signals_install(old);
+	pid = fork();
+	if (pid < 0) {
+		au_error("fork: %s", strerror(errno));
+		signals_restore(old);
+		close(pfd[0]);
+		close(pfd[1]);
+		rc = AU_EXIT_AUDIT_FAILED;
+		goto out;
+	}
+	if (pid == 0) {
+		signals_restore(old);
+		close(pfd[0]);
+		child_exec(pfd[1], shim, report, o, argv);
+	}
+	main_pid = pid;
+	child_pid = pid;
+	close(pfd[1]);
+	do
+		r = read(pfd[0], &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	close(pfd[0]);
+	while (waitpid(main_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	if (r == (ssize_t)sizeof(e)) {
+		signals_restore(old);
+		rc = exec_failed(argv[0], e);
+		goto out;
+	}
+	/* Orphaned descendants were re-parented to us: wait for them too,
+	 * unless the user interrupts the wait. */
+	interrupted = 0;
+	while (o->wait_descendants && !interrupted) {
+		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+			break;
+	}
+	signals_restore(old);
+	if (WIFEXITED(status)) {
+		m->exit_status = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		m->exit_status = 128 + WTERMSIG(status);
+		au_warn("the program was killed by signal %d (%s)%s",
+		    WTERMSIG(status), strsignal(WTERMSIG(status)),
+		    WCOREDUMP(status) ? ", core dumped" : "");
+	}
+	m->ran = true;
+
+	n = run_list_files(tmpl, &files);
+	if (o->keep_reports != NULL)
+		keep_reports(o->keep_reports, files, n);
+	for (i = 0; i < n; i++) {
+		if (report_read_file(m, files[i], err, sizeof(err))) {
+			au_error("unreadable report: %s", err);
+			if (o->keep_reports == NULL)
+				au_error("(run with --keep-reports DIR to keep "
+				    "the reports)");
+			rc = AU_EXIT_AUDIT_FAILED;
+			break;
+		}
+	}
+	for (i = 0; rc == 0 && i < m->nprocs; i++)
+		if (m->procs[i].pid == main_pid)
+			main_reported = true;
+	if (rc == 0 && n == 0) {
+		if (WIFSIGNALED(status)) {
+			au_error("the program was killed by signal %d before "
+			    "any report was written: nothing was audited",
+			    WTERMSIG(status));
+		} else {
+			au_error("the shim was not loaded: no process wrote a "
+			    "report (is %s statically linked, setuid, or does "
+			    "it clear LD_PRELOAD? shim: %s)", argv[0], shim);
+			rc = AU_EXIT_AUDIT_FAILED;
+		}
+	} else if (rc == 0 && !main_reported && !WIFSIGNALED(status)) {
+		au_warn("the program's own process (pid %ld) wrote no report: "
+		    "only %zu process%s it started %s audited", (long)main_pid,
+		    n, n == 1 ? "" : "es", n == 1 ? "was" : "were");
+	}
+	run_free_list(files, n);
+out:
+	remove_dir(tmpl);
+	free(report);
+	free(shim);
+	return rc;
+}

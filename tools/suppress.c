@@ -1,0 +1,415 @@
+/*
+ * suppress.c -- suppression rules: the built-in list (allocations CUDA's
+ * own libraries and the big frameworks keep live by design) and the files
+ * given with --suppressions; --gen-suppressions.
+ *
+ * Syntax, one rule a line, '#' starts a comment, blanks ignored:
+ *   leak:PATTERN             a leak with a frame (or owner) matching
+ *   owner:PATTERN            a leak whose owner matches
+ *   violation:TYPE[:PATTERN] a violation of TYPE (fnmatch; "*" = any)
+ *                            with a frame of its stack matching
+ * PATTERN is an fnmatch(3) pattern matched against, for each frame, the
+ * function (and every inlined function), the module's base name and path,
+ * and the source file's base name and path.  The first rule that matches
+ * a finding is the one counted.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+
+typedef enum rule_e { RULE_LEAK, RULE_OWNER, RULE_VIOLATION } rule_t;
+
+typedef struct supp_rule_s {
+	rule_t type;
+	char *vtype;   /* violation type pattern */
+	char *pattern;
+	char *text;    /* the rule as written */
+	char *origin;  /* "file:line" or "built-in" */
+	uint64_t count, bytes;
+} supp_rule_t;
+
+struct au_supp_s {
+	supp_rule_t *rules;
+	size_t n;
+};
+
+/* The built-in rules: "rule", "why". */
+static const char *const builtin[][2] = {
+	{ "owner:libcudart.so*",
+	  "the CUDA runtime's own state (module images, context data)" },
+	{ "owner:libcublas.so*",
+	  "cuBLAS handle workspaces, kept until cublasDestroy" },
+	{ "owner:libcublasLt.so*", "cuBLASLt workspaces" },
+	{ "owner:libcudnn*.so*", "cuDNN handles and workspaces" },
+	{ "owner:libnccl*.so*",
+	  "NCCL communicator buffers, kept until ncclCommDestroy" },
+	{ "owner:libcupti*.so*", "CUPTI activity buffers" },
+	{ "owner:libcufft*.so*", "cuFFT plan work areas" },
+	{ "owner:libcusparse*.so*", "cuSPARSE handle state" },
+	{ "owner:libcusolver*.so*", "cuSOLVER handle workspaces" },
+	{ "owner:libcurand*.so*", "cuRAND generator state" },
+	{ "leak:libc10_cuda.so",
+	  "PyTorch's caching allocator: segments cached until exit" },
+	{ "leak:libxla*.so*", "XLA's BFC allocator arena (JAX, TensorFlow)" },
+	{ "leak:xla_extension*.so*", "jaxlib's XLA client: BFC arena" },
+	{ "leak:*xla_cuda*plugin*.so*", "JAX's CUDA PJRT plugin arena" },
+	{ "leak:libjax_common*.so*", "jaxlib runtime leftovers" },
+};
+
+/* Frames that are CUDA's or ours, skipped by --gen-suppressions. */
+static const char *const runtime_modules[] = {
+	"libcuda.so*", "libcudart.so*", "libcudart_static*",
+	"libcuwarden*", "libcuwarden_preload*",
+};
+
+au_supp_t *
+supp_new(void)
+{
+	return xcalloc(1, sizeof(au_supp_t));
+}
+
+static void
+add_rule(au_supp_t *s, rule_t type, const char *vtype, const char *pattern,
+    const char *text, const char *origin)
+{
+	supp_rule_t *r;
+
+	s->rules = xrealloc(s->rules, (s->n + 1) * sizeof(*s->rules));
+	r = &s->rules[s->n++];
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->vtype = vtype ? xstrdup(vtype) : NULL;
+	r->pattern = xstrdup(pattern);
+	r->text = xstrdup(text);
+	r->origin = xstrdup(origin);
+}
+
+/* Parses one rule.  Returns NULL, or what is wrong with it. */
+static const char *
+parse_rule(au_supp_t *s, char *line, const char *origin)
+{
+	char *colon, *rest, *vtype, *pat;
+
+	colon = strchr(line, ':');
+	if (colon == NULL)
+		return "expected leak:PATTERN, owner:PATTERN or "
+		       "violation:TYPE[:PATTERN]";
+	*colon = '\0';
+	rest = colon + 1;
+	if (strcmp(line, "leak") == 0 || strcmp(line, "owner") == 0) {
+		bool leak = line[0] == 'l';
+
+		*colon = ':';
+		if (*rest == '\0')
+			return "empty pattern";
+		add_rule(s, leak ? RULE_LEAK : RULE_OWNER, NULL, rest, line,
+		    origin);
+		return NULL;
+	}
+	if (strcmp(line, "violation") == 0) {
+		*colon = ':';
+		vtype = xstrdup(rest);
+		pat = strchr(vtype, ':');
+		if (pat != NULL)
+			*pat++ = '\0';
+		if (*vtype == '\0' || (pat != NULL && *pat == '\0')) {
+			free(vtype);
+			return "empty violation type or pattern";
+		}
+		add_rule(s, RULE_VIOLATION, vtype, pat ? pat : "*", line,
+		    origin);
+		free(vtype);
+		return NULL;
+	}
+	return "unknown rule type (expected leak:, owner: or violation:)";
+}
+
+void
+supp_add_builtin(au_supp_t *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++) {
+		char *line = xstrdup(builtin[i][0]);
+		const char *bad = parse_rule(s, line, "built-in");
+
+		if (bad != NULL)
+			abort(); /* the table above is wrong */
+		free(line);
+	}
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
+	    e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+bool
+supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = NULL, *line, *hash;
+	size_t cap = 0;
+	unsigned lineno = 0;
+	bool bad = false;
+
+	if (fp == NULL) {
+		snprintf(err, errsize, "%s: cannot read the suppressions "
+		    "file: %s", path, strerror(errno));
+		return true;
+	}
+	while (getline(&buf, &cap, fp) >= 0) {
+		const char *why;
+		char *origin, *copy;
+
+		lineno++;
+		hash = strchr(buf, '#');
+		if (hash != NULL)
+			*hash = '\0';
+		line = trim(buf);
+		if (*line == '\0')
+			continue;
+		origin = xasprintf("%s:%u", path, lineno);
+		copy = xstrdup(line);
+		why = parse_rule(s, line, origin);
+		if (why != NULL) {
+			snprintf(err, errsize, "%s: malformed suppression "
+			    "\"%s\": %s", origin, copy, why);
+			bad = true;
+		}
+		free(copy);
+		free(origin);
+		if (bad)
+			break;
+	}
+	free(buf);
+	if (!bad && ferror(fp)) {
+		snprintf(err, errsize, "%s: read error: %s", path,
+		    strerror(errno));
+		bad = true;
+	}
+	fclose(fp);
+	return bad;
+}
+
+static bool
+match(const char *pat, const char *s)
+{
+	return s != NULL && *s != '\0' && fnmatch(pat, s, 0) == 0;
+}
+
+bool
+supp_frame_matches(const char *pat, const au_frame_t *f)
+{
+	size_t i;
+
+	if (match(pat, f->function))
+		return true;
+	for (i = 0; i < f->ninlined; i++)
+		if (match(pat, f->inlined[i].function) ||
+		    match(pat, f->inlined[i].file) ||
+		    match(pat, base_name(f->inlined[i].file)))
+			return true;
+	if (f->module != NULL && (match(pat, f->module) ||
+	    match(pat, base_name(f->module))))
+		return true;
+	if (f->file != NULL && (match(pat, f->file) ||
+	    match(pat, base_name(f->file))))
+		return true;
+	return false;
+}
+
+static bool
+stack_matches(const char *pat, const au_stack_t *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		if (supp_frame_matches(pat, &st->frames[i]))
+			return true;
+	return false;
+}
+
+static bool
+rule_matches(const supp_rule_t *r, const au_finding_t *f)
+{
+	switch (r->type) {
+	case RULE_LEAK:
+		if (f->cls != AU_LEAK)
+			return false;
+		return stack_matches(r->pattern, &f->stack) ||
+		    match(r->pattern, f->owner) ||
+		    match(r->pattern, base_name(f->owner));
+	case RULE_OWNER:
+		if (f->cls != AU_LEAK)
+			return false;
+		return match(r->pattern, f->owner) ||
+		    match(r->pattern, base_name(f->owner));
+	case RULE_VIOLATION:
+		if (f->cls != AU_VIOLATION || fnmatch(r->vtype, f->type, 0))
+			return false;
+		return strcmp(r->pattern, "*") == 0 ||
+		    stack_matches(r->pattern, &f->stack);
+	}
+	return false;
+}
+
+static void
+apply_one(au_supp_t *s, au_finding_t *f)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		supp_rule_t *r = &s->rules[i];
+
+		if (!rule_matches(r, f))
+			continue;
+		r->count += f->count;
+		r->bytes += f->bytes;
+		f->suppressed_by = r->text;
+		return;
+	}
+}
+
+void
+supp_apply(au_supp_t *s, au_model_t *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nleaks; i++)
+		apply_one(s, m->leaks[i]);
+	for (i = 0; i < m->nviols; i++)
+		apply_one(s, m->viols[i]);
+}
+
+void
+supp_foreach_used(const au_supp_t *s,
+    void (*fn)(const char *rule, const char *origin, uint64_t count,
+	uint64_t bytes, void *arg), void *arg)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++)
+		if (s->rules[i].count > 0)
+			fn(s->rules[i].text, s->rules[i].origin,
+			    s->rules[i].count, s->rules[i].bytes, arg);
+}
+
+void
+supp_free(au_supp_t *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++) {
+		free(s->rules[i].vtype);
+		free(s->rules[i].pattern);
+		free(s->rules[i].text);
+		free(s->rules[i].origin);
+	}
+	free(s->rules);
+	free(s);
+}
+
+void
+supp_print_builtin(FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		fprintf(out, "%-30s # %s\n", builtin[i][0], builtin[i][1]);
+}
+
+static bool
+runtime_frame(const au_frame_t *f)
+{
+	size_t i;
+
+	if (f->module == NULL)
+		return true;
+	for (i = 0; i < sizeof(runtime_modules) / sizeof(runtime_modules[0]);
+	    i++)
+		if (fnmatch(runtime_modules[i], base_name(f->module), 0) == 0)
+			return true;
+	return false;
+}
+
+/* The most specific pattern for a stack: the first function outside
+ * CUDA's libraries and ours, else that frame's module. */
+static const char *
+best_pattern(const au_stack_t *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		const au_frame_t *f = &st->frames[i];
+
+		if (runtime_frame(f))
+			continue;
+		if (f->ninlined > 0 && f->inlined[0].function != NULL)
+			return f->inlined[0].function;
+		if (f->function != NULL)
+			return f->function;
+		return base_name(f->module);
+	}
+	for (i = 0; i < st->n; i++)
+		if (st->frames[i].module != NULL)
+			return base_name(st->frames[i].module);
+	return NULL;
+}
+
+void
+supp_generate(const au_model_t *m, FILE *out)
+{
+	char b1[32];
+	size_t i;
+
+	fputs("# Suppressions for the findings above (" AU_PROG
+	    " --suppressions FILE):\n", out);
+	for (i = 0; i < m->nleaks; i++) {
+		const au_finding_t *f = m->leaks[i];
+		const char *p;
+
+		if (!finding_reported(f))
+			continue;
+		p = best_pattern(&f->stack);
+		fprintf(out, "# %s bytes in %llu %s allocation%s (%s), "
+		    "fingerprint %s\n", fmt_commas(f->bytes, b1, sizeof(b1)),
+		    (unsigned long long)f->count, f->kind,
+		    f->count == 1 ? "" : "s", f->api, f->fingerprint);
+		if (p != NULL)
+			fprintf(out, "leak:%s\n", p);
+		else if (f->owner[0] != '\0')
+			fprintf(out, "owner:%s\n", base_name(f->owner));
+		else
+			fputs("# (no frame or owner to match)\n", out);
+	}
+	for (i = 0; i < m->nviols; i++) {
+		const au_finding_t *f = m->viols[i];
+		const char *p;
+
+		if (!finding_reported(f))
+			continue;
+		p = best_pattern(&f->stack);
+		fprintf(out, "# %s in %s, fingerprint %s\n", f->type, f->api,
+		    f->fingerprint);
+		fprintf(out, "violation:%s:%s\n", f->type, p ? p : "*");
+	}
+}

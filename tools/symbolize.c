@@ -1,0 +1,274 @@
+/*
+ * symbolize.c -- turns the raw (module path, build-id, offset) frames of
+ * the reports into function, file:line and inlined calls, after the run,
+ * with elfutils libdwfl: one offline Dwfl per module file, cached for the
+ * tool's life.
+ *
+ * Invariants: a module is only used when the file at its recorded path
+ * has the recorded build-id (else the frame says "build-id mismatch" and
+ * keeps module + offset); the offset is the module-relative address the
+ * shim recorded (runtime address minus the module's load bias, i.e. the
+ * ELF virtual address), so the dwfl address is offset + the module's
+ * bias; frames are return addresses, looked up at offset - 1 so the line
+ * is the call's, and shown with their recorded offset.  A frame without
+ * debug info keeps its ELF symbol when there is one.  Debug info in
+ * separate files is found the standard way (.gnu_debuglink,
+ * /usr/lib/debug/.build-id/...).
+ */
+#include "config.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+
+typedef struct symmod_s {
+	char *path;
+	char *build_id;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias; /* dwfl address = ELF vaddr + bias */
+	const char *note;
+	struct symmod_s *next;
+} symmod_t;
+
+static symmod_t *modules;
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = NULL,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static void
+hex(const unsigned char *p, int n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static symmod_t *
+module_open(const char *path, const char *build_id)
+{
+	symmod_t *sm;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n;
+
+	for (sm = modules; sm != NULL; sm = sm->next)
+		if (strcmp(sm->path, path) == 0 &&
+		    strcmp(sm->build_id, build_id) == 0)
+			return sm;
+	sm = xcalloc(1, sizeof(*sm));
+	sm->path = xstrdup(path);
+	sm->build_id = xstrdup(build_id);
+	sm->next = modules;
+	modules = sm;
+	if (access(path, R_OK) != 0) {
+		sm->note = "module file not found";
+		return sm;
+	}
+	sm->dwfl = dwfl_begin(&offline_callbacks);
+	if (sm->dwfl == NULL) {
+		sm->note = "cannot start libdwfl";
+		return sm;
+	}
+	dwfl_report_begin(sm->dwfl);
+	sm->mod = dwfl_report_offline(sm->dwfl, base_name(path), path, -1);
+	dwfl_report_end(sm->dwfl, NULL, NULL);
+	if (sm->mod == NULL) {
+		sm->note = "not an ELF file";
+		return sm;
+	}
+	n = dwfl_module_build_id(sm->mod, &bits, &vaddr);
+	if (build_id[0] != '\0') {
+		char have[2 * 64 + 1];
+
+		if (n <= 0 || n > 64) {
+			sm->note = "build-id mismatch";
+			sm->mod = NULL;
+			return sm;
+		}
+		hex(bits, n, have);
+		if (strcmp(have, build_id) != 0) {
+			sm->note = "build-id mismatch";
+			sm->mod = NULL;
+			return sm;
+		}
+	}
+	if (dwfl_module_getelf(sm->mod, &sm->bias) == NULL) {
+		sm->note = "cannot read the ELF file";
+		sm->mod = NULL;
+	}
+	return sm;
+}
+
+static char *
+die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *s;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) == NULL &&
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr) ==
+	    NULL && dwarf_attr_integrate(die, DW_AT_name, &attr) == NULL)
+		return NULL;
+	s = dwarf_formstring(&attr);
+	return s ? xstrdup(s) : NULL;
+}
+
+static void
+add_inline(au_frame_t *f, char *function, const char *file, int line)
+{
+	au_inline_t *in;
+
+	f->inlined = xrealloc(f->inlined,
+	    (f->ninlined + 1) * sizeof(*f->inlined));
+	in = &f->inlined[f->ninlined++];
+	in->function = function;
+	in->file = file ? xstrdup(file) : NULL;
+	in->line = line;
+}
+
+/* Walks the scopes at pc: each DW_TAG_inlined_subroutine is a call that
+ * the compiler inlined; its call site is where the next outer function
+ * stands.  On return *file and *line are the outermost (real) function's. */
+static void
+inline_chain(symmod_t *sm, Dwarf_Addr pc, au_frame_t *f, const char **file,
+    int *line, char **outer_name)
+{
+	Dwarf_Addr dbias;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	int n, i;
+
+	cu = dwfl_module_addrdie(sm->mod, pc, &dbias);
+	if (cu == NULL)
+		return;
+	n = dwarf_getscopes(cu, pc - dbias, &scopes);
+	if (n <= 0)
+		return;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		files = NULL;
+	for (i = 0; i < n; i++) {
+		Dwarf_Die *s = &scopes[i];
+		int tag = dwarf_tag(s);
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Attribute attr;
+			Dwarf_Word idx = 0, cl = 0;
+
+			add_inline(f, die_name(s), *file, *line);
+			*file = NULL;
+			*line = 0;
+			if (files != NULL && dwarf_formudata(dwarf_attr(s,
+			    DW_AT_call_file, &attr), &idx) == 0)
+				*file = dwarf_filesrc(files, idx, NULL, NULL);
+			if (dwarf_formudata(dwarf_attr(s, DW_AT_call_line,
+			    &attr), &cl) == 0)
+				*line = (int)cl;
+		} else if (tag == DW_TAG_subprogram) {
+			*outer_name = die_name(s);
+			break;
+		}
+	}
+	free(scopes);
+}
+
+void
+symbolize_frame(au_frame_t *f)
+{
+	symmod_t *sm;
+	Dwarf_Addr pc;
+	Dwfl_Line *ln;
+	const char *name, *file = NULL;
+	char *outer = NULL;
+	int line = 0;
+
+	if (f->symbolized)
+		return;
+	f->symbolized = true;
+	if (f->module == NULL) {
+		f->note = "unknown module";
+		return;
+	}
+	if (f->module[0] == '\0') {
+		f->note = "module path unknown";
+		return;
+	}
+	sm = module_open(f->module, f->build_id ? f->build_id : "");
+	if (sm->mod == NULL) {
+		f->note = sm->note;
+		return;
+	}
+	pc = f->offset + sm->bias;
+	if (f->offset > 0)
+		pc--;
+	ln = dwfl_module_getsrc(sm->mod, pc);
+	if (ln != NULL)
+		file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
+	inline_chain(sm, pc, f, &file, &line, &outer);
+	name = dwfl_module_addrname(sm->mod, pc);
+	if (name != NULL) {
+		f->function = xstrdup(name);
+		free(outer);
+	} else {
+		f->function = outer;
+	}
+	if (file != NULL && line > 0) {
+		f->file = xstrdup(file);
+		f->line = line;
+	} else if (ln == NULL) {
+		f->note = "no debug info";
+	}
+}
+
+static void
+symbolize_stack(au_stack_t *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		symbolize_frame(&s->frames[i]);
+}
+
+void
+symbolize_model(au_model_t *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nleaks; i++)
+		symbolize_stack(&m->leaks[i]->stack);
+	for (i = 0; i < m->nviols; i++) {
+		symbolize_stack(&m->viols[i]->stack);
+		symbolize_stack(&m->viols[i]->alloc_stack);
+		symbolize_stack(&m->viols[i]->free_stack);
+	}
+}
+
+void
+symbolize_done(void)
+{
+	while (modules != NULL) {
+		symmod_t *sm = modules;
+
+		modules = sm->next;
+		if (sm->dwfl != NULL)
+			dwfl_end(sm->dwfl);
+		free(sm->path);
+		free(sm->build_id);
+		free(sm);
+	}
+}
