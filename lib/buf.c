@@ -14,7 +14,9 @@
  *
  * Invariants (the reference model, doc/contracts.md):
  *   - an allocation's refcount is 1 (its owner's) + cw_retain's not yet
- *     released + its live views; a view's own refcount stays 1;
+ *     released + its live views, and its aux counts the live views (so
+ *     cw_release never takes a view's reference); a view's own refcount
+ *     stays 1;
  *   - a live view's allocation is live (the view's reference keeps it);
  *   - a refused call changes nothing: every check is made inside the
  *     registry_update / registry_remove callback that would make the
@@ -33,7 +35,6 @@
 #include "driver.h"
 #include "fork.h"
 #include "lasterr.h"
-#include "ledger.h"
 #include "log.h"
 #include "owner.h"
 #include "pool.h"
@@ -284,12 +285,22 @@ check_free_cb(reg_rec_t *rec, void *arg)
 	return CB_OK;
 }
 
+/* Live views of an allocation: kept in aux of cw_alloc's records. */
+static uintptr_t
+views_of(const reg_rec_t *rec)
+{
+	return (rec->flags & REC_F_LIBRARY) ? rec->aux : 0;
+}
+
+/* Drops a view's reference on its allocation. */
 static int
 unref_cb(reg_rec_t *rec, void *arg)
 {
 	(void)arg;
 	if (rec->refcount > 1)
 		rec->refcount--;
+	if (rec->aux > 0)
+		rec->aux--;
 	return CB_OK;
 }
 
@@ -346,13 +357,12 @@ free_common(cw_buf_t h, bool async, cw_stream_t stream, const char *fn)
 	if (r == CW_OK)
 		return CW_OK;
 
-	/* The driver failed: the handle is freed, the memory lost. */
+	/* The driver failed: the handle is freed, the memory lost.  The
+	 * address is already in the ledger: direct_free is the one place a
+	 * failed free enters it (direct.h), and every driver free of the
+	 * pools goes through direct_free. */
 	cw_error_t *e = lasterr_get();
 	int cuerr = e->status == r ? e->cuda_error : 0;
-	/* direct_free adds to the ledger itself (direct.h); pools that fail
-	 * another way may not have: add exactly once. */
-	if (!ledger_contains(out.base))
-		ledger_add(out.base, out.size, out.kind, cuerr);
 	return buf_violation(r, V_FAILED_FREE, fn, h, &out, false, cuerr);
 }
 
@@ -392,7 +402,8 @@ release_cb(reg_rec_t *rec, void *arg)
 	c->rec = *rec;
 	if (rec->kind == KIND_VIEW)
 		return CB_VIEW;
-	if (rec->refcount <= 1)
+	/* Neither the owner's reference nor a view's is the caller's. */
+	if ((int64_t)rec->refcount <= 1 + (int64_t)views_of(rec))
 		return CB_REFUSED;
 	rec->refcount--;
 	return CB_OK;
@@ -603,6 +614,7 @@ cw_transfer(cw_buf_t buf, cw_owner_t to)
 
 /* -------------------------------------------------------------- views */
 
+/* Takes a view's reference on its allocation. */
 static int
 ref_cb(reg_rec_t *rec, void *arg)
 {
@@ -612,6 +624,7 @@ ref_cb(reg_rec_t *rec, void *arg)
 	if (rec->refcount >= INT32_MAX)
 		return CB_OVERFLOW;
 	rec->refcount++;
+	rec->aux++;
 	return CB_OK;
 }
 
@@ -630,9 +643,11 @@ cw_view(cw_buf_t *view, cw_buf_t parent, size_t offset, size_t len)
 		return lasterr_set(CW_EINVAL, fn, "len is 0");
 	if ((r = buf_resolve(parent, fn, &t)) != CW_OK)
 		return r;
-	if (!(t.rec.flags & REC_F_LIBRARY) && t.rec.ns != NS_ADDR)
-		return lasterr_set(CW_ENOTSUP, fn, "handle %#llx is not "
-		    "memory", (unsigned long long)parent);
+	if (!(t.rec.flags & REC_F_LIBRARY))
+		return lasterr_set(CW_ENOTSUP, fn, "handle %#llx was not made "
+		    "by cw_alloc (%s): no views of it",
+		    (unsigned long long)parent,
+		    t.rec.api != NULL ? t.rec.api : "?");
 	if ((r = buf_check_range(parent, &t, offset, len, fn)) != CW_OK)
 		return r;
 
