@@ -1,0 +1,185 @@
+#!/bin/sh
+# check_fakecuda.sh: make-check test of the simulated CUDA driver itself.
+#
+# Runs tests/fakecuda/probe against tests/fakecuda/libcuda.so.1 and asserts the
+# facts cuwarden depends on (line by line, the same lines the probe prints on
+# a real GPU), then the fault-injection variables, the host fault on a device
+# pointer, the simulated asynchronous work (probe sim), and that the exported
+# symbols are exactly the X-macro list in fakecuda_exports.h.
+# Exit: 0 pass, 1 fail, 99 harness error.
+
+builddir=${top_builddir:-.}
+srcdir=${top_srcdir:-.}
+dir=${FAKECUDA_DIR:-$builddir/tests/fakecuda}
+probe=$dir/probe
+lib=$dir/libcuda.so.1
+list=$srcdir/tests/fakecuda/fakecuda_exports.h
+
+[ -x "$probe" ] && [ -f "$lib" ] && [ -f "$list" ] || {
+	echo "check_fakecuda: missing $probe, $lib or $list" >&2
+	exit 99
+}
+LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
+# The variables under test must not leak in from the caller.
+unset FAKECUDA_FAIL_ALLOC FAKECUDA_FAIL_FREE FAKECUDA_NO_DEVICE \
+	FAKECUDA_NO_CONCURRENT_MANAGED FAKECUDA_DEVICES FAKECUDA_MEM
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_fakecuda.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	failed=1
+}
+
+# expect FILE LINE...: each LINE must be a whole line of FILE.
+expect() {
+	f=$1
+	shift
+	for l in "$@"; do
+		grep -qxF -- "$l" "$f" || fail "$(basename "$f"): missing line '$l'"
+	done
+}
+
+# ------------------------------------------------------------ default run
+"$probe" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; fail "probe exited $?"; }
+expect "$tmp/out" \
+	'cuMemAlloc before cuInit: CUDA_ERROR_NOT_INITIALIZED' \
+	'cuInit: CUDA_SUCCESS' \
+	'info: driver version: 13000' \
+	'attribute CONCURRENT_MANAGED_ACCESS: CUDA_SUCCESS 1' \
+	'attribute COMPUTE_CAPABILITY_MAJOR: CUDA_SUCCESS 9' \
+	'attribute COMPUTE_CAPABILITY_MINOR: CUDA_SUCCESS 0' \
+	'attribute PAGEABLE_MEMORY_ACCESS: CUDA_SUCCESS 0' \
+	'attribute MAX (out of range): CUDA_ERROR_INVALID_VALUE' \
+	'cuMemAlloc no context: CUDA_ERROR_INVALID_CONTEXT' \
+	'cuMemAlloc zero: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemAllocManaged zero: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemHostAlloc zero: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemAlloc NULL out: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFree interior: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFree: CUDA_SUCCESS' \
+	'cuMemFree double: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFree(0): CUDA_SUCCESS' \
+	'cuMemFree unknown: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFree of pinned: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFreeHost of device: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFreeHost double: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemHostUnregister double: CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED' \
+	'cuMemGetInfo NULL free: CUDA_SUCCESS' \
+	'cuMemGetInfo NULL total: CUDA_SUCCESS' \
+	'cuMemGetInfo free drops by 64 MiB alloc: yes' \
+	'cuMemGetAddressRange interior base: base' \
+	'ptrattr device MEMORY_TYPE: CUDA_SUCCESS DEVICE width=4' \
+	'ptrattr device RANGE_SIZE: CUDA_SUCCESS 1000 width=8' \
+	'ptrattr managed IS_MANAGED: CUDA_SUCCESS 1 width=1' \
+	'ptrattr pinned MEMORY_TYPE: CUDA_SUCCESS HOST width=4' \
+	'memcpy roundtrip: ok' \
+	'memset values: ok' \
+	'cuMemFree managed: CUDA_SUCCESS' \
+	'cuMemFreeAsync: CUDA_SUCCESS' \
+	'cuMemFree of async: CUDA_SUCCESS' \
+	'granularity minimum: 2097152' \
+	'cuMemRelease while mapped: CUDA_SUCCESS' \
+	'vmm data after release: ok' \
+	'cuMemUnmap: CUDA_SUCCESS' \
+	'cuMemRelease after unmap: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemAddressFree: CUDA_SUCCESS' \
+	'cuCtxDestroy: CUDA_SUCCESS' \
+	'cuMemFree after cuCtxDestroy: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFreeHost after cuCtxDestroy: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFree async after cuCtxDestroy: CUDA_SUCCESS' \
+	'cuMemFree after reset: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFree async after reset: CUDA_SUCCESS' \
+	'cuMemFree after release to zero: CUDA_ERROR_INVALID_VALUE' \
+	'dlsym equals direct cuMemAlloc_v2: yes' \
+	'gpa empty probe: CUDA_SUCCESS SYMBOL_NOT_FOUND NULL' \
+	'gpa unknown name: CUDA_SUCCESS SYMBOL_NOT_FOUND NULL' \
+	'gpa older than first ABI: CUDA_SUCCESS VERSION_NOT_SUFFICIENT NULL' \
+	'gpa cuMemAllocAsync flags=2 is dlsym cuMemAllocAsync_ptsz: yes' \
+	'gpa cuDevicePrimaryCtxReset@7000 is dlsym cuDevicePrimaryCtxReset: yes' \
+	'gpa self-query 12000 is cuGetProcAddress_v2: yes' \
+	'gpa cuMemAlloc@3020 f0: CUDA_SUCCESS SUCCESS cuMemAlloc_v2' \
+	'gpa cuMemAllocAsync@11020 f0: CUDA_SUCCESS SUCCESS cuMemAllocAsync' \
+	'gpa cuMemAllocAsync@11020 f2: CUDA_SUCCESS SUCCESS cuMemAllocAsync_ptsz' \
+	'gpa cuMemFreeAsync@11020 f2: CUDA_SUCCESS SUCCESS cuMemFreeAsync_ptsz' \
+	'gpa cuDevicePrimaryCtxRelease@7000 f0: CUDA_SUCCESS SUCCESS cuDevicePrimaryCtxRelease' \
+	'gpa cuDevicePrimaryCtxReset@11000 f0: CUDA_SUCCESS SUCCESS cuDevicePrimaryCtxReset_v2' \
+	'gpa cuGetProcAddress@11030 f0: CUDA_SUCCESS SUCCESS cuGetProcAddress' \
+	'gpa cuGetProcAddress@12000 f0: CUDA_SUCCESS SUCCESS cuGetProcAddress_v2' \
+	'gpa cuMemPrefetchAsync@12020 f2: CUDA_SUCCESS SUCCESS cuMemPrefetchAsync_v2_ptsz' \
+	'gpa cuMemcpyHtoD@3020 f2: CUDA_SUCCESS SUCCESS cuMemcpyHtoD_v2' \
+	'gpa cuMemcpyHtoD@13000 f2: CUDA_SUCCESS SUCCESS cuMemcpyHtoD_v2_ptds' \
+	'gpa cuCtxCreate@13000 f2: CUDA_SUCCESS SUCCESS cuCtxCreate_v4' \
+	'gpa cuMemHostAlloc@2020 f0: CUDA_SUCCESS SUCCESS cuMemHostAlloc' \
+	'gpa answers that are exports: all' \
+	'done'
+
+# every line of the default run is comparable: no addresses
+if grep -Eq '0x[0-9a-f]{6,}' "$tmp/out"; then
+	fail "probe output contains an address"
+fi
+
+# ------------------------------------------------- exports == X-macro list
+n=$(grep -c '^	X(' "$list")
+expect "$tmp/out" "dlsym exports found: $n of $n"
+if command -v nm >/dev/null 2>&1; then
+	sed -n 's/^	X(\([A-Za-z0-9_]*\),.*/\1/p' "$list" | sort >"$tmp/want"
+	{ nm -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^cu/ { print $3 }'; } |
+		sort >"$tmp/have"
+	cmp -s "$tmp/want" "$tmp/have" || {
+		diff "$tmp/want" "$tmp/have" >&2
+		fail "exported cu* symbols differ from fakecuda_exports.h"
+	}
+	extra=$(nm -D --defined-only "$lib" | awk '$2 != "A" && $3 !~ /^(cu|fakecuda_)/ { print $3 }')
+	[ -z "$extra" ] || fail "unexpected exports: $extra"
+	nm -D "$lib" | grep -q ' T fakecuda_launch_writer$' || fail "fakecuda_launch_writer not exported"
+fi
+if command -v readelf >/dev/null 2>&1; then
+	readelf -d "$lib" | grep -q 'SONAME.*\[libcuda\.so\.1\]' || fail "SONAME is not libcuda.so.1"
+fi
+
+# ---------------------------------------------------------- fault on deref
+"$probe" fault >"$tmp/fault" 2>&1
+expect "$tmp/fault" 'host deref of device pointer: SIGSEGV'
+
+# ------------------------------------------------------ fault injection
+FAKECUDA_NO_DEVICE=1 "$probe" >"$tmp/nodev" 2>&1
+expect "$tmp/nodev" 'cuInit: CUDA_ERROR_NO_DEVICE'
+
+FAKECUDA_FAIL_ALLOC=1 "$probe" >"$tmp/fa1" 2>&1
+expect "$tmp/fa1" 'cuMemAlloc 1000: CUDA_ERROR_OUT_OF_MEMORY'
+
+FAKECUDA_FAIL_ALLOC=2,3+ "$probe" >"$tmp/fa2" 2>&1
+expect "$tmp/fa2" 'cuMemAlloc 1000: CUDA_SUCCESS' \
+	'cuMemAllocPitch: CUDA_ERROR_OUT_OF_MEMORY' \
+	'cuMemHostAlloc 4096: CUDA_ERROR_OUT_OF_MEMORY' \
+	'cuMemAllocManaged 65536: CUDA_ERROR_OUT_OF_MEMORY'
+
+FAKECUDA_FAIL_FREE=1 "$probe" >"$tmp/ff" 2>&1
+expect "$tmp/ff" 'cuMemFree interior: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemFree: CUDA_ERROR_ILLEGAL_ADDRESS' \
+	'cuMemFree double: CUDA_SUCCESS'
+
+FAKECUDA_NO_CONCURRENT_MANAGED=1 "$probe" >"$tmp/ncm" 2>&1
+expect "$tmp/ncm" 'attribute CONCURRENT_MANAGED_ACCESS: CUDA_SUCCESS 0' \
+	'cuMemPrefetchAsync managed to device: CUDA_ERROR_INVALID_DEVICE'
+
+FAKECUDA_DEVICES=3 FAKECUDA_MEM=1G "$probe" >"$tmp/dev" 2>&1
+expect "$tmp/dev" 'info: device count: 3' 'info: total memory: 1073741824'
+
+# ------------------------------------------------- simulated async work
+"$probe" sim >"$tmp/sim" 2>&1 || fail "probe sim exited $?"
+grep -q '^sim FAIL' "$tmp/sim" && fail "$(grep '^sim FAIL' "$tmp/sim")"
+grep -qx 'sim: done' "$tmp/sim" || fail "probe sim did not finish"
+
+if [ $failed -ne 0 ]; then
+	echo "--- probe output:" >&2
+	cat "$tmp/out" >&2
+	echo "--- probe sim output:" >&2
+	cat "$tmp/sim" >&2
+	exit 1
+fi
+exit 0

@@ -1,0 +1,206 @@
+/* fakecuda_internal.h: shared state of the simulated driver (fixture only).
+ *
+ * Glossary
+ *   device    one simulated GPU: a PROT_NONE reservation of its memory size
+ *             (device addresses) plus a read-write shadow of the same size at
+ *             another address; device pointer p lives at shadow + (p - base).
+ *   record    one live allocation of any kind, in one address-sorted table.
+ *   stream    a queue of simulated work, reduced to the time its last work
+ *             finishes (done, CLOCK_MONOTONIC ns).
+ *   fence     the writer rwlock: taking it for write after a deadline has
+ *             passed guarantees that no simulated writer still writes.
+ *
+ * Locking: one mutex (fc_lock) guards everything below; it is never held while
+ * sleeping for simulated work. Exported functions take it through fc_enter().
+ * Counters are atomics outside the lock.
+ *
+ * Compiled with __CUDA_API_VERSION_INTERNAL so that cuda.h declares every ABI
+ * under its exported name (cuMemAlloc_v2, cuMemAllocAsync_ptsz, the v1 names),
+ * exactly as the driver itself is built.
+ */
+#ifndef CUWARDEN_TESTS_FAKECUDA_INTERNAL_H
+#define CUWARDEN_TESTS_FAKECUDA_INTERNAL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fakecuda.h"
+#include "fakecuda_exports.h"
+
+#define FC_EXPORT __attribute__((visibility("default")))
+#define FC_MAX_DEVICES 8
+#define FC_DRIVER_VERSION 13000
+#define FC_GRANULARITY (2UL << 20)
+#define FC_MIB (1UL << 20)
+
+/* ------------------------------------------------------------------ calls */
+enum fc_export_e {
+#define FC_X(exp, base, abi, pt, fam) FC_IDX_##exp,
+	FC_EXPORTS(FC_X)
+#undef FC_X
+	FC_NEXPORTS
+};
+
+extern unsigned long fc_calls[FC_NEXPORTS];
+extern unsigned long fc_free_waits;
+extern unsigned long fc_injected;
+#define FC_COUNT(exp) __atomic_fetch_add(&fc_calls[FC_IDX_##exp], 1, __ATOMIC_RELAXED)
+
+/* ------------------------------------------------------------------ types */
+typedef struct fc_ctx_s fc_ctx_t;
+typedef struct fc_stream_s fc_stream_t;
+typedef struct fc_pool_s fc_pool_t;
+
+typedef enum {
+	FC_KIND_DEVICE,     /* cuMemAlloc_v2, cuMemAllocPitch_v2 */
+	FC_KIND_MANAGED,
+	FC_KIND_PINNED,     /* cuMemHostAlloc, cuMemAllocHost_v2 */
+	FC_KIND_REGISTERED,
+	FC_KIND_ASYNC,      /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
+	FC_KIND_IPC,        /* cuIpcOpenMemHandle */
+	FC_KIND_ARRAY,      /* backing store of a CUarray, not a pointer */
+	FC_KIND_VARANGE     /* cuMemAddressReserve */
+} fc_kind_t;
+
+typedef struct fc_rec_s {
+	uintptr_t base;
+	size_t size;          /* requested */
+	size_t span;          /* taken from the device range (0 for host kinds) */
+	fc_kind_t kind;
+	bool pitch;
+	fc_ctx_t *ctx;        /* NULL for async, VMM */
+	int device;
+	unsigned flags;
+	unsigned long long buffer_id;
+	fc_pool_t *pool;      /* async */
+	bool free_pending;    /* async: cuMemFreeAsync seen */
+	uint64_t free_time;
+	struct fc_rec_s *next_pending;
+} fc_rec_t;
+
+struct fc_ctx_s {
+	uint32_t magic;
+	int device;
+	unsigned flags;
+	bool primary;
+	bool alive;           /* primary: active (refcount > 0) */
+	int refcount;         /* primary only */
+	unsigned long long id;
+	fc_stream_t *legacy;  /* the NULL stream of this context */
+	fc_ctx_t *next_all;
+};
+
+struct fc_stream_s {
+	uint32_t magic;
+	fc_ctx_t *ctx;
+	unsigned flags;
+	int priority;
+	bool legacy;          /* the context's NULL stream */
+	bool per_thread;      /* a thread's per-thread default stream */
+	uint64_t done;        /* when its last work finishes */
+	fc_stream_t *next_all;
+};
+
+struct fc_pool_s {
+	uint32_t magic;
+	int device;
+	bool is_default;
+	bool destroyed;
+	uint64_t release_threshold;
+	uint64_t used, used_high;
+	int reuse_follow, reuse_opportunistic, reuse_internal;
+	fc_pool_t *next_all;
+};
+
+typedef struct {
+	uintptr_t start;
+	size_t len;
+} fc_extent_t;
+
+/* A range of simulated device addresses: PROT_NONE at base, read-write at
+ * shadow, carved first-fit by a sorted list of free extents. */
+typedef struct {
+	char *base;
+	char *shadow;
+	size_t range;
+	fc_extent_t *free;
+	size_t nfree, capfree;
+} fc_arena_t;
+
+typedef struct {
+	fc_arena_t va;        /* cuMemAlloc-family, async, IPC, arrays */
+	size_t total;         /* simulated memory size */
+	size_t used;          /* bytes taken (device, async, VMM physical, arrays) */
+	fc_ctx_t primary;
+	uint64_t done;        /* when all work enqueued on this device finishes */
+	fc_pool_t default_pool;
+	fc_pool_t *current_pool;
+} fc_device_t;
+
+typedef struct {
+	bool no_device;
+	bool no_concurrent_managed;
+	int ndevices;
+	size_t mem;
+} fc_config_t;
+
+/* ------------------------------------------------------------------ state */
+extern pthread_mutex_t fc_lock;
+extern bool fc_initialized;
+extern fc_config_t fc_config;
+extern fc_device_t fc_devices[FC_MAX_DEVICES];
+extern fc_ctx_t *fc_all_ctx;
+
+/* "fakecuda.c" */
+void fc_enter(void);
+void fc_leave(void);
+uint64_t fc_now(void);
+CUresult fc_check_init(void);
+fc_ctx_t *fc_current(void);
+/* Current context, checked: fills *ctx or returns the driver's error. Lock held. */
+CUresult fc_need_ctx(fc_ctx_t **ctx);
+bool fc_ctx_valid(const fc_ctx_t *ctx);
+bool fc_inject_alloc(void);
+bool fc_inject_free(void);
+void fc_device_done(int dev, uint64_t t);
+void fc_wait_until(uint64_t t);
+
+/* "fakecuda_errors.c" */
+struct fc_error_s {
+	int code;
+	const char *name;
+	const char *string;
+};
+const struct fc_error_s *fc_error_lookup(int code);
+
+/* "fakecuda_mem.c" */
+bool fc_mem_init_device(int dev, size_t bytes);
+void fc_mem_ctx_teardown(fc_ctx_t *ctx);
+void fc_mem_reap(void);
+fc_rec_t *fc_rec_find(uintptr_t p);
+/* Host-writable address of [p, p + n) when it lies in one live record or VMM
+ * mapping; NULL otherwise. Lock held. */
+void *fc_mem_translate(uintptr_t p, size_t n);
+void fc_mem_pool_init(fc_pool_t *pool, int dev, bool is_default);
+void fc_mem_live(struct fakecuda_counters *out);
+
+/* "fakecuda_stream.c" */
+/* Resolve a stream handle as seen by a legacy (ptsz false) or per-thread
+ * (ptsz true) entry point. Lock held. */
+CUresult fc_stream_get(CUstream h, bool ptsz, fc_stream_t **out);
+/* Enqueue work of dur ns; returns its end time, *start its start. Lock held. */
+uint64_t fc_stream_enqueue(fc_stream_t *s, uint64_t dur, uint64_t *start);
+void fc_stream_ctx_teardown(fc_ctx_t *ctx);
+/* Waits (lock NOT held) until t has passed and no writer still writes. */
+void fc_fence(void);
+void fc_writer_rdlock(void);
+void fc_writer_unlock(void);
+
+#endif /* CUWARDEN_TESTS_FAKECUDA_INTERNAL_H */

@@ -1,0 +1,1256 @@
+/* probe.c: prints, one fact a line, how a CUDA driver answers the calls and
+ * edge cases cuwarden depends on, so the simulated driver (tests/fakecuda)
+ * can be compared line by line with the real one.
+ *
+ * It reaches the driver three ways: (1) direct calls (linked with -lcuda),
+ * (2) dlopen("libcuda.so.1") + dlsym of versioned names, (3) dlsym of
+ * cuGetProcAddress_v2 and lookups by base name and version, flags 0 and 2,
+ * as cudart does. Lines never contain addresses; lines whose values differ
+ * legitimately between drivers start with "info:" (diff with grep -v '^info:').
+ *
+ * Self-contained on purpose. On a GPU machine:
+ *   gcc -I/usr/local/cuda/include probe.c -o probe -lcuda -ldl && ./probe > real.txt
+ * Against the fixture (from the build tree):
+ *   LD_LIBRARY_PATH=tests/fakecuda tests/fakecuda/probe > fake.txt
+ *   diff <(grep -v '^info:' real.txt) <(grep -v '^info:' fake.txt)
+ * `probe fault` instead checks, in a forked child, that dereferencing a device
+ * pointer on the host faults ("host deref of device pointer: SIGSEGV").
+ * Allocations stay small (a few MiB). Exit status: 0, or 99 when the driver
+ * cannot even be initialised.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <cuda.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *
+en(CUresult r)
+{
+	const char *s = NULL;
+
+	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s) {
+		static char buf[32];
+
+		snprintf(buf, sizeof(buf), "CUresult(%d)", (int)r);
+		return buf;
+	}
+	return s;
+}
+
+#define SAY(label, call) printf("%s: %s\n", label, en(call))
+
+static CUcontext primary;
+static CUdevice dev0;
+
+/* ============================================================ part 1 */
+
+static const struct {
+	const char *name;
+	CUdevice_attribute a;
+	int info;     /* value legitimately differs between devices */
+} attrs[] = {
+	{ "CONCURRENT_MANAGED_ACCESS", CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 0 },
+	{ "MANAGED_MEMORY", CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0 },
+	{ "COMPUTE_CAPABILITY_MAJOR", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0 },
+	{ "COMPUTE_CAPABILITY_MINOR", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0 },
+	{ "MULTIPROCESSOR_COUNT", CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1 },
+	{ "UNIFIED_ADDRESSING", CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 0 },
+	{ "MEMORY_POOLS_SUPPORTED", CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0 },
+	{ "VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED",
+	    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0 },
+	{ "PAGEABLE_MEMORY_ACCESS", CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 0 },
+	{ "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM",
+	    CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, 0 },
+	{ "CAN_MAP_HOST_MEMORY", CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 0 },
+	{ "INTEGRATED", CU_DEVICE_ATTRIBUTE_INTEGRATED, 0 },
+	{ "WARP_SIZE", CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0 },
+	{ "HOST_REGISTER_SUPPORTED", CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, 0 },
+	{ "DIRECT_MANAGED_MEM_ACCESS_FROM_HOST",
+	    CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST, 0 },
+	{ "MEMPOOL_SUPPORTED_HANDLE_TYPES", CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 1 },
+	{ "TEXTURE_ALIGNMENT", CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, 0 },
+	{ "STREAM_PRIORITIES_SUPPORTED", CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED, 0 },
+};
+
+static void
+print_attributes(void)
+{
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		int v = -12345;
+		CUresult r = cuDeviceGetAttribute(&v, attrs[i].a, dev0);
+
+		printf("%sattribute %s: %s %d\n", attrs[i].info ? "info: " : "",
+		    attrs[i].name, en(r), v);
+	}
+	{
+		int v = 0;
+
+		SAY("attribute MAX (out of range)",
+		    cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, dev0));
+		SAY("attribute 0", cuDeviceGetAttribute(&v, (CUdevice_attribute)0, dev0));
+		SAY("attribute NULL out", cuDeviceGetAttribute(NULL,
+		    CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev0));
+		SAY("attribute bad device", cuDeviceGetAttribute(&v,
+		    CU_DEVICE_ATTRIBUTE_WARP_SIZE, 9999));
+	}
+}
+
+static const char *
+memtype(unsigned t)
+{
+	switch (t) {
+	case CU_MEMORYTYPE_HOST: return "HOST";
+	case CU_MEMORYTYPE_DEVICE: return "DEVICE";
+	case CU_MEMORYTYPE_ARRAY: return "ARRAY";
+	case CU_MEMORYTYPE_UNIFIED: return "UNIFIED";
+	case 0: return "0";
+	default: return "?";
+	}
+}
+
+/* How many of the 16 bytes at buf differ from the 0xAB fill. */
+static int
+written(const unsigned char *buf)
+{
+	int last = 0;
+
+	for (int i = 0; i < 16; i++)
+		if (buf[i] != 0xAB)
+			last = i + 1;
+	return last;
+}
+
+/* One pointer's attributes; values are described relative to the
+ * allocation, never printed as addresses. */
+static void
+print_pointer(const char *kind, CUdeviceptr p, CUdeviceptr base, CUcontext ctx)
+{
+	static const struct {
+		const char *name;
+		CUpointer_attribute a;
+	} pa[] = {
+		{ "CONTEXT", CU_POINTER_ATTRIBUTE_CONTEXT },
+		{ "MEMORY_TYPE", CU_POINTER_ATTRIBUTE_MEMORY_TYPE },
+		{ "DEVICE_POINTER", CU_POINTER_ATTRIBUTE_DEVICE_POINTER },
+		{ "HOST_POINTER", CU_POINTER_ATTRIBUTE_HOST_POINTER },
+		{ "IS_MANAGED", CU_POINTER_ATTRIBUTE_IS_MANAGED },
+		{ "DEVICE_ORDINAL", CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL },
+		{ "RANGE_START_ADDR", CU_POINTER_ATTRIBUTE_RANGE_START_ADDR },
+		{ "RANGE_SIZE", CU_POINTER_ATTRIBUTE_RANGE_SIZE },
+		{ "BUFFER_ID", CU_POINTER_ATTRIBUTE_BUFFER_ID },
+		{ "MAPPED", CU_POINTER_ATTRIBUTE_MAPPED },
+		{ "IS_LEGACY_CUDA_IPC_CAPABLE", CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE },
+		{ "MEMPOOL_HANDLE", CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE },
+	};
+
+	for (size_t i = 0; i < sizeof(pa) / sizeof(pa[0]); i++) {
+		unsigned char buf[16];
+		CUresult r;
+		char val[64] = "-";
+		uint64_t u;
+
+		memset(buf, 0xAB, sizeof(buf));
+		r = cuPointerGetAttribute(buf, pa[i].a, p);
+		if (r == CUDA_SUCCESS) {
+			int w = written(buf);
+
+			u = 0;
+			memcpy(&u, buf, w > 8 ? 8 : (size_t)w);
+			switch (pa[i].a) {
+			case CU_POINTER_ATTRIBUTE_CONTEXT:
+				snprintf(val, sizeof(val), "%s", u == 0 ? "NULL" :
+				    (CUcontext)(uintptr_t)u == ctx ? "ctx" : "other");
+				break;
+			case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+				snprintf(val, sizeof(val), "%s", memtype((unsigned)u));
+				break;
+			case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+			case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+				snprintf(val, sizeof(val), "%s", u == 0 ? "NULL" :
+				    u == p ? "same" : "other");
+				break;
+			case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+				snprintf(val, sizeof(val), "%s", u == base ? "base" :
+				    u == p ? "ptr" : "other");
+				break;
+			case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+				snprintf(val, sizeof(val), "%s", u ? "nonzero" : "0");
+				break;
+			case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+				snprintf(val, sizeof(val), "%s", u ? "pool" : "NULL");
+				break;
+			case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+				snprintf(val, sizeof(val), "%d", (int)(uint32_t)u);
+				break;
+			default:
+				snprintf(val, sizeof(val), "%llu", (unsigned long long)u);
+				break;
+			}
+			printf("ptrattr %s %s: %s %s width=%d\n", kind, pa[i].name, en(r), val, w);
+		} else {
+			printf("ptrattr %s %s: %s\n", kind, pa[i].name, en(r));
+		}
+	}
+}
+
+/* cuPointerGetAttributes on one pointer: status and the memory type. */
+static void
+print_pointer_multi(const char *kind, CUdeviceptr p)
+{
+	CUpointer_attribute a[3] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+	    CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_RANGE_SIZE };
+	unsigned type = 77;
+	CUcontext c = (CUcontext)(uintptr_t)1;
+	size_t size = 77;
+	void *data[3] = { &type, &c, &size };
+	CUresult r = cuPointerGetAttributes(3, a, data, p);
+
+	printf("ptrattrs %s: %s type=%s ctx=%s size=%zu\n", kind, en(r), memtype(type),
+	    c == NULL ? "NULL" : c == primary ? "ctx" : "other", size);
+}
+
+static void
+part_edges(void)
+{
+	CUdeviceptr d = 0, d2 = 0, base = 0;
+	void *h = NULL, *h2 = NULL;
+	size_t f = 0, t = 0, sz = 0, pitch = 0;
+	char *plain;
+
+	/* zero sizes and NULL out-pointers */
+	SAY("cuMemAlloc zero", cuMemAlloc(&d, 0));
+	SAY("cuMemAlloc NULL out", cuMemAlloc(NULL, 4096));
+	SAY("cuMemAllocManaged zero", cuMemAllocManaged(&d, 0, CU_MEM_ATTACH_GLOBAL));
+	SAY("cuMemAllocManaged bad flags", cuMemAllocManaged(&d, 4096, 0));
+	SAY("cuMemHostAlloc zero", cuMemHostAlloc(&h, 0, 0));
+	SAY("cuMemAllocHost zero", cuMemAllocHost(&h, 0));
+	SAY("cuMemAllocPitch zero width", cuMemAllocPitch(&d, &pitch, 0, 4, 4));
+	SAY("cuMemAllocAsync zero", cuMemAllocAsync(&d, 0, NULL));
+
+	/* device frees */
+	SAY("cuMemAlloc 1000", cuMemAlloc(&d, 1000));
+	SAY("cuMemGetAddressRange interior", cuMemGetAddressRange(&base, &sz, d + 100));
+	printf("cuMemGetAddressRange interior base: %s\n", base == d ? "base" : "other");
+	printf("cuMemGetAddressRange size of 1000: %zu\n", sz);
+	SAY("cuMemGetAddressRange NULL outs", cuMemGetAddressRange(NULL, NULL, d));
+	print_pointer("device", d + 8, d, primary);
+	print_pointer_multi("device", d);
+	SAY("cuMemFree interior", cuMemFree(d + 256));
+	SAY("cuMemFree", cuMemFree(d));
+	SAY("cuMemFree double", cuMemFree(d));
+	SAY("cuMemGetAddressRange freed", cuMemGetAddressRange(&base, &sz, d));
+	SAY("cuMemFree(0)", cuMemFree(0));
+	SAY("cuMemFree unknown", cuMemFree((CUdeviceptr)0x7f0000001000ULL));
+	plain = malloc(8192);
+	SAY("cuMemFree of malloc pointer", cuMemFree((CUdeviceptr)(uintptr_t)plain));
+	SAY("cuMemFreeHost of malloc pointer", cuMemFreeHost(plain));
+	SAY("ptrattr malloc MEMORY_TYPE", cuPointerGetAttribute(&f,
+	    CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)plain));
+	print_pointer_multi("malloc", (CUdeviceptr)(uintptr_t)plain);
+
+	/* pitch */
+	SAY("cuMemAllocPitch", cuMemAllocPitch(&d, &pitch, 100, 10, 4));
+	printf("info: pitch of 100: %zu\n", pitch);
+	SAY("cuMemFree pitch", cuMemFree(d));
+
+	/* pinned */
+	SAY("cuMemHostAlloc 4096", cuMemHostAlloc(&h, 4096, 0));
+	SAY("cuMemAlloc 4096", cuMemAlloc(&d, 4096));
+	print_pointer("pinned", (CUdeviceptr)(uintptr_t)h, (CUdeviceptr)(uintptr_t)h, primary);
+	print_pointer_multi("pinned", (CUdeviceptr)(uintptr_t)h);
+	{
+		CUdeviceptr dp = 0;
+
+		SAY("cuMemHostGetDevicePointer pinned",
+		    cuMemHostGetDevicePointer(&dp, h, 0));
+		printf("cuMemHostGetDevicePointer pinned same: %s\n",
+		    dp == (CUdeviceptr)(uintptr_t)h ? "yes" : "no");
+		SAY("cuMemHostGetDevicePointer malloc", cuMemHostGetDevicePointer(&dp, plain, 0));
+	}
+	SAY("cuMemFree of pinned", cuMemFree((CUdeviceptr)(uintptr_t)h));
+	SAY("cuMemFreeHost of device", cuMemFreeHost((void *)(uintptr_t)d));
+	SAY("cuMemFreeHost interior", cuMemFreeHost((char *)h + 64));
+	SAY("cuMemFreeHost", cuMemFreeHost(h));
+	SAY("cuMemFreeHost double", cuMemFreeHost(h));
+	SAY("cuMemFreeHost(NULL)", cuMemFreeHost(NULL));
+	SAY("cuMemFree 4096", cuMemFree(d));
+	SAY("cuMemAllocHost 4096", cuMemAllocHost(&h2, 4096));
+	SAY("cuMemFreeHost AllocHost", cuMemFreeHost(h2));
+
+	/* registered */
+	{
+		void *buf = NULL;
+
+		if (posix_memalign(&buf, 4096, 65536) == 0) {
+			SAY("cuMemHostRegister", cuMemHostRegister(buf, 65536, 0));
+			SAY("cuMemHostRegister again", cuMemHostRegister(buf, 65536, 0));
+			SAY("cuMemHostRegister overlap", cuMemHostRegister((char *)buf + 4096, 4096, 0));
+			print_pointer("registered", (CUdeviceptr)(uintptr_t)buf + 16,
+			    (CUdeviceptr)(uintptr_t)buf, primary);
+			SAY("cuMemFree of registered", cuMemFree((CUdeviceptr)(uintptr_t)buf));
+			SAY("cuMemFreeHost of registered", cuMemFreeHost(buf));
+			SAY("cuMemHostUnregister interior", cuMemHostUnregister((char *)buf + 4096));
+			SAY("cuMemHostUnregister", cuMemHostUnregister(buf));
+			SAY("cuMemHostUnregister double", cuMemHostUnregister(buf));
+			free(buf);
+		}
+		SAY("cuMemHostRegister zero", cuMemHostRegister(plain, 0, 0));
+		SAY("cuMemHostUnregister never registered", cuMemHostUnregister(plain));
+	}
+
+	/* managed */
+	SAY("cuMemAllocManaged 65536", cuMemAllocManaged(&d2, 65536, CU_MEM_ATTACH_GLOBAL));
+	print_pointer("managed", d2 + 8, d2, primary);
+	print_pointer_multi("managed", d2);
+	{
+		CUmemLocation loc = { CU_MEM_LOCATION_TYPE_DEVICE, 0 };
+		CUmemLocation host = { CU_MEM_LOCATION_TYPE_HOST, 0 };
+
+		SAY("cuMemAdvise managed read-mostly", cuMemAdvise(d2, 65536,
+		    CU_MEM_ADVISE_SET_READ_MOSTLY, loc));
+		SAY("cuMemAdvise managed preferred device", cuMemAdvise(d2, 65536,
+		    CU_MEM_ADVISE_SET_PREFERRED_LOCATION, loc));
+		SAY("cuMemPrefetchAsync managed to device", cuMemPrefetchAsync(d2, 65536, loc, 0, NULL));
+		SAY("cuMemPrefetchAsync managed to host", cuMemPrefetchAsync(d2, 65536, host, 0, NULL));
+		SAY("cuCtxSynchronize", cuCtxSynchronize());
+		SAY("cuMemAlloc 4096", cuMemAlloc(&d, 4096));
+		SAY("cuMemAdvise device memory", cuMemAdvise(d, 4096,
+		    CU_MEM_ADVISE_SET_READ_MOSTLY, loc));
+		SAY("cuMemPrefetchAsync device memory", cuMemPrefetchAsync(d, 4096, loc, 0, NULL));
+		SAY("cuMemFree 4096", cuMemFree(d));
+	}
+	((volatile char *)(uintptr_t)d2)[0] = 1;
+	printf("managed host write: ok\n");
+	SAY("cuMemFree managed", cuMemFree(d2));
+	SAY("cuMemFree managed double", cuMemFree(d2));
+
+	/* cuMemGetInfo */
+	SAY("cuMemGetInfo", cuMemGetInfo(&f, &t));
+	printf("info: cuMemGetInfo total: %zu\n", t);
+	SAY("cuMemGetInfo NULL free", cuMemGetInfo(NULL, &t));
+	SAY("cuMemGetInfo NULL total", cuMemGetInfo(&f, NULL));
+	SAY("cuMemGetInfo NULL both", cuMemGetInfo(NULL, NULL));
+	{
+		size_t f1 = 0, f2 = 0;
+
+		cuMemGetInfo(&f1, NULL);
+		cuMemAlloc(&d, 64 << 20);
+		cuMemGetInfo(&f2, NULL);
+		printf("cuMemGetInfo free drops by 64 MiB alloc: %s\n",
+		    f1 - f2 >= (64u << 20) && f1 - f2 < (80u << 20) ? "yes" : "no");
+		cuMemFree(d);
+	}
+	free(plain);
+}
+
+static void
+part_copies(void)
+{
+	CUdeviceptr d = 0, d2 = 0;
+	unsigned char in[4096], out[4096];
+	int ok;
+
+	for (int i = 0; i < 4096; i++)
+		in[i] = (unsigned char)(i * 7);
+	cuMemAlloc(&d, 4096);
+	cuMemAlloc(&d2, 4096);
+	SAY("cuMemcpyHtoD", cuMemcpyHtoD(d, in, 4096));
+	SAY("cuMemcpyDtoD", cuMemcpyDtoD(d2, d, 4096));
+	memset(out, 0, sizeof(out));
+	SAY("cuMemcpyDtoH", cuMemcpyDtoH(out, d2, 4096));
+	printf("memcpy roundtrip: %s\n", memcmp(in, out, 4096) == 0 ? "ok" : "MISMATCH");
+	SAY("cuMemsetD8", cuMemsetD8(d, 0x5a, 4096));
+	SAY("cuMemsetD32", cuMemsetD32(d + 64, 0x01020304u, 16));
+	SAY("cuMemsetD32 misaligned", cuMemsetD32(d + 1, 0, 4));
+	SAY("cuMemsetD16 misaligned", cuMemsetD16(d + 1, 0, 4));
+	cuMemcpyDtoH(out, d, 4096);
+	ok = out[0] == 0x5a && out[63] == 0x5a && out[64] == 0x04 && out[67] == 0x01 &&
+	    out[128] == 0x5a;
+	printf("memset values: %s\n", ok ? "ok" : "MISMATCH");
+	SAY("cuMemcpy unified", cuMemcpy((CUdeviceptr)(uintptr_t)out, d2, 4096));
+	SAY("cuMemcpyAsync", cuMemcpyAsync(d, d2, 4096, NULL));
+	SAY("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync(d, in, 4096, NULL));
+	SAY("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync(out, d, 4096, NULL));
+	SAY("cuMemsetD8Async", cuMemsetD8Async(d, 1, 4096, NULL));
+	SAY("cuStreamSynchronize NULL", cuStreamSynchronize(NULL));
+	SAY("cuMemcpyHtoD past end", cuMemcpyHtoD(d + 4000, in, 4096));
+	SAY("cuMemcpyHtoD zero bytes", cuMemcpyHtoD(d, in, 0));
+	cuMemFree(d2);
+	SAY("cuMemcpyHtoD to freed", cuMemcpyHtoD(d2, in, 16));
+	SAY("cuMemcpyDtoH from freed", cuMemcpyDtoH(out, d2, 16));
+	cuMemFree(d);
+}
+
+static void
+part_streams(void)
+{
+	CUstream s = NULL, nb = NULL;
+	CUevent e1 = NULL, e2 = NULL, en1 = NULL;
+	float ms = -1;
+
+	SAY("cuStreamCreate", cuStreamCreate(&s, 0));
+	SAY("cuStreamCreate bad flags", cuStreamCreate(&nb, 0x100));
+	SAY("cuStreamCreateWithPriority", cuStreamCreateWithPriority(&nb, CU_STREAM_NON_BLOCKING, -1));
+	SAY("cuStreamQuery idle", cuStreamQuery(s));
+	SAY("cuStreamQuery NULL", cuStreamQuery(NULL));
+	SAY("cuStreamQuery legacy", cuStreamQuery(CU_STREAM_LEGACY));
+	SAY("cuStreamQuery per-thread", cuStreamQuery(CU_STREAM_PER_THREAD));
+	SAY("cuEventCreate", cuEventCreate(&e1, 0));
+	SAY("cuEventCreate 2", cuEventCreate(&e2, 0));
+	SAY("cuEventCreate disable timing", cuEventCreate(&en1, CU_EVENT_DISABLE_TIMING));
+	SAY("cuEventQuery unrecorded", cuEventQuery(e1));
+	SAY("cuEventElapsedTime unrecorded", cuEventElapsedTime(&ms, e1, e2));
+	SAY("cuEventRecord", cuEventRecord(e1, s));
+	SAY("cuEventRecord 2", cuEventRecord(e2, s));
+	SAY("cuEventRecord no-timing", cuEventRecord(en1, s));
+	SAY("cuEventSynchronize", cuEventSynchronize(e2));
+	SAY("cuEventQuery recorded", cuEventQuery(e2));
+	SAY("cuEventElapsedTime", cuEventElapsedTime(&ms, e1, e2));
+	SAY("cuEventElapsedTime no-timing", cuEventElapsedTime(&ms, e1, en1));
+	SAY("cuStreamWaitEvent", cuStreamWaitEvent(nb, e1, 0));
+	SAY("cuStreamSynchronize", cuStreamSynchronize(s));
+	SAY("cuStreamSynchronize per-thread", cuStreamSynchronize(CU_STREAM_PER_THREAD));
+	SAY("cuEventDestroy", cuEventDestroy(e1));
+	cuEventDestroy(e2);
+	cuEventDestroy(en1);
+	SAY("cuStreamDestroy", cuStreamDestroy(s));
+	SAY("cuStreamDestroy NULL stream", cuStreamDestroy(NULL));
+	cuStreamDestroy(nb);
+}
+
+static void
+part_async(void)
+{
+	CUdeviceptr a = 0, b = 0, d = 0;
+	CUmemoryPool def = NULL, pool = NULL, cur = NULL;
+	CUmemPoolProps props;
+	CUstream s = NULL;
+	cuuint64_t v = 0;
+
+	cuStreamCreate(&s, 0);
+	SAY("cuMemAllocAsync", cuMemAllocAsync(&a, 1 << 20, s));
+	print_pointer("async", a + 8, a, primary);
+	SAY("cuMemFreeAsync", cuMemFreeAsync(a, s));
+	SAY("cuStreamSynchronize after free", cuStreamSynchronize(s));
+	SAY("cuMemFreeAsync double", cuMemFreeAsync(a, s));
+	SAY("cuMemAllocAsync NULL stream", cuMemAllocAsync(&b, 4096, NULL));
+	SAY("cuMemFree of async", cuMemFree(b));
+	SAY("cuMemFree of async double", cuMemFree(b));
+	SAY("cuMemAlloc 4096", cuMemAlloc(&d, 4096));
+	SAY("cuMemFreeAsync of cuMemAlloc", cuMemFreeAsync(d, s));
+	cuStreamSynchronize(s);
+	SAY("cuMemFree after cuMemFreeAsync of cuMemAlloc", cuMemFree(d));
+	SAY("cuMemFreeAsync unknown", cuMemFreeAsync((CUdeviceptr)0x7f0000001000ULL, s));
+	SAY("cuDeviceGetDefaultMemPool", cuDeviceGetDefaultMemPool(&def, dev0));
+	SAY("cuDeviceGetMemPool", cuDeviceGetMemPool(&cur, dev0));
+	printf("current pool is default: %s\n", cur == def ? "yes" : "no");
+	memset(&props, 0, sizeof(props));
+	props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	props.location.id = dev0;
+	SAY("cuMemPoolCreate", cuMemPoolCreate(&pool, &props));
+	SAY("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync(&a, 4096, pool, s));
+	SAY("cuMemPoolGetAttribute USED_MEM_CURRENT",
+	    cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+	printf("pool used after 4096: %s\n", v >= 4096 ? ">=4096" : "less");
+	v = 0;
+	SAY("cuMemPoolSetAttribute RELEASE_THRESHOLD",
+	    cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v));
+	SAY("cuMemFreeAsync pool", cuMemFreeAsync(a, s));
+	cuStreamSynchronize(s);
+	SAY("cuMemPoolTrimTo", cuMemPoolTrimTo(pool, 0));
+	SAY("cuMemPoolDestroy", cuMemPoolDestroy(pool));
+	SAY("cuMemPoolDestroy default", cuMemPoolDestroy(def));
+	cuStreamDestroy(s);
+}
+
+static void
+part_vmm(void)
+{
+	CUmemAllocationProp prop;
+	CUmemGenericAllocationHandle hdl = 0, hdl2 = 0;
+	CUmemAccessDesc acc;
+	CUdeviceptr va = 0, base = 0;
+	size_t g = 0, gr = 0, sz = 0;
+	unsigned char in[256], out[256];
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = dev0;
+	SAY("cuMemGetAllocationGranularity", cuMemGetAllocationGranularity(&g, &prop,
+	    CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	cuMemGetAllocationGranularity(&gr, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+	printf("granularity minimum: %zu\n", g);
+	printf("granularity recommended: %zu\n", gr);
+	SAY("cuMemCreate not multiple", cuMemCreate(&hdl, g + 4096, &prop, 0));
+	SAY("cuMemCreate", cuMemCreate(&hdl, g, &prop, 0));
+	SAY("cuMemAddressReserve", cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
+	SAY("cuMemMap", cuMemMap(va, g, 0, hdl, 0));
+	SAY("cuMemMap overlap", cuMemMap(va, g, 0, hdl, 0));
+	acc.location = prop.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	SAY("cuMemSetAccess", cuMemSetAccess(va, g, &acc, 1));
+	print_pointer("vmm", va + 8, va, primary);
+	SAY("cuMemGetAddressRange vmm", cuMemGetAddressRange(&base, &sz, va + 100));
+	printf("cuMemGetAddressRange vmm: %s %s\n", base == va ? "base" : "other",
+	    sz == g ? "granule" : sz == 2 * g ? "reservation" : "other");
+	SAY("cuMemRetainAllocationHandle", cuMemRetainAllocationHandle(&hdl2, (void *)(uintptr_t)va));
+	printf("retained handle same: %s\n", hdl2 == hdl ? "yes" : "no");
+	SAY("cuMemRelease retained", cuMemRelease(hdl2));
+	memset(in, 0x3c, sizeof(in));
+	SAY("cuMemcpyHtoD vmm", cuMemcpyHtoD(va, in, sizeof(in)));
+	SAY("cuMemFree of vmm", cuMemFree(va));
+	SAY("cuMemRelease while mapped", cuMemRelease(hdl));
+	memset(out, 0, sizeof(out));
+	SAY("cuMemcpyDtoH vmm after release", cuMemcpyDtoH(out, va, sizeof(out)));
+	printf("vmm data after release: %s\n", memcmp(in, out, sizeof(in)) == 0 ? "ok" : "MISMATCH");
+	SAY("cuMemAddressFree while mapped", cuMemAddressFree(va, 2 * g));
+	SAY("cuMemUnmap", cuMemUnmap(va, g));
+	SAY("cuMemUnmap again", cuMemUnmap(va, g));
+	SAY("cuMemRelease after unmap", cuMemRelease(hdl));
+	SAY("cuMemcpyHtoD unmapped", cuMemcpyHtoD(va, in, sizeof(in)));
+	SAY("cuMemAddressFree", cuMemAddressFree(va, 2 * g));
+	SAY("cuMemAddressFree double", cuMemAddressFree(va, 2 * g));
+}
+
+static void
+part_ipc(void)
+{
+	CUipcMemHandle ih;
+	CUdeviceptr d = 0, a = 0, o = 0;
+
+	cuMemAlloc(&d, 1 << 20);
+	SAY("cuIpcGetMemHandle", cuIpcGetMemHandle(&ih, d));
+	SAY("cuIpcGetMemHandle interior", cuIpcGetMemHandle(&ih, d + 4096));
+	SAY("cuIpcOpenMemHandle own process", cuIpcOpenMemHandle(&o, ih,
+	    CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+	SAY("cuIpcCloseMemHandle not opened", cuIpcCloseMemHandle(d));
+	cuMemAllocAsync(&a, 4096, NULL);
+	cuStreamSynchronize(NULL);
+	SAY("cuIpcGetMemHandle of async (default pool)", cuIpcGetMemHandle(&ih, a));
+	cuMemFreeAsync(a, NULL);
+	cuStreamSynchronize(NULL);
+	cuMemFree(d);
+}
+
+static void
+part_contexts(void)
+{
+	CUcontext c = NULL, cur = NULL, popped = NULL;
+	CUdeviceptr d = 0, m = 0, a = 0;
+	void *h = NULL;
+	unsigned flags = 0;
+	int active = -1;
+	CUdevice dd = -1;
+
+	SAY("cuCtxCreate", cuCtxCreate(&c, NULL, 0, dev0));
+	cuCtxGetCurrent(&cur);
+	printf("cuCtxCreate makes it current: %s\n", cur == c ? "yes" : "no");
+	SAY("cuCtxGetDevice", cuCtxGetDevice(&dd));
+	SAY("cuCtxGetDevice_v2 NULL ctx", cuCtxGetDevice_v2(&dd, NULL));
+	SAY("cuCtxSynchronize_v2 primary", cuCtxSynchronize_v2(primary));
+	SAY("cuMemAlloc in ctx", cuMemAlloc(&d, 4096));
+	SAY("cuMemAllocManaged in ctx", cuMemAllocManaged(&m, 4096, CU_MEM_ATTACH_GLOBAL));
+	SAY("cuMemHostAlloc in ctx", cuMemHostAlloc(&h, 4096, 0));
+	SAY("cuMemAllocAsync in ctx", cuMemAllocAsync(&a, 4096, NULL));
+	cuStreamSynchronize(NULL);
+	SAY("cuCtxDestroy", cuCtxDestroy(c));
+	cuCtxGetCurrent(&cur);
+	printf("after cuCtxDestroy current is: %s\n", cur == NULL ? "NULL" :
+	    cur == primary ? "primary" : "other");
+	SAY("cuCtxSetCurrent primary", cuCtxSetCurrent(primary));
+	SAY("cuMemFree after cuCtxDestroy", cuMemFree(d));
+	SAY("cuMemFree managed after cuCtxDestroy", cuMemFree(m));
+	SAY("cuMemFreeHost after cuCtxDestroy", cuMemFreeHost(h));
+	SAY("cuMemFree async after cuCtxDestroy", cuMemFree(a));
+	SAY("cuCtxDestroy double", cuCtxDestroy(c));
+
+	SAY("cuCtxPushCurrent", cuCtxPushCurrent(primary));
+	SAY("cuCtxPopCurrent", cuCtxPopCurrent(&popped));
+	printf("popped is primary: %s\n", popped == primary ? "yes" : "no");
+
+	/* primary context reset: memory goes, the context stays retained */
+	cuMemAlloc(&d, 4096);
+	cuMemAllocAsync(&a, 4096, NULL);
+	cuStreamSynchronize(NULL);
+	SAY("cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset(dev0));
+	SAY("cuDevicePrimaryCtxGetState after reset", cuDevicePrimaryCtxGetState(dev0, &flags,
+	    &active));
+	printf("primary active after reset: %d\n", active);
+	SAY("cuMemFree after reset", cuMemFree(d));
+	SAY("cuMemFree async after reset", cuMemFree(a));
+	SAY("cuMemAlloc after reset", cuMemAlloc(&d, 4096));
+	if (d)
+		cuMemFree(d);
+
+	/* release to zero destroys the primary context's memory */
+	{
+		CUcontext p2 = NULL;
+
+		cuDevicePrimaryCtxRetain(&p2, dev0);
+		printf("retain returns same handle: %s\n", p2 == primary ? "yes" : "no");
+		cuDevicePrimaryCtxRelease(dev0);
+	}
+	cuDevicePrimaryCtxGetState(dev0, &flags, &active);
+	printf("primary active before release: %d\n", active);
+	d = 0;
+	cuMemAlloc(&d, 4096);
+	SAY("cuDevicePrimaryCtxRelease to zero", cuDevicePrimaryCtxRelease(dev0));
+	cuDevicePrimaryCtxGetState(dev0, &flags, &active);
+	printf("primary active after release: %d\n", active);
+	SAY("cuMemAlloc on released primary", cuMemAlloc(&m, 4096));
+	SAY("cuDevicePrimaryCtxRelease below zero", cuDevicePrimaryCtxRelease(dev0));
+	SAY("cuDevicePrimaryCtxRetain again", cuDevicePrimaryCtxRetain(&primary, dev0));
+	cuCtxSetCurrent(primary);
+	SAY("cuMemFree after release to zero", cuMemFree(d));
+	SAY("cuDevicePrimaryCtxSetFlags_v2", cuDevicePrimaryCtxSetFlags(dev0,
+	    CU_CTX_SCHED_BLOCKING_SYNC));
+	cuDevicePrimaryCtxGetState(dev0, &flags, &active);
+	printf("primary flags after set: %u\n", flags);
+}
+
+static void
+part_no_context(void)
+{
+	CUdeviceptr d = 0;
+	size_t f = 0;
+	CUcontext cur = (CUcontext)(uintptr_t)1;
+	CUdevice dd;
+
+	SAY("cuCtxGetCurrent no context", cuCtxGetCurrent(&cur));
+	printf("current without context: %s\n", cur == NULL ? "NULL" : "set");
+	SAY("cuMemAlloc no context", cuMemAlloc(&d, 4096));
+	SAY("cuMemFree(0) no context", cuMemFree(0));
+	SAY("cuMemGetInfo no context", cuMemGetInfo(&f, NULL));
+	SAY("cuCtxGetDevice no context", cuCtxGetDevice(&dd));
+	SAY("cuCtxSynchronize no context", cuCtxSynchronize());
+	SAY("cuCtxPopCurrent no context", cuCtxPopCurrent(&cur));
+	SAY("cuStreamSynchronize NULL no context", cuStreamSynchronize(NULL));
+}
+
+/* ============================================================ part 2, 3 */
+
+/* Every exported name the fixture provides (keep in step with
+ * fakecuda_exports.h; check_fakecuda.sh compares the counts). */
+static const char *const exported[] = {
+	"cuInit", "cuDriverGetVersion", "cuGetErrorName", "cuGetErrorString",
+	"cuGetProcAddress", "cuGetProcAddress_v2", "cuGetExportTable", "cuDeviceGet",
+	"cuDeviceGetCount", "cuDeviceGetName", "cuDeviceGetUuid", "cuDeviceGetUuid_v2",
+	"cuDeviceGetPCIBusId", "cuDeviceGetAttribute", "cuDeviceTotalMem_v2",
+	"cuDeviceGetDefaultMemPool", "cuDeviceGetMemPool", "cuDeviceSetMemPool",
+	"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2",
+	"cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxSetFlags",
+	"cuDevicePrimaryCtxSetFlags_v2", "cuDevicePrimaryCtxGetState", "cuCtxCreate",
+	"cuCtxCreate_v2", "cuCtxCreate_v3", "cuCtxCreate_v4", "cuCtxDestroy", "cuCtxDestroy_v2",
+	"cuCtxPushCurrent", "cuCtxPushCurrent_v2", "cuCtxPopCurrent", "cuCtxPopCurrent_v2",
+	"cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice", "cuCtxGetDevice_v2",
+	"cuCtxGetFlags", "cuCtxGetApiVersion", "cuCtxSynchronize", "cuCtxSynchronize_v2",
+	"cuStreamCreate", "cuStreamCreateWithPriority", "cuStreamDestroy", "cuStreamDestroy_v2",
+	"cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuStreamQuery", "cuStreamQuery_ptsz",
+	"cuStreamWaitEvent", "cuStreamWaitEvent_ptsz", "cuStreamGetPriority",
+	"cuStreamGetPriority_ptsz", "cuStreamGetFlags", "cuStreamGetFlags_ptsz", "cuStreamGetCtx",
+	"cuStreamGetCtx_ptsz", "cuEventCreate", "cuEventRecord", "cuEventRecord_ptsz",
+	"cuEventRecordWithFlags", "cuEventRecordWithFlags_ptsz", "cuEventQuery",
+	"cuEventSynchronize", "cuEventDestroy", "cuEventDestroy_v2", "cuEventElapsedTime",
+	"cuEventElapsedTime_v2", "cuMemGetInfo_v2", "cuMemAlloc_v2", "cuMemAllocPitch_v2",
+	"cuMemFree_v2", "cuMemGetAddressRange_v2", "cuMemAllocHost_v2", "cuMemFreeHost",
+	"cuMemHostAlloc", "cuMemHostGetDevicePointer_v2", "cuMemHostGetFlags", "cuMemAllocManaged",
+	"cuMemHostRegister", "cuMemHostRegister_v2", "cuMemHostUnregister", "cuMemcpy",
+	"cuMemcpy_ptds", "cuMemcpyAsync", "cuMemcpyAsync_ptsz", "cuMemcpyHtoD_v2",
+	"cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2_ptds", "cuMemcpyDtoD_v2",
+	"cuMemcpyDtoD_v2_ptds", "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync_v2_ptsz",
+	"cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpyDtoDAsync_v2",
+	"cuMemcpyDtoDAsync_v2_ptsz", "cuMemsetD8_v2", "cuMemsetD8_v2_ptds", "cuMemsetD16_v2",
+	"cuMemsetD16_v2_ptds", "cuMemsetD32_v2", "cuMemsetD32_v2_ptds", "cuMemsetD8Async",
+	"cuMemsetD8Async_ptsz", "cuMemsetD16Async", "cuMemsetD16Async_ptsz", "cuMemsetD32Async",
+	"cuMemsetD32Async_ptsz", "cuMemAdvise", "cuMemAdvise_v2", "cuMemPrefetchAsync",
+	"cuMemPrefetchAsync_ptsz", "cuMemPrefetchAsync_v2", "cuMemPrefetchAsync_v2_ptsz",
+	"cuMemAllocAsync", "cuMemAllocAsync_ptsz", "cuMemAllocFromPoolAsync",
+	"cuMemAllocFromPoolAsync_ptsz", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemPoolCreate",
+	"cuMemPoolDestroy", "cuMemPoolTrimTo", "cuMemPoolSetAttribute", "cuMemPoolGetAttribute",
+	"cuMemCreate", "cuMemRelease", "cuMemAddressReserve", "cuMemAddressFree", "cuMemMap",
+	"cuMemUnmap", "cuMemSetAccess", "cuMemGetAccess", "cuMemGetAllocationGranularity",
+	"cuMemGetAllocationPropertiesFromHandle", "cuMemRetainAllocationHandle",
+	"cuPointerGetAttribute", "cuPointerGetAttributes", "cuPointerSetAttribute",
+	"cuIpcGetMemHandle", "cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2", "cuIpcCloseMemHandle",
+	"cuArrayCreate_v2", "cuArrayDestroy",
+};
+#define NEXPORTED (sizeof(exported) / sizeof(exported[0]))
+
+/* Lookups to compare, as cudart makes them: base name, version, flags. */
+static const struct {
+	const char *base;
+	int version;
+} lookups[] = {
+	{ "cuInit", 2000 }, { "cuDriverGetVersion", 2020 }, { "cuGetErrorName", 6000 },
+	{ "cuGetProcAddress", 11030 }, { "cuGetProcAddress", 12000 },
+	{ "cuDeviceGet", 2000 }, { "cuDeviceGetCount", 2000 }, { "cuDeviceGetAttribute", 2000 },
+	{ "cuDeviceTotalMem", 3020 }, { "cuDeviceGetUuid", 9020 }, { "cuDeviceGetUuid", 11040 },
+	{ "cuDeviceGetDefaultMemPool", 11020 },
+	{ "cuDevicePrimaryCtxRetain", 7000 }, { "cuDevicePrimaryCtxRelease", 7000 },
+	{ "cuDevicePrimaryCtxRelease", 11000 }, { "cuDevicePrimaryCtxReset", 7000 },
+	{ "cuDevicePrimaryCtxReset", 11000 }, { "cuDevicePrimaryCtxSetFlags", 7000 },
+	{ "cuDevicePrimaryCtxSetFlags", 11000 }, { "cuDevicePrimaryCtxGetState", 7000 },
+	{ "cuCtxCreate", 3020 }, { "cuCtxCreate", 11040 }, { "cuCtxCreate", 12050 },
+	{ "cuCtxDestroy", 4000 }, { "cuCtxPushCurrent", 4000 }, { "cuCtxPopCurrent", 4000 },
+	{ "cuCtxGetCurrent", 4000 }, { "cuCtxSetCurrent", 4000 },
+	{ "cuCtxGetDevice", 2000 }, { "cuCtxGetDevice", 13000 },
+	{ "cuCtxSynchronize", 2000 }, { "cuCtxSynchronize", 13000 },
+	{ "cuStreamCreate", 2000 }, { "cuStreamCreateWithPriority", 5050 },
+	{ "cuStreamDestroy", 4000 }, { "cuStreamSynchronize", 2000 }, { "cuStreamQuery", 2000 },
+	{ "cuStreamWaitEvent", 3020 }, { "cuStreamGetCtx", 9020 },
+	{ "cuEventCreate", 2000 }, { "cuEventRecord", 2000 }, { "cuEventRecordWithFlags", 11010 },
+	{ "cuEventQuery", 2000 }, { "cuEventSynchronize", 2000 }, { "cuEventDestroy", 4000 },
+	{ "cuEventElapsedTime", 2000 }, { "cuEventElapsedTime", 12080 },
+	{ "cuMemGetInfo", 3020 }, { "cuMemAlloc", 3020 }, { "cuMemAllocPitch", 3020 },
+	{ "cuMemFree", 3020 }, { "cuMemGetAddressRange", 3020 }, { "cuMemAllocHost", 3020 },
+	{ "cuMemFreeHost", 2000 }, { "cuMemHostAlloc", 2020 }, { "cuMemHostGetDevicePointer", 3020 },
+	{ "cuMemHostGetFlags", 2030 }, { "cuMemAllocManaged", 6000 },
+	{ "cuMemHostRegister", 4000 }, { "cuMemHostRegister", 6050 }, { "cuMemHostUnregister", 4000 },
+	{ "cuMemcpy", 4000 }, { "cuMemcpyAsync", 4000 }, { "cuMemcpyHtoD", 3020 },
+	{ "cuMemcpyDtoH", 3020 }, { "cuMemcpyDtoD", 3020 }, { "cuMemcpyHtoDAsync", 3020 },
+	{ "cuMemcpyDtoHAsync", 3020 }, { "cuMemcpyDtoDAsync", 3020 },
+	{ "cuMemsetD8", 3020 }, { "cuMemsetD16", 3020 }, { "cuMemsetD32", 3020 },
+	{ "cuMemsetD8Async", 3020 }, { "cuMemsetD16Async", 3020 }, { "cuMemsetD32Async", 3020 },
+	{ "cuMemAdvise", 8000 }, { "cuMemAdvise", 12020 },
+	{ "cuMemPrefetchAsync", 8000 }, { "cuMemPrefetchAsync", 12020 },
+	{ "cuMemAllocAsync", 11020 }, { "cuMemFreeAsync", 11020 },
+	{ "cuMemAllocFromPoolAsync", 11020 }, { "cuMemPoolCreate", 11020 },
+	{ "cuMemPoolDestroy", 11020 }, { "cuMemPoolTrimTo", 11020 },
+	{ "cuMemCreate", 10020 }, { "cuMemRelease", 10020 }, { "cuMemAddressReserve", 10020 },
+	{ "cuMemAddressFree", 10020 }, { "cuMemMap", 10020 }, { "cuMemUnmap", 10020 },
+	{ "cuMemSetAccess", 10020 }, { "cuMemGetAllocationGranularity", 10020 },
+	{ "cuMemRetainAllocationHandle", 11000 },
+	{ "cuPointerGetAttribute", 4000 }, { "cuPointerGetAttributes", 7000 },
+	{ "cuIpcGetMemHandle", 4010 }, { "cuIpcOpenMemHandle", 4010 },
+	{ "cuIpcOpenMemHandle", 11000 }, { "cuIpcCloseMemHandle", 4010 },
+	{ "cuArrayCreate", 3020 }, { "cuArrayDestroy", 2000 },
+};
+
+static void *lib;
+
+/* The exported name whose address p is: tries the base name with every
+ * version and per-thread suffix, then the list above. */
+static const char *
+name_of(const char *base, void *p)
+{
+	static const char *const ver[] = { "", "_v2", "_v3", "_v4" };
+	static const char *const pt[] = { "", "_ptsz", "_ptds" };
+	static char buf[160];
+
+	if (!p)
+		return "NULL";
+	for (size_t v = 0; v < 4; v++) {
+		for (size_t t = 0; t < 3; t++) {
+			snprintf(buf, sizeof(buf), "%s%s%s", base, ver[v], pt[t]);
+			if (dlsym(lib, buf) == p)
+				return buf;
+		}
+	}
+	for (size_t i = 0; i < NEXPORTED; i++)
+		if (dlsym(lib, exported[i]) == p)
+			return exported[i];
+	return "unexported";
+}
+
+static const char *
+status_name(CUdriverProcAddressQueryResult s)
+{
+	switch (s) {
+	case CU_GET_PROC_ADDRESS_SUCCESS: return "SUCCESS";
+	case CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: return "SYMBOL_NOT_FOUND";
+	case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: return "VERSION_NOT_SUFFICIENT";
+	default: return "?";
+	}
+}
+
+typedef CUresult (*gpa2_t)(const char *, void **, int, cuuint64_t,
+    CUdriverProcAddressQueryResult *);
+typedef CUresult (*gpa1_t)(const char *, void **, int, cuuint64_t);
+
+static void
+gpa_line(gpa2_t gpa, const char *label, const char *sym, int ver, cuuint64_t flags)
+{
+	void *p = (void *)(uintptr_t)1;
+	CUdriverProcAddressQueryResult st = (CUdriverProcAddressQueryResult)99;
+	CUresult r = gpa(sym, &p, ver, flags, &st);
+
+	printf("%s: %s %s %s\n", label, en(r), status_name(st),
+	    p == (void *)(uintptr_t)1 ? "unchanged" : name_of(sym, p));
+}
+
+static void
+part_dlsym_gpa(void)
+{
+	gpa2_t gpa;
+	gpa1_t gpa1;
+	size_t missing = 0;
+	char label[200];
+
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		printf("dlopen libcuda.so.1: failed\n");
+		return;
+	}
+	for (size_t i = 0; i < NEXPORTED; i++) {
+		if (!dlsym(lib, exported[i])) {
+			printf("dlsym %s: missing\n", exported[i]);
+			missing++;
+		}
+	}
+	printf("dlsym exports found: %zu of %zu\n", NEXPORTED - missing, NEXPORTED);
+	printf("dlsym cuMemAlloc (v1): %s\n", dlsym(lib, "cuMemAlloc") ? "found" : "missing");
+	printf("dlsym cuMemFree (v1): %s\n", dlsym(lib, "cuMemFree") ? "found" : "missing");
+	printf("dlsym equals direct cuMemAlloc_v2: %s\n",
+	    dlsym(lib, "cuMemAlloc_v2") == (void *)cuMemAlloc_v2 ? "yes" : "no");
+	{
+		CUresult (*alloc)(CUdeviceptr *, size_t) =
+		    (CUresult (*)(CUdeviceptr *, size_t))dlsym(lib, "cuMemAlloc_v2");
+		CUresult (*fr)(CUdeviceptr) = (CUresult (*)(CUdeviceptr))dlsym(lib, "cuMemFree_v2");
+		CUdeviceptr d = 0;
+
+		if (alloc && fr) {
+			SAY("dlsym cuMemAlloc_v2 call", alloc(&d, 4096));
+			SAY("dlsym cuMemFree_v2 call", fr(d));
+			SAY("dlsym cuMemFree_v2 double", fr(d));
+		}
+	}
+
+	gpa = (gpa2_t)dlsym(lib, "cuGetProcAddress_v2");
+	gpa1 = (gpa1_t)dlsym(lib, "cuGetProcAddress");
+	if (!gpa || !gpa1) {
+		printf("dlsym cuGetProcAddress_v2: missing\n");
+		return;
+	}
+	gpa_line(gpa, "gpa empty probe", "", 0, 0);
+	gpa_line(gpa, "gpa unknown name", "cuNoSuchFunction", 12000, 0);
+	gpa_line(gpa, "gpa too new version", "cuMemAlloc", 99000, 0);
+	gpa_line(gpa, "gpa one minor newer than 13.0", "cuMemAlloc", 13010, 0);
+	gpa_line(gpa, "gpa older than first ABI", "cuMemAllocAsync", 11000, 0);
+	gpa_line(gpa, "info: gpa cuMemAlloc@2000 (v1 ABI)", "cuMemAlloc", 2000, 0);
+	gpa_line(gpa, "gpa versioned name as symbol", "cuMemAlloc_v2", 12000, 0);
+	gpa_line(gpa, "gpa legacy flag on ptsz name", "cuMemAllocAsync", 11020,
+	    CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+	gpa_line(gpa, "gpa bad flags", "cuMemAlloc", 12000, 8);
+	{
+		void *p = (void *)(uintptr_t)1;
+
+		printf("gpa NULL symbol: %s\n", en(gpa(NULL, &p, 12000, 0, NULL)));
+		printf("gpa NULL pfn: %s\n", en(gpa("cuMemAlloc", NULL, 12000, 0, NULL)));
+		printf("gpa NULL status: %s\n", en(gpa("cuMemAlloc", &p, 12000, 0, NULL)));
+		p = NULL;
+		gpa("cuMemAllocAsync", &p, 11020, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, NULL);
+		printf("gpa cuMemAllocAsync flags=2 is dlsym cuMemAllocAsync_ptsz: %s\n",
+		    p && p == dlsym(lib, "cuMemAllocAsync_ptsz") ? "yes" : "no");
+		p = NULL;
+		gpa("cuDevicePrimaryCtxReset", &p, 7000, 0, NULL);
+		printf("gpa cuDevicePrimaryCtxReset@7000 is dlsym cuDevicePrimaryCtxReset: %s\n",
+		    p && p == dlsym(lib, "cuDevicePrimaryCtxReset") ? "yes" : "no");
+		p = NULL;
+		gpa("cuGetProcAddress", &p, 12000, 0, NULL);
+		printf("gpa self-query 12000 is cuGetProcAddress_v2: %s\n",
+		    p && p == (void *)gpa ? "yes" : "no");
+		p = NULL;
+		printf("gpa1 cuMemFree@3020: %s ", en(gpa1("cuMemFree", &p, 3020, 0)));
+		printf("%s\n", name_of("cuMemFree", p));
+		p = NULL;
+		printf("gpa1 unknown: %s %s\n", en(gpa1("cuNoSuchFunction", &p, 12000, 0)),
+		    p ? "set" : "NULL");
+	}
+	for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++) {
+		snprintf(label, sizeof(label), "gpa %s@%d f0", lookups[i].base, lookups[i].version);
+		gpa_line(gpa, label, lookups[i].base, lookups[i].version, 0);
+		snprintf(label, sizeof(label), "gpa %s@%d f2", lookups[i].base, lookups[i].version);
+		gpa_line(gpa, label, lookups[i].base, lookups[i].version,
+		    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+		snprintf(label, sizeof(label), "gpa %s@13000 f2", lookups[i].base);
+		gpa_line(gpa, label, lookups[i].base, 13000,
+		    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+	}
+	/* every answer at 13000, flags 0 and 2, is an export: identity holds */
+	{
+		size_t same = 0, total = 0;
+
+		for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++) {
+			for (cuuint64_t f = 0; f <= 2; f += 2) {
+				void *p = NULL;
+				const char *n;
+
+				gpa(lookups[i].base, &p, 13000, f, NULL);
+				if (!p)
+					continue;
+				total++;
+				n = name_of(lookups[i].base, p);
+				if (strcmp(n, "unexported") != 0)
+					same++;
+			}
+		}
+		printf("gpa answers that are exports: %s\n", same == total ? "all" : "NOT ALL");
+	}
+}
+
+
+/* ================================================================ sim */
+
+/* `probe sim`: exercises the simulated driver's test-only API (streams that
+ * take time, writers, counters, run-time fault injection, threads). On a real
+ * driver there is no fakecuda_* symbol and it says so. Lines: "sim ok: ...",
+ * "sim FAIL: ...", and "sim: done" at the end. */
+
+#if defined(__has_include)
+#if __has_include("fakecuda.h")
+#define PROBE_SIM 1
+#endif
+#endif
+
+#ifdef PROBE_SIM
+#include "fakecuda.h"
+#include <pthread.h>
+#include <time.h>
+
+#define sim_counters_s fakecuda_counters
+
+static CUresult (*sim_busy)(CUstream, unsigned);
+static CUresult (*sim_writer)(CUstream, CUdeviceptr, size_t, unsigned, unsigned char);
+static void *(*sim_alias)(CUdeviceptr, size_t);
+static int (*sim_inject)(const char *, long);
+static unsigned long (*sim_calls)(const char *);
+static void (*sim_counters)(struct sim_counters_s *);
+static void (*sim_reset)(void);
+static int sim_failed;
+
+#define SIM_CHECK(cond, what) do { \
+	if (cond) \
+		printf("sim ok: %s\n", what); \
+	else { \
+		printf("sim FAIL: %s (line %d)\n", what, __LINE__); \
+		sim_failed = 1; \
+	} \
+} while (0)
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *
+sim_thread(void *arg)
+{
+	CUdeviceptr d;
+	long bad = 0;
+
+	(void)arg;
+	if (cuMemAlloc(&d, 4096) != CUDA_ERROR_INVALID_CONTEXT)
+		bad++;
+	cuCtxSetCurrent(primary);
+	for (int i = 0; i < 500; i++) {
+		if (cuMemAlloc(&d, 4096 + (size_t)i) != CUDA_SUCCESS || cuMemFree(d) != CUDA_SUCCESS)
+			bad++;
+	}
+	return (void *)bad;
+}
+
+static int
+sim(void)
+{
+	CUstream s = NULL, nb = NULL;
+	CUevent e1 = NULL, e2 = NULL;
+	CUdeviceptr p = 0, q = 0, a = 0;
+	struct sim_counters_s c0, c1;
+	double t0;
+	float ms = 0;
+	void *self = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	CUresult (*query_ptsz)(CUstream);
+
+	*(void **)&sim_busy = self ? dlsym(self, "fakecuda_launch_busy") : NULL;
+	if (!sim_busy) {
+		printf("sim: skipped (not the simulated driver)\n");
+		return 0;
+	}
+	*(void **)&sim_writer = dlsym(self, "fakecuda_launch_writer");
+	*(void **)&sim_alias = dlsym(self, "fakecuda_host_alias");
+	*(void **)&sim_inject = dlsym(self, "fakecuda_inject");
+	*(void **)&sim_calls = dlsym(self, "fakecuda_calls");
+	*(void **)&sim_counters = dlsym(self, "fakecuda_counters");
+	*(void **)&sim_reset = dlsym(self, "fakecuda_reset_counters");
+	*(void **)&query_ptsz = dlsym(self, "cuStreamQuery_ptsz");
+	if (!sim_writer || !sim_alias || !sim_inject || !sim_calls || !sim_counters ||
+	    !sim_reset || !query_ptsz || cuInit(0) || cuDevicePrimaryCtxRetain(&primary, 0))
+		return 99;
+	SIM_CHECK(sim_busy(NULL, 10) == CUDA_ERROR_INVALID_CONTEXT, "busy without context");
+	cuCtxSetCurrent(primary);
+	cuStreamCreate(&s, 0);
+	cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING);
+
+	/* busy work: query, synchronise */
+	SIM_CHECK(sim_busy(s, 100) == CUDA_SUCCESS, "launch busy");
+	SIM_CHECK(cuStreamQuery(s) == CUDA_ERROR_NOT_READY, "query busy stream: not ready");
+	SIM_CHECK(cuStreamQuery(nb) == CUDA_SUCCESS, "query other non-blocking stream: ready");
+	t0 = now_ms();
+	cuStreamSynchronize(s);
+	SIM_CHECK(now_ms() - t0 >= 80, "stream synchronize waits for busy work");
+	SIM_CHECK(cuStreamQuery(s) == CUDA_SUCCESS, "query after synchronize: ready");
+	SIM_CHECK(sim_busy((CUstream)(uintptr_t)0x1234, 1) == CUDA_ERROR_INVALID_HANDLE,
+	    "busy on a bad stream handle");
+
+	/* legacy stream ordering */
+	cuEventCreate(&e1, 0);
+	cuEventCreate(&e2, 0);
+	sim_busy(s, 80);
+	cuEventRecord(e1, NULL);
+	SIM_CHECK(cuEventQuery(e1) == CUDA_ERROR_NOT_READY,
+	    "NULL stream waits for a blocking stream");
+	cuEventRecord(e2, nb);
+	SIM_CHECK(cuEventQuery(e2) == CUDA_SUCCESS, "non-blocking stream does not");
+	cuEventSynchronize(e1);
+	SIM_CHECK(cuStreamQuery(s) == CUDA_SUCCESS, "event synchronize covers the work");
+
+	/* per-thread default stream */
+	sim_busy(CU_STREAM_PER_THREAD, 60);
+	SIM_CHECK(cuStreamQuery(CU_STREAM_PER_THREAD) == CUDA_ERROR_NOT_READY,
+	    "per-thread stream busy");
+	SIM_CHECK(query_ptsz(NULL) == CUDA_ERROR_NOT_READY, "_ptsz NULL is the per-thread stream");
+	cuStreamSynchronize(CU_STREAM_PER_THREAD);
+
+	/* event timing */
+	cuEventRecord(e1, s);
+	sim_busy(s, 50);
+	cuEventRecord(e2, s);
+	SIM_CHECK(cuEventElapsedTime(&ms, e1, e2) == CUDA_ERROR_NOT_READY, "elapsed not ready");
+	cuEventSynchronize(e2);
+	SIM_CHECK(cuEventElapsedTime(&ms, e1, e2) == CUDA_SUCCESS && ms >= 45 && ms < 1000,
+	    "elapsed time of 50 ms work");
+
+	/* cuCtxSynchronize waits for every stream */
+	sim_busy(nb, 60);
+	t0 = now_ms();
+	cuCtxSynchronize();
+	SIM_CHECK(now_ms() - t0 >= 45, "context synchronize waits");
+
+	/* a synchronous free waits for all work on the device */
+	sim_counters(&c0);
+	cuMemAlloc(&p, 1 << 20);
+	sim_busy(nb, 100);
+	t0 = now_ms();
+	SIM_CHECK(cuMemFree(p) == CUDA_SUCCESS, "free with pending work");
+	SIM_CHECK(now_ms() - t0 >= 80, "cuMemFree waited for unrelated non-blocking work");
+	sim_counters(&c1);
+	SIM_CHECK(c1.free_waits == c0.free_waits + 1, "free_waits counted");
+
+	/* writer: writes while running, never after a wait covering it */
+	cuMemAlloc(&p, 1 << 20);
+	{
+		unsigned char *al = sim_alias(p, 1 << 20);
+		int ok = 1;
+
+		SIM_CHECK(al != NULL, "host alias of device memory");
+		SIM_CHECK(sim_alias(p + (1 << 20), 1) == NULL, "no alias past the end");
+		SIM_CHECK(sim_writer(s, p, 1 << 20, 150, 0xEE) == CUDA_SUCCESS, "launch writer");
+		SIM_CHECK(sim_writer(s, p, 2 << 20, 10, 0xEE) == CUDA_ERROR_INVALID_VALUE,
+		    "writer past the end refused");
+		sleep_ms(40);
+		SIM_CHECK(al && al[0] == 0xEE && al[(1 << 20) - 1] == 0xEE, "writer writes");
+		t0 = now_ms();
+		cuMemFree(p);
+		SIM_CHECK(now_ms() - t0 >= 60, "cuMemFree waited for the writer");
+		if (al) {
+			memset(al, 0, 1 << 20);
+			sleep_ms(20);
+			for (int i = 0; i < (1 << 20); i += 4096)
+				ok &= al[i] == 0;
+		}
+		SIM_CHECK(ok, "no write after the free returned");
+	}
+
+	/* reuse before the writer ended is visible */
+	cuMemAllocAsync(&p, 1 << 20, nb);
+	sim_writer(s, p, 1 << 20, 100, 0xAA);
+	cuMemFreeAsync(p, nb);
+	cuMemAlloc(&q, 1 << 20);
+	if (q == p) {
+		unsigned char *al = sim_alias(q, 1 << 20);
+
+		sleep_ms(30);
+		SIM_CHECK(al && al[0] == 0xAA, "reuse while a writer runs is detectable");
+	} else {
+		printf("sim ok: reuse while a writer runs is detectable (address not reused)\n");
+	}
+	cuMemFree(q);
+
+	/* stream-ordered free happens when the stream gets there */
+	sim_busy(s, 80);
+	cuMemAllocAsync(&a, 4096, s);
+	sim_counters(&c0);
+	cuMemFreeAsync(a, s);
+	sim_counters(&c1);
+	SIM_CHECK(c1.live_async == c0.live_async, "cuMemFreeAsync pending: still live");
+	cuStreamSynchronize(s);
+	sim_counters(&c1);
+	SIM_CHECK(c1.live_async + 1 == c0.live_async, "freed once the stream reached it");
+
+	/* counters and run-time injection */
+	sim_reset();
+	cuMemAlloc(&p, 4096);
+	SIM_CHECK(sim_calls("cuMemAlloc_v2") == 1, "fakecuda_calls counts");
+	sim_counters(&c1);
+	SIM_CHECK(c1.mem_alloc == 1 && c1.live_device >= 1, "fakecuda_counters mem_alloc and live");
+	SIM_CHECK(sim_inject("fail_alloc", 2) == 0, "inject fail_alloc 2");
+	SIM_CHECK(cuMemAlloc(&q, 4096) == CUDA_SUCCESS, "first alloc after inject succeeds");
+	SIM_CHECK(cuMemAllocManaged(&a, 4096, CU_MEM_ATTACH_GLOBAL) == CUDA_ERROR_OUT_OF_MEMORY,
+	    "second alloc (any family) fails");
+	SIM_CHECK(cuMemAlloc(&a, 4096) == CUDA_SUCCESS, "third succeeds");
+	SIM_CHECK(sim_inject("fail_free", 1) == 0, "inject fail_free 1");
+	SIM_CHECK(cuMemFree(p) == CUDA_ERROR_ILLEGAL_ADDRESS, "injected free fails");
+	SIM_CHECK(cuMemFree(p) == CUDA_SUCCESS, "memory stayed allocated");
+	cuMemFree(q);
+	cuMemFree(a);
+	SIM_CHECK(sim_inject("no_such_thing", 1) == -1, "unknown injection refused");
+
+	/* threads: each has its own current context */
+	{
+		pthread_t th[8];
+		long bad = 0;
+
+		sim_counters(&c0);
+		for (int i = 0; i < 8; i++)
+			pthread_create(&th[i], NULL, sim_thread, NULL);
+		for (int i = 0; i < 8; i++) {
+			void *r;
+
+			pthread_join(th[i], &r);
+			bad += (long)r;
+		}
+		sim_counters(&c1);
+		SIM_CHECK(bad == 0, "8 threads x 500 alloc/free, own contexts");
+		SIM_CHECK(c1.live_allocations == c0.live_allocations, "live count back after threads");
+	}
+	cuEventDestroy(e1);
+	cuEventDestroy(e2);
+	cuStreamDestroy(s);
+	cuStreamDestroy(nb);
+	printf("sim: done\n");
+	return sim_failed;
+}
+#else
+static int
+sim(void)
+{
+	printf("sim: skipped (built without fakecuda.h)\n");
+	return 0;
+}
+#endif
+
+/* ============================================================== fault */
+
+static int
+fault(void)
+{
+	CUdeviceptr d = 0;
+	int status = 0;
+	pid_t pid;
+
+	if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&primary, 0) != CUDA_SUCCESS ||
+	    cuCtxSetCurrent(primary) != CUDA_SUCCESS || cuMemAlloc(&d, 4096) != CUDA_SUCCESS) {
+		printf("fault: setup failed\n");
+		return 99;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		volatile unsigned char c = *(volatile unsigned char *)(uintptr_t)d;
+
+		(void)c;
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		printf("fault: fork failed\n");
+		return 99;
+	}
+	if (WIFSIGNALED(status))
+		printf("host deref of device pointer: %s\n", WTERMSIG(status) == SIGSEGV ?
+		    "SIGSEGV" : WTERMSIG(status) == SIGBUS ? "SIGBUS" : "other signal");
+	else
+		printf("host deref of device pointer: no fault\n");
+	cuMemFree(d);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	CUdeviceptr d = 0;
+	int v = 0, n = 0;
+	char name[256];
+	size_t total = 0;
+	CUresult r;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && strcmp(argv[1], "fault") == 0)
+		return fault();
+	if (argc > 1 && strcmp(argv[1], "sim") == 0)
+		return sim();
+
+	SAY("cuMemAlloc before cuInit", cuMemAlloc(&d, 4096));
+	SAY("cuDeviceGetCount before cuInit", cuDeviceGetCount(&n));
+	SAY("cuInit bad flags", cuInit(1));
+	r = cuInit(0);
+	SAY("cuInit", r);
+	if (r != CUDA_SUCCESS)
+		return 99;
+	SAY("cuInit again", cuInit(0));
+	cuDriverGetVersion(&v);
+	printf("info: driver version: %d\n", v);
+	SAY("cuDeviceGetCount", cuDeviceGetCount(&n));
+	printf("info: device count: %d\n", n);
+	SAY("cuDeviceGet", cuDeviceGet(&dev0, 0));
+	SAY("cuDeviceGet out of range", cuDeviceGet(&dev0, 999));
+	cuDeviceGet(&dev0, 0);
+	cuDeviceGetName(name, sizeof(name), dev0);
+	printf("info: device name: %s\n", name);
+	cuDeviceTotalMem(&total, dev0);
+	printf("info: total memory: %zu\n", total);
+	{
+		const char *s = NULL;
+
+		printf("cuGetErrorName 9999: %s\n", cuGetErrorName((CUresult)9999, &s) ==
+		    CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE" : "other");
+		cuGetErrorString(CUDA_ERROR_INVALID_VALUE, &s);
+		printf("cuGetErrorString INVALID_VALUE: %s\n", s ? s : "NULL");
+	}
+	print_attributes();
+	part_no_context();
+
+	SAY("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&primary, dev0));
+	SAY("cuCtxSetCurrent", cuCtxSetCurrent(primary));
+	part_edges();
+	part_copies();
+	part_streams();
+	part_async();
+	part_vmm();
+	part_ipc();
+	part_contexts();
+	part_dlsym_gpa();
+	printf("done\n");
+	return 0;
+}
