@@ -51,7 +51,7 @@
 #include "stackdepot.h"
 
 #define DEPOT_MAX_STACKS (1u << 22)  /* ids 1 .. DEPOT_MAX_STACKS - 1 */
-#define DEPOT_BUCKETS (1u << 18)
+#define DEPOT_BUCKETS (1u << 16)
 #define DEPOT_CHUNK ((size_t)1 << 20)
 #define MODULE_MAX 4096
 #define SKIP_MAX 32
@@ -84,7 +84,7 @@ static pthread_mutex_t depot_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t *buckets;
 static srec_t **recs;
 static uint32_t nstacks;          /* ids used: 1 .. nstacks */
-static size_t depot_bytes;        /* mmap'd bytes, all of it */
+static size_t depot_bytes;        /* chunk bytes mmap'd (records, names) */
 
 /* Bump allocator over mmap'd chunks; under depot_lock. */
 static char *chunk_cur;
@@ -163,7 +163,6 @@ depot_setup(void)
 
 		if (p == NULL)
 			return true;
-		__atomic_fetch_add(&depot_bytes, sz, __ATOMIC_RELAXED);
 		__atomic_store_n(&buckets, (uint32_t *)p, __ATOMIC_RELEASE);
 		p += (size_t)DEPOT_BUCKETS * sizeof(uint32_t);
 		modules = (module_t *)p;
@@ -624,10 +623,19 @@ stack_count(void)
 	return __atomic_load_n(&nstacks, __ATOMIC_ACQUIRE);
 }
 
+/* Memory in use: the chunks, the bucket array, and the used part of the
+ * id index and of the module tables (the rest of their MAP_NORESERVE
+ * reservations is never touched, so costs nothing). */
 size_t
 stack_bytes(void)
 {
-	return __atomic_load_n(&depot_bytes, __ATOMIC_RELAXED);
+	size_t b = __atomic_load_n(&depot_bytes, __ATOMIC_RELAXED);
+
+	if (__atomic_load_n(&recs, __ATOMIC_ACQUIRE) == NULL)
+		return b;
+	return b + (size_t)DEPOT_BUCKETS * sizeof(uint32_t) +
+	    (stack_count() + 1) * sizeof(srec_t *) +
+	    stack_module_count() * (sizeof(module_t) + sizeof(range_t));
 }
 
 void

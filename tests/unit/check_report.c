@@ -1,0 +1,747 @@
+/*
+ * check_report.c -- the report: records inserted into the registry,
+ * violations and ledger entries are written as JSON, parsed back with
+ * jansson and every member checked; the text format's summary lines;
+ * grouping and order of many leaks; %p expansion; the file rules of
+ * CUWARDEN_REPORT (own report overwritten, another process's never: a
+ * forked child writes "<path>.<pid>", a stale file of an earlier run is
+ * replaced).
+ */
+#include "preamble.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "ledger.h"
+#include "options.h"
+#include "owner.h"
+#include "registry.h"
+#include "report.h"
+#include "stackdepot.h"
+#include "stats.h"
+#include "violation.h"
+#include "unit.h"
+
+#define MIB (1024u * 1024u)
+
+/* ------------------------------------------------------------- helpers */
+
+static void
+reset_all(void)
+{
+	registry_reset();
+	violation_reset();
+	ledger_reset();
+	unsetenv("CUWARDEN_REPORT");
+	unsetenv("CUWARDEN_REPORT_FORMAT");
+	unsetenv("CUWARDEN_ON_VIOLATION");
+	options_reset();
+}
+
+static volatile int sink;
+
+__attribute__((noinline)) static stack_id_t
+site_one(void)
+{
+	stack_id_t id = stack_capture(0);
+
+	sink++;
+	return id;
+}
+
+__attribute__((noinline)) static stack_id_t
+site_two(void)
+{
+	stack_id_t id = stack_capture(0);
+
+	sink++;
+	return id;
+}
+
+static reg_handle_t
+add(kind_t kind, ns_t ns, uintptr_t base, size_t size, int device,
+    owner_id_t owner, stack_id_t st, const char *api)
+{
+	reg_rec_t r;
+	reg_handle_t h = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.base = base;
+	r.size = size;
+	r.kind = (uint8_t)kind;
+	r.ns = (uint8_t)ns;
+	r.device = (int16_t)device;
+	r.owner = owner;
+	r.alloc_stack = st;
+	r.api = api;
+	r.refcount = 1;
+	ck_assert(!registry_insert(&r, &h, NULL, NULL));
+	ck_assert_uint_ne(h, 0);
+	return h;
+}
+
+/* Writes a report to a temporary file and returns its text (static). */
+static const char *
+render(cw_format_t fmt, const report_meta_t *meta)
+{
+	static char buf[1 << 20];
+	char path[] = "/tmp/cw-check-report-XXXXXX";
+	int fd = mkstemp(path);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_msg(!report_write(fd, fmt, meta), "report_write: errno %d",
+	    errno);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_lt(n, (ssize_t)sizeof(buf) - 1);
+	buf[n] = '\0';
+	return buf;
+}
+
+static json_t *
+render_json(const report_meta_t *meta)
+{
+	const char *text = render(CW_FORMAT_JSON, meta);
+	json_error_t err;
+	json_t *doc = json_loads(text, 0, &err);
+
+	ck_assert_msg(doc != NULL, "invalid JSON: %s (line %d)\n%s", err.text,
+	    err.line, text);
+	ck_assert(json_is_object(doc));
+	return doc;
+}
+
+static json_t *
+member(json_t *obj, const char *name)
+{
+	json_t *v = json_object_get(obj, name);
+
+	ck_assert_msg(v != NULL, "member \"%s\" missing", name);
+	return v;
+}
+
+static long long
+int_of(json_t *obj, const char *name)
+{
+	json_t *v = member(obj, name);
+
+	ck_assert_msg(json_is_integer(v), "\"%s\" is not an integer", name);
+	return json_integer_value(v);
+}
+
+static const char *
+str_of(json_t *obj, const char *name)
+{
+	json_t *v = member(obj, name);
+
+	ck_assert_msg(json_is_string(v), "\"%s\" is not a string", name);
+	return json_string_value(v);
+}
+
+static unsigned long long
+hex_of(json_t *obj, const char *name)
+{
+	const char *s = str_of(obj, name);
+	char *end;
+	unsigned long long v;
+
+	ck_assert_msg(strncmp(s, "0x", 2) == 0, "\"%s\" = %s", name, s);
+	v = strtoull(s + 2, &end, 16);
+	ck_assert_msg(*end == '\0' && end > s + 2, "\"%s\" = %s", name, s);
+	for (const char *p = s + 2; *p; p++)
+		ck_assert_msg(!(*p >= 'A' && *p <= 'F'), "uppercase hex %s", s);
+	return v;
+}
+
+/* A stack array: frames with a module index (or -1) and a hex offset. */
+static size_t
+check_stack(json_t *st, size_t nmodules)
+{
+	size_t i;
+	json_t *f;
+
+	ck_assert(json_is_array(st));
+	json_array_foreach(st, i, f) {
+		long long m = int_of(f, "module");
+
+		ck_assert(m == -1 || (m >= 0 && (size_t)m < nmodules));
+		(void)hex_of(f, "offset");
+	}
+	return json_array_size(st);
+}
+
+/* ----------------------------------------------------------------- tests */
+
+START_TEST(test_report_json)
+{
+	static const report_meta_t meta = { "audit", "exit", 3 };
+	owner_id_t own;
+	stack_id_t s1, s2;
+	reg_handle_t dev;
+	violation_t v;
+	json_t *doc, *o, *a, *l, *mods;
+	size_t nmod, i;
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	reset_all();
+	own = owner_intern("libowner-test.so");
+	ck_assert_uint_ne(own, 0);
+	s1 = site_one();
+	s2 = site_two();
+	ck_assert_uint_ne(s1, 0);
+	ck_assert_uint_ne(s1, s2);
+
+	/* 3 x 1 MiB device (one group), 4 MiB managed, 64 MiB reservation,
+	 * 1 MiB pinned without owner; a view and a mapping are not leaks. */
+	dev = add(KIND_DEVICE, NS_ADDR, 0x10200000, MIB, 0, own, s1,
+	    "cuMemAlloc_v2");
+	add(KIND_DEVICE, NS_ADDR, 0x10000000, MIB, 0, own, s1, "cuMemAlloc_v2");
+	add(KIND_DEVICE, NS_ADDR, 0x10100000, MIB, 0, own, s1, "cuMemAlloc_v2");
+	add(KIND_MANAGED, NS_ADDR, 0x20000000, 4 * MIB, 1, own, s2,
+	    "cuMemAllocManaged");
+	add(KIND_VA, NS_VA, 0x40000000, 64 * MIB, -1, 0, s2,
+	    "cuMemAddressReserve");
+	add(KIND_PINNED, NS_ADDR, 0x7f0000000000, MIB, -1, 0, 0,
+	    "cuMemHostAlloc");
+	add(KIND_MAPPING, NS_MAP, 0x40000000, 2 * MIB, 0, 0, s2, "cuMemMap");
+	{
+		reg_rec_t r;
+
+		memset(&r, 0, sizeof(r));
+		r.kind = KIND_VIEW;
+		r.ns = NS_NONE;
+		r.base = 0x10200100;
+		r.size = 256;
+		r.parent = dev;
+		r.refcount = 1;
+		ck_assert(!registry_insert(&r, &dev, NULL, NULL));
+	}
+
+	memset(&v, 0, sizeof(v));
+	v.type = V_DOUBLE_FREE;
+	v.api = "cuMemFree_v2";
+	v.address = 0x30000000;
+	v.size = 2 * MIB;
+	v.kind = KIND_DEVICE;
+	v.device = 0;
+	v.owner = own;
+	v.cuda_error = 1; /* CUDA_ERROR_INVALID_VALUE */
+	v.stack = s2;
+	v.alloc_stack = s1;
+	v.free_stack = s2;
+	violation_record(&v);
+	ledger_add(0x50000000, MIB, KIND_DEVICE, 700);
+	ledger_add(0x50100000, MIB, KIND_DEVICE, 700);
+
+	doc = render_json(&meta);
+	ck_assert_str_eq(str_of(doc, "format"), "cuwarden-report");
+	ck_assert_int_eq(int_of(doc, "version"), 1);
+	ck_assert_int_eq(strncmp(str_of(doc, "tool"), "cuwarden ", 9), 0);
+	ck_assert_int_eq(int_of(doc, "pid"), getpid());
+	ck_assert_int_eq(int_of(doc, "ppid"), getppid());
+	a = member(doc, "command");
+	ck_assert(json_is_array(a) && json_array_size(a) >= 1);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_array_get(a, 0)),
+	    "check_report"));
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	ck_assert_str_eq(str_of(doc, "exe"), exe);
+	ck_assert_str_eq(str_of(doc, "mode"), "audit");
+	{
+		const char *t = str_of(doc, "time");
+		int y, mo, d, h, mi, s;
+		char z;
+
+		ck_assert_int_eq(strlen(t), 20);
+		ck_assert_int_eq(sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo,
+		    &d, &h, &mi, &s, &z), 7);
+		ck_assert(y >= 2024 && z == 'Z');
+	}
+	o = member(doc, "exit");
+	ck_assert_str_eq(str_of(o, "how"), "exit");
+	ck_assert_int_eq(int_of(o, "status"), 3);
+
+	o = member(doc, "coverage");
+	ck_assert(json_is_boolean(member(o, "hooks_active")));
+	{
+		static const char *const cov[] = { "hooked_entry_points",
+		    "allocations", "frees", "untracked_frees", "failed_calls",
+		    "gpa_lookups", "gpa_redirects", "dlsym_redirects",
+		    "teardown_frees" };
+
+		for (i = 0; i < CW_ARRAY_SIZE(cov); i++)
+			ck_assert_int_ge(int_of(o, cov[i]), 0);
+	}
+
+	o = member(doc, "summary");
+	ck_assert_int_eq(int_of(o, "leaked_bytes"), 3 * MIB + 4 * MIB +
+	    64 * MIB + MIB);
+	ck_assert_int_eq(int_of(o, "leaked_allocations"), 6);
+	ck_assert_int_eq(int_of(o, "violations"), 1);
+
+	o = member(doc, "failed_frees");
+	ck_assert_int_eq(int_of(o, "count"), 2);
+	ck_assert_int_eq(int_of(o, "overflow"), 0);
+	a = member(o, "addresses");
+	ck_assert_uint_eq(json_array_size(a), 2);
+
+	mods = member(doc, "modules");
+	nmod = json_array_size(mods);
+	ck_assert_uint_ge(nmod, 2);
+	{
+		bool saw_exe = false;
+
+		json_array_foreach(mods, i, o) {
+			const char *bid = str_of(o, "build_id");
+
+			(void)hex_of(o, "base");
+			if (strcmp(str_of(o, "path"), exe) == 0)
+				saw_exe = true;
+			for (const char *p = bid; *p; p++)
+				ck_assert(strchr("0123456789abcdef", *p));
+		}
+		ck_assert(saw_exe);
+	}
+
+	/* Leaks: four groups, largest first. */
+	a = member(doc, "leaks");
+	ck_assert_uint_eq(json_array_size(a), 4);
+	l = json_array_get(a, 0);
+	ck_assert_str_eq(str_of(l, "kind"), "va");
+	ck_assert_int_eq(int_of(l, "bytes"), 64 * MIB);
+	ck_assert_int_eq(int_of(l, "device"), -1);
+	ck_assert_str_eq(str_of(l, "owner"), "");
+	ck_assert_str_eq(str_of(l, "api"), "cuMemAddressReserve");
+	l = json_array_get(a, 1);
+	ck_assert_str_eq(str_of(l, "kind"), "managed");
+	ck_assert_int_eq(int_of(l, "size"), 4 * MIB);
+	ck_assert_int_eq(int_of(l, "count"), 1);
+	ck_assert_int_eq(int_of(l, "device"), 1);
+	l = json_array_get(a, 2);
+	ck_assert_str_eq(str_of(l, "kind"), "device");
+	ck_assert_int_eq(int_of(l, "size"), MIB);
+	ck_assert_int_eq(int_of(l, "count"), 3);
+	ck_assert_int_eq(int_of(l, "bytes"), 3 * MIB);
+	ck_assert_int_eq(int_of(l, "device"), 0);
+	ck_assert_str_eq(str_of(l, "owner"), "libowner-test.so");
+	ck_assert_str_eq(str_of(l, "api"), "cuMemAlloc_v2");
+	{
+		json_t *ad = member(l, "addresses");
+
+		ck_assert_uint_eq(json_array_size(ad), 3);
+		ck_assert_str_eq(json_string_value(json_array_get(ad, 0)),
+		    "0x10000000");
+		ck_assert_str_eq(json_string_value(json_array_get(ad, 1)),
+		    "0x10100000");
+		ck_assert_str_eq(json_string_value(json_array_get(ad, 2)),
+		    "0x10200000");
+	}
+	{
+		json_t *st = member(l, "stack"), *f0;
+		stack_frame_t fr[STACK_MAX_DEPTH];
+		size_t nf = stack_get(s1, fr, STACK_MAX_DEPTH);
+
+		ck_assert_uint_eq(check_stack(st, nmod), nf);
+		f0 = json_array_get(st, 0);
+		ck_assert_int_eq(int_of(f0, "module"), fr[0].module);
+		ck_assert_uint_eq(hex_of(f0, "offset"), fr[0].offset);
+		/* Frame 0 lies in this program. */
+		ck_assert_str_eq(str_of(json_array_get(mods,
+		    (size_t)int_of(f0, "module")), "path"), exe);
+	}
+	l = json_array_get(a, 3);
+	ck_assert_str_eq(str_of(l, "kind"), "pinned");
+	ck_assert_uint_eq(check_stack(member(l, "stack"), nmod), 0);
+	for (i = 0; i < 4; i++)
+		check_stack(member(json_array_get(a, i), "stack"), nmod);
+
+	/* The violation, every member. */
+	a = member(doc, "violations");
+	ck_assert_uint_eq(json_array_size(a), 1);
+	l = json_array_get(a, 0);
+	ck_assert_str_eq(str_of(l, "type"), "double_free");
+	ck_assert_str_eq(str_of(l, "api"), "cuMemFree_v2");
+	ck_assert_uint_eq(hex_of(l, "address"), 0x30000000);
+	ck_assert_int_eq(int_of(l, "size"), 2 * MIB);
+	ck_assert_str_eq(str_of(l, "kind"), "device");
+	ck_assert_int_eq(int_of(l, "device"), 0);
+	ck_assert_str_eq(str_of(l, "owner"), "libowner-test.so");
+	ck_assert_str_eq(str_of(l, "cuda_error"), "CUDA_ERROR_INVALID_VALUE");
+	ck_assert_int_eq(int_of(l, "cuda_error_code"), 1);
+	ck_assert_uint_gt(check_stack(member(l, "stack"), nmod), 0);
+	ck_assert_uint_gt(check_stack(member(l, "alloc_stack"), nmod), 0);
+	ck_assert_uint_gt(check_stack(member(l, "free_stack"), nmod), 0);
+
+	o = member(doc, "stats");
+	ck_assert(json_is_object(member(member(o, "bytes"), "device")));
+	ck_assert(json_is_object(member(member(o, "bytes"), "view")));
+	ck_assert(json_is_object(member(member(o, "allocations"), "vmm")));
+	{
+		json_t *p = member(member(o, "pools"), "managed");
+
+		ck_assert_int_ge(int_of(member(p, "reserved"), "peak"), 0);
+		ck_assert(json_is_real(member(p, "fragmentation")));
+	}
+	ck_assert_int_ge(int_of(o, "stacks"), 2);
+	ck_assert_int_gt(int_of(o, "stack_bytes"), 0);
+	json_decref(doc);
+	reset_all();
+}
+END_TEST
+
+START_TEST(test_report_empty)
+{
+	json_t *doc, *o;
+
+	reset_all();
+	doc = render_json(NULL);
+	ck_assert_str_eq(str_of(doc, "mode"), "library");
+	o = member(doc, "exit");
+	ck_assert_str_eq(str_of(o, "how"), "request");
+	ck_assert_int_eq(int_of(o, "status"), -1);
+	o = member(doc, "summary");
+	ck_assert_int_eq(int_of(o, "leaked_bytes"), 0);
+	ck_assert_int_eq(int_of(o, "leaked_allocations"), 0);
+	ck_assert_int_eq(int_of(o, "violations"), 0);
+	ck_assert_uint_eq(json_array_size(member(doc, "leaks")), 0);
+	ck_assert_uint_eq(json_array_size(member(doc, "violations")), 0);
+	json_decref(doc);
+}
+END_TEST
+
+START_TEST(test_report_text)
+{
+	static const report_meta_t meta = { "pool", "_exit", 0 };
+	const char *t;
+	stack_id_t s1 = site_one();
+	violation_t v;
+
+	reset_all();
+	add(KIND_DEVICE, NS_ADDR, 0x10000000, MIB, 0, 0, s1, "cuMemAlloc_v2");
+	add(KIND_DEVICE, NS_ADDR, 0x10100000, MIB, 0, 0, s1, "cuMemAlloc_v2");
+	add(KIND_PINNED, NS_ADDR, 0x7f0000000000, 3 * MIB, -1, 0, s1,
+	    "cuMemHostAlloc");
+	memset(&v, 0, sizeof(v));
+	v.type = V_INVALID_FREE;
+	v.api = "cuMemFree_v2";
+	v.address = 0xdead0000;
+	v.kind = -1;
+	v.device = -1;
+	v.stack = s1;
+	violation_record(&v);
+
+	t = render(CW_FORMAT_TEXT, &meta);
+	ck_assert_ptr_nonnull(strstr(t,
+	    "LEAK SUMMARY: 5242880 bytes leaked in 3 allocations\n"));
+	ck_assert_ptr_nonnull(strstr(t, "ERROR SUMMARY: 4 errors"));
+	/* Largest first: the pinned group (3 MiB) before the device one. */
+	ck_assert_ptr_nonnull(strstr(t, "3145728 bytes in 1 pinned"));
+	ck_assert_ptr_nonnull(strstr(t, "2097152 bytes in 2 device"));
+	ck_assert(strstr(t, "3145728 bytes in 1 pinned") <
+	    strstr(t, "2097152 bytes in 2 device"));
+	ck_assert_ptr_nonnull(strstr(t, "invalid_free: cuMemFree_v2(0xdead0000)"));
+	ck_assert_ptr_nonnull(strstr(t, "#0  check_report+0x"));
+	ck_assert_ptr_nonnull(strstr(t, "mode pool"));
+	reset_all();
+}
+END_TEST
+
+START_TEST(test_report_grouping)
+{
+	uintptr_t ips[3] = { 0x1000, 0x2000, 0 };
+	stack_id_t st[50];
+	json_t *doc, *a, *l;
+	size_t i;
+	long long prev = -1, total = 0, count = 0;
+
+	reset_all();
+	for (int k = 0; k < 50; k++) {
+		ips[2] = 0x3000 + (uintptr_t)k;
+		st[k] = stack_intern(ips, 3);
+	}
+	/* 5000 records: stack k gets (k % 7 + 1) * 20 allocations of
+	 * (k + 1) * 4 KiB. */
+	for (int k = 0, n = 0; k < 50; k++)
+		for (int j = 0; j < (k % 7 + 1) * 20; j++, n++)
+			add(KIND_DEVICE, NS_ADDR, 0x100000000ULL +
+			    (uintptr_t)n * 0x100000, (size_t)(k + 1) * 4096, 0,
+			    0, st[k], "cuMemAlloc_v2");
+	doc = render_json(NULL);
+	a = member(doc, "leaks");
+	ck_assert_uint_eq(json_array_size(a), 50);
+	json_array_foreach(a, i, l) {
+		long long b = int_of(l, "bytes");
+
+		if (prev >= 0)
+			ck_assert_int_le(b, prev);
+		prev = b;
+		ck_assert_int_eq(b, int_of(l, "size") * int_of(l, "count"));
+		ck_assert_uint_eq(json_array_size(member(l, "addresses")),
+		    int_of(l, "count") < 16 ? (size_t)int_of(l, "count") : 16);
+		ck_assert_uint_eq(json_array_size(member(l, "stack")), 3);
+		total += b;
+		count += int_of(l, "count");
+	}
+	ck_assert_int_eq(int_of(member(doc, "summary"), "leaked_bytes"), total);
+	ck_assert_int_eq(int_of(member(doc, "summary"),
+	    "leaked_allocations"), count);
+	ck_assert_int_eq(count, registry_live_count());
+	json_decref(doc);
+	reset_all();
+}
+END_TEST
+
+START_TEST(test_report_strings)
+{
+	owner_id_t own;
+	json_t *doc, *l;
+
+	reset_all();
+	own = owner_intern("odd \"name\" with \\ and /");
+	ck_assert_uint_ne(own, 0);
+	add(KIND_DEVICE, NS_ADDR, 0x1000, 16, 0, own, 0, "cuMemAlloc_v2");
+	doc = render_json(NULL);
+	l = json_array_get(member(doc, "leaks"), 0);
+	ck_assert_str_eq(str_of(l, "owner"), "odd \"name\" with \\ and /");
+	json_decref(doc);
+	reset_all();
+}
+END_TEST
+
+START_TEST(test_report_bad_fd)
+{
+	reset_all();
+	errno = 0;
+	ck_assert(report_write(-1, CW_FORMAT_JSON, NULL));
+	ck_assert_int_eq(errno, EBADF);
+	ck_assert(report_write(1, (cw_format_t)7, NULL));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
+START_TEST(test_report_expand)
+{
+	char buf[64], want[64];
+
+	snprintf(want, sizeof(want), "/tmp/r.%d.json", (int)getpid());
+	ck_assert(!report_expand_path("/tmp/r.%p.json", buf, sizeof(buf)));
+	ck_assert_str_eq(buf, want);
+	ck_assert(!report_expand_path("a%%b%%%p", buf, sizeof(buf)));
+	snprintf(want, sizeof(want), "a%%b%%%d", (int)getpid());
+	ck_assert_str_eq(buf, want);
+	ck_assert(!report_expand_path("plain", buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "plain");
+	ck_assert(report_expand_path("bad%q", buf, sizeof(buf)));
+	ck_assert(report_expand_path("trailing%", buf, sizeof(buf)));
+	ck_assert(report_expand_path("", buf, sizeof(buf)));
+	ck_assert(report_expand_path(NULL, buf, sizeof(buf)));
+	ck_assert(report_expand_path("0123456789", buf, 10));
+	ck_assert(!report_expand_path("012345678", buf, 10));
+	ck_assert(report_expand_path("%p%p%p%p%p", buf, 12));
+}
+END_TEST
+
+static long long
+pid_in(const char *path)
+{
+	json_error_t err;
+	json_t *doc = json_load_file(path, 0, &err);
+	long long pid;
+
+	ck_assert_msg(doc != NULL, "%s: %s", path, err.text);
+	pid = int_of(doc, "pid");
+	json_decref(doc);
+	return pid;
+}
+
+static bool
+exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+START_TEST(test_report_env_files)
+{
+	char path[256], child[PATH_MAX], other[PATH_MAX];
+	static const report_meta_t meta = { "audit", "exit", 0 };
+	pid_t pid;
+	int st;
+
+	reset_all();
+	ck_assert(!report_write_env(&meta)); /* unset: nothing, no error */
+
+	snprintf(path, sizeof(path), "/tmp/cw-check-report-%d.json",
+	    (int)getpid());
+	unlink(path);
+	setenv("CUWARDEN_REPORT", path, 1);
+	options_reset();
+	ck_assert(!report_write_env(&meta));
+	ck_assert_int_eq(pid_in(path), getpid());
+
+	/* The same process again (an explicit report, then the one at
+	 * exit): its own file is overwritten, no "<path>.<pid>". */
+	add(KIND_DEVICE, NS_ADDR, 0x1000, 4096, 0, 0, 0, "cuMemAlloc_v2");
+	ck_assert(!report_write_env(&meta));
+	snprintf(other, sizeof(other), "%s.%d", path, (int)getpid());
+	ck_assert(!exists(other));
+	{
+		json_error_t err;
+		json_t *doc = json_load_file(path, 0, &err);
+
+		ck_assert_ptr_nonnull(doc);
+		ck_assert_int_eq(int_of(member(doc, "summary"),
+		    "leaked_allocations"), 1);
+		json_decref(doc);
+	}
+
+	/* A forked child never overwrites its parent's report. */
+	pid = fork();
+	if (pid == 0) {
+		registry_postfork_child();
+		_exit(report_write_env(&meta) ? 1 : 0);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(child, sizeof(child), "%s.%d", path, (int)pid);
+	ck_assert(exists(child));
+	ck_assert_int_eq(pid_in(child), pid);
+	ck_assert_int_eq(pid_in(path), getpid());
+	unlink(child);
+	unlink(path);
+
+	/* With %p each process has its own file. */
+	snprintf(other, sizeof(other), "/tmp/cw-check-report-%d-%%p.txt",
+	    (int)getpid());
+	setenv("CUWARDEN_REPORT", other, 1);
+	setenv("CUWARDEN_REPORT_FORMAT", "text", 1);
+	options_reset();
+	ck_assert(!report_write_env(&meta));
+	snprintf(child, sizeof(child), "/tmp/cw-check-report-%d-%d.txt",
+	    (int)getpid(), (int)getpid());
+	{
+		char buf[8192];
+		int fd = open(child, O_RDONLY);
+		ssize_t n;
+
+		ck_assert_int_ge(fd, 0);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		ck_assert_int_gt(n, 0);
+		buf[n] = '\0';
+		ck_assert_ptr_nonnull(strstr(buf,
+		    "LEAK SUMMARY: 4096 bytes leaked in 1 allocations"));
+	}
+	unlink(child);
+
+	/* An unwritable place: an error, logged, errno kept. */
+	setenv("CUWARDEN_REPORT", "/nonexistent-dir/r.json", 1);
+	options_reset();
+	ck_assert(report_write_env(&meta));
+	reset_all();
+}
+END_TEST
+
+/* In a fresh process (a child that never wrote): a file written since it
+ * started belongs to someone else (kept, "<path>.<pid>" instead); one
+ * from before it started is stale (replaced). */
+START_TEST(test_report_env_foreign)
+{
+	static const report_meta_t meta = { "audit", "exit", 0 };
+	char path[256], alt[PATH_MAX];
+	struct timeval old[2];
+	pid_t pid;
+	int st, fd;
+
+	reset_all();
+	snprintf(path, sizeof(path), "/tmp/cw-check-report-f-%d.json",
+	    (int)getpid());
+	unlink(path);
+
+	/* Stale: mtime a day ago. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "old", 3), 3);
+	close(fd);
+	gettimeofday(&old[0], NULL);
+	old[0].tv_sec -= 86400;
+	old[1] = old[0];
+	ck_assert_int_eq(utimes(path, old), 0);
+	setenv("CUWARDEN_REPORT", path, 1);
+	options_reset();
+	ck_assert(!report_write_env(&meta));
+	ck_assert_int_eq(pid_in(path), getpid());
+	snprintf(alt, sizeof(alt), "%s.%d", path, (int)getpid());
+	ck_assert(!exists(alt));
+
+	/* Fresh and foreign: a new process sees a file written after it
+	 * started (a sibling's) and keeps it. */
+	unlink(path);
+	pid = fork();
+	if (pid == 0) {
+		int cfd;
+
+		sleep(1); /* start time < the file's mtime, in seconds */
+		cfd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (cfd < 0 || write(cfd, "sibling", 7) != 7)
+			_exit(2);
+		close(cfd);
+		_exit(report_write_env(&meta) ? 1 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(alt, sizeof(alt), "%s.%d", path, (int)pid);
+	ck_assert(exists(alt));
+	ck_assert_int_eq(pid_in(alt), pid);
+	{
+		char buf[16] = { 0 };
+
+		fd = open(path, O_RDONLY);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(read(fd, buf, sizeof(buf) - 1), 7);
+		close(fd);
+		ck_assert_str_eq(buf, "sibling");
+	}
+	unlink(alt);
+	unlink(path);
+	reset_all();
+}
+END_TEST
+
+static Suite *
+make_report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_report_json);
+	tcase_add_test(tc, test_report_empty);
+	tcase_add_test(tc, test_report_text);
+	tcase_add_test(tc, test_report_grouping);
+	tcase_add_test(tc, test_report_strings);
+	tcase_add_test(tc, test_report_bad_fd);
+	tcase_add_test(tc, test_report_expand);
+	tcase_add_test(tc, test_report_env_files);
+	tcase_add_test(tc, test_report_env_foreign);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(make_report_suite)
