@@ -692,6 +692,15 @@ pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 
 /* ------------------------------------------------------------ allocations */
 
+CUresult
+track_cu_init(void *real, const char *api, unsigned int flags)
+{
+	typedef CUresult (*fn_t)(unsigned int);
+
+	(void)api;
+	return ((fn_t)real)(flags);
+}
+
 /* Records a successful NS_ADDR allocation of the current context. */
 static void
 record_addr(kind_t kind, uintptr_t base, size_t size, uintptr_t aux,

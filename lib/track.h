@@ -72,6 +72,9 @@ void track_write_report(const char *how, int status);
  * One function per signature family; `real` has the family's signature.
  * For the legacy/versioned variants of a family the ABI is the same. */
 
+/* cuInit: nothing to track; proof that CUDA is in use (coverage). */
+CUresult track_cu_init(void *real, const char *api, unsigned int flags);
+
 /* Allocations. */
 CUresult track_mem_alloc(void *real, const char *api, CUdeviceptr *dptr,
     size_t bytesize);

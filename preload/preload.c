@@ -1,0 +1,429 @@
+#include "preamble.h"
+/*
+ * preload.c -- libcuwarden_preload.so: the wrappers, nothing else.
+ *
+ * Three ways reach the driver, and each reaches a wrapper here:
+ *   - a program linked with -lcuda calls the exported names (cuMemAlloc_v2,
+ *     ...) through its PLT: the wrappers are exported under those names;
+ *   - dlsym(libcuda, name): our dlsym resolves with the real one and, only
+ *     when the answer IS the driver's export of a symbol we hook, returns
+ *     our wrapper of that exact symbol (identity, never by name alone);
+ *   - cuGetProcAddress[_v2] (cudart, PyTorch, CuPy, JAX): our wrappers
+ *     call the driver's with unchanged arguments and swap the pointer it
+ *     answers for our wrapper of that exact export (a reverse map built
+ *     from the driver's own exports; no version tables of our own).  The
+ *     self-query "cuGetProcAddress" answers our wrappers the same way.
+ * Plus _exit/_Exit (the report is written first) and a destructor that
+ * writes the report at exit.
+ *
+ * Every driver wrapper is generated from hooks.def: lazy resolution of
+ * the real entry points, a thread-local re-entrancy guard (a call made
+ * while the thread is already inside a wrapper goes straight to the
+ * driver), then lib/track.c does the work and returns the driver's
+ * answer.
+ *
+ * dlsym is an x86-64 trampoline: anything but a hooked name (and every
+ * RTLD_NEXT lookup) is a tail jump to glibc's dlsym, so glibc sees the
+ * caller's return address (RTLD_NEXT and RTLD_DEFAULT resolve relative to
+ * it).  Elsewhere a C fallback (caller not preserved).
+ *
+ * Nothing happens at load beyond finding glibc's dlsym and _exit: a
+ * process that never uses CUDA gets no report and never loads libcuda.
+ *
+ * Locking: none of our own (pthread_once for the resolution).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "driver.h"
+#include "log.h"
+#include "stats.h"
+#include "track.h"
+
+#define UNPAREN(...) __VA_ARGS__
+
+/* ------------------------------------------------------------ the table */
+
+enum {
+#define HOOK(sym, fam, params, args) HOOK_ID_##sym,
+#define GPA(sym) HOOK_ID_##sym,
+#include "hooks.def"
+#undef HOOK
+#undef GPA
+	HOOK_COUNT
+};
+
+static const char *const hook_names[HOOK_COUNT] = {
+#define HOOK(sym, fam, params, args) #sym,
+#define GPA(sym) #sym,
+#include "hooks.def"
+#undef HOOK
+#undef GPA
+};
+
+/* The wrappers, declared under their exported names. */
+#define HOOK(sym, fam, params, args) \
+	CW_EXPORT CUresult hook_##sym params __asm__(#sym);
+#define GPA(sym)
+#include "hooks.def"
+#undef HOOK
+#undef GPA
+CW_EXPORT CUresult hook_cuGetProcAddress(const char *symbol, void **pfn,
+    int cudaVersion, cuuint64_t flags) __asm__("cuGetProcAddress");
+CW_EXPORT CUresult hook_cuGetProcAddress_v2(const char *symbol, void **pfn,
+    int cudaVersion, cuuint64_t flags,
+    CUdriverProcAddressQueryResult *symbolStatus)
+    __asm__("cuGetProcAddress_v2");
+
+static void *const hook_addrs[HOOK_COUNT] = {
+#define HOOK(sym, fam, params, args) (void *)hook_##sym,
+#define GPA(sym) (void *)hook_##sym,
+#include "hooks.def"
+#undef HOOK
+#undef GPA
+};
+
+/* The driver's own entry point of each hooked symbol (NULL: not
+ * exported by this driver, so not hooked). */
+static void *reals[HOOK_COUNT];
+static bool reals_ready;        /* acquire/release */
+static pthread_once_t reals_once = PTHREAD_ONCE_INIT;
+
+static CW_TLS bool in_hook;
+
+/* glibc's dlsym and _exit/_Exit, found at load (or earlier, by the
+ * trampoline, when another library's constructor calls dlsym first). */
+typedef void *(*dlsym_fn)(void *, const char *);
+extern dlsym_fn cw_real_dlsym_ptr; /* the trampoline reads it */
+dlsym_fn cw_real_dlsym_ptr;
+static void (*real_exit_fn)(int);
+static void (*real_Exit_fn)(int);
+static uint64_t gpa_unmatched;
+
+/* Hidden helpers the trampoline reaches. */
+void *cw_dlsym_resolve(void) __attribute__((visibility("hidden")));
+int cw_dlsym_wants(const char *name) __attribute__((visibility("hidden")));
+void *cw_dlsym_slow(void *handle, const char *name)
+    __attribute__((visibility("hidden")));
+
+void *
+cw_dlsym_resolve(void)
+{
+	dlsym_fn f = __atomic_load_n(&cw_real_dlsym_ptr, __ATOMIC_ACQUIRE);
+
+	if (f != NULL)
+		return (void *)f;
+	f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (f == NULL)
+		f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	if (f == NULL)
+		f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");
+	__atomic_store_n(&cw_real_dlsym_ptr, f, __ATOMIC_RELEASE);
+	return (void *)f;
+}
+
+static void
+resolve_all(void)
+{
+	uint64_t n = 0;
+
+	track_init();
+	void *h = track_driver_handle();
+	for (int i = 0; i < HOOK_COUNT; i++) {
+		reals[i] = h != NULL ? driver_real_dlsym(h, hook_names[i]) :
+		    NULL;
+		if (reals[i] != NULL)
+			n++;
+	}
+	track_set_hooked_entry_points(n);
+	__atomic_store_n(&reals_ready, true, __ATOMIC_RELEASE);
+}
+
+static inline void *
+real_of(int id)
+{
+	if (unlikely(!__atomic_load_n(&reals_ready, __ATOMIC_ACQUIRE)))
+		pthread_once(&reals_once, resolve_all);
+	return reals[id];
+}
+
+static CUresult
+missing(const char *sym)
+{
+	log_error("%s called, but the driver does not export it", sym);
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+/* ------------------------------------------------------------ wrappers */
+
+#define HOOK(sym, fam, params, args) \
+	CUresult \
+	hook_##sym params \
+	{ \
+		void *real = real_of(HOOK_ID_##sym); \
+		CUresult r; \
+		if (unlikely(real == NULL)) \
+			return missing(#sym); \
+		if (unlikely(in_hook) || unlikely(!track_alive())) \
+			return ((CUresult (*) params)real) args; \
+		in_hook = true; \
+		track_hook_ran(); \
+		r = track_##fam(real, #sym, UNPAREN args); \
+		in_hook = false; \
+		return r; \
+	}
+#define GPA(sym)
+#include "hooks.def"
+#undef HOOK
+#undef GPA
+
+/* ------------------------------------------------------------ lookups */
+
+/* Our wrapper for a driver pointer, or NULL when we hook no export at
+ * that address. */
+static void *
+hook_for_real(void *p)
+{
+	for (int i = 0; i < HOOK_COUNT; i++)
+		if (reals[i] == p)
+			return hook_addrs[i];
+	return NULL;
+}
+
+/* Swaps *pfn for our wrapper when the driver answered one of the
+ * exports we hook. */
+static void
+gpa_redirect(CUresult r, void **pfn)
+{
+	if (unlikely(in_hook) || !track_alive())
+		return;
+	track_hook_ran();
+	STATS_INC(gpa_lookups);
+	if (r != CUDA_SUCCESS || pfn == NULL || *pfn == NULL)
+		return;
+	void *hook = hook_for_real(*pfn);
+	if (hook != NULL) {
+		*pfn = hook;
+		STATS_INC(gpa_redirects);
+		return;
+	}
+	/* Not one of ours: is it an export at all?  (0 on driver 580; a
+	 * future driver handing out internal pointers shows up here.) */
+	Dl_info info;
+	if (dladdr(*pfn, &info) == 0 || info.dli_saddr != *pfn) {
+		__atomic_fetch_add(&gpa_unmatched, 1, __ATOMIC_RELAXED);
+		log_debug(2, "cuGetProcAddress answered %p, which is no "
+		    "exported symbol", *pfn);
+	}
+}
+
+CUresult
+hook_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+    cuuint64_t flags)
+{
+	typedef CUresult (*fn_t)(const char *, void **, int, cuuint64_t);
+	void *real = real_of(HOOK_ID_cuGetProcAddress);
+
+	if (unlikely(real == NULL))
+		return missing("cuGetProcAddress");
+	CUresult r = ((fn_t)real)(symbol, pfn, cudaVersion, flags);
+	gpa_redirect(r, pfn);
+	return r;
+}
+
+CUresult
+hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+    cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+{
+	typedef CUresult (*fn_t)(const char *, void **, int, cuuint64_t,
+	    CUdriverProcAddressQueryResult *);
+	void *real = real_of(HOOK_ID_cuGetProcAddress_v2);
+
+	if (unlikely(real == NULL))
+		return missing("cuGetProcAddress_v2");
+	CUresult r = ((fn_t)real)(symbol, pfn, cudaVersion, flags,
+	    symbolStatus);
+	gpa_redirect(r, pfn);
+	return r;
+}
+
+/* The index of a hooked name, or -1.  Called by the trampoline for names
+ * starting with "cu" only. */
+int
+cw_dlsym_wants(const char *name)
+{
+	for (int i = 0; i < HOOK_COUNT; i++)
+		if (strcmp(name, hook_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* True when p is the driver's export of hooked symbol id.  Before the
+ * table is resolved (cudart's very first lookup), without initialising
+ * anything: p must be the symbol itself in an object named libcuda.so*. */
+static bool
+is_driver_export(int id, void *p)
+{
+	if (__atomic_load_n(&reals_ready, __ATOMIC_ACQUIRE))
+		return reals[id] == p;
+	Dl_info info;
+	if (dladdr(p, &info) == 0 || info.dli_saddr != p ||
+	    info.dli_fname == NULL)
+		return false;
+	const char *base = strrchr(info.dli_fname, '/');
+	base = base != NULL ? base + 1 : info.dli_fname;
+	return strncmp(base, "libcuda.so", 10) == 0;
+}
+
+/* A lookup of a hooked name (never RTLD_NEXT): resolve with the real
+ * dlsym, redirect by identity. */
+void *
+cw_dlsym_slow(void *handle, const char *name)
+{
+	dlsym_fn real = (dlsym_fn)cw_dlsym_resolve();
+
+	if (real == NULL)
+		return NULL;
+	void *r = real(handle, name);
+	if (r == NULL || in_hook || !track_alive())
+		return r;
+	int id = cw_dlsym_wants(name);
+	if (id < 0 || !is_driver_export(id, r))
+		return r;
+	STATS_INC(dlsym_redirects);
+	return hook_addrs[id];
+}
+
+#if defined(__x86_64__)
+/*
+ * dlsym(handle, name), exported as dlsym@@GLIBC_2.34 and
+ * dlsym@GLIBC_2.2.5.  Tail-jumps to glibc's dlsym unless handle is not
+ * RTLD_NEXT and name is one we hook.
+ */
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.globl cw_dlsym_234\n"
+	"	.globl cw_dlsym_225\n"
+	"	.type cw_dlsym_234, @function\n"
+	"	.type cw_dlsym_225, @function\n"
+	"cw_dlsym_234:\n"
+	"cw_dlsym_225:\n"
+	"	.cfi_startproc\n"
+	"	movq cw_real_dlsym_ptr(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 3f\n"
+	"1:	cmpq $-1, %rdi\n"              /* RTLD_NEXT */
+	"	je 2f\n"
+	"	testq %rsi, %rsi\n"
+	"	jz 2f\n"
+	"	cmpb $0x63, (%rsi)\n"          /* 'c' */
+	"	jne 2f\n"
+	"	cmpb $0x75, 1(%rsi)\n"         /* 'u' */
+	"	jne 2f\n"
+	"	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	subq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	movq %rsi, %rdi\n"
+	"	call cw_dlsym_wants\n"
+	"	addq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	testl %eax, %eax\n"
+	"	js 4f\n"
+	"	jmp cw_dlsym_slow\n"
+	"4:	movq cw_real_dlsym_ptr(%rip), %rax\n"
+	"2:	jmp *%rax\n"
+	"3:	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	subq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call cw_dlsym_resolve\n"
+	"	addq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	testq %rax, %rax\n"
+	"	jnz 1b\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"	.size cw_dlsym_234, .-cw_dlsym_234\n"
+	"	.size cw_dlsym_225, .-cw_dlsym_225\n"
+	"	.symver cw_dlsym_234, dlsym@@GLIBC_2.34\n"
+	"	.symver cw_dlsym_225, dlsym@GLIBC_2.2.5\n");
+#else
+/* C fallback: the shim becomes the caller of glibc's dlsym. */
+CW_EXPORT void *dlsym(void *handle, const char *name);
+
+void *
+dlsym(void *handle, const char *name)
+{
+	if (handle != RTLD_NEXT && name != NULL && name[0] == 'c' &&
+	    name[1] == 'u' && cw_dlsym_wants(name) >= 0)
+		return cw_dlsym_slow(handle, name);
+	dlsym_fn real = (dlsym_fn)cw_dlsym_resolve();
+	return real != NULL ? real(handle, name) : NULL;
+}
+#endif
+
+/* ------------------------------------------------------------ exit */
+
+CW_EXPORT void hook__exit(int status) __asm__("_exit")
+    __attribute__((noreturn));
+CW_EXPORT void hook__Exit(int status) __asm__("_Exit")
+    __attribute__((noreturn));
+
+void
+hook__exit(int status)
+{
+	track_write_report("_exit", status);
+	if (real_exit_fn != NULL)
+		real_exit_fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+void
+hook__Exit(int status)
+{
+	track_write_report("_exit", status);
+	if (real_Exit_fn != NULL)
+		real_Exit_fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+__attribute__((constructor)) static void
+shim_load(void)
+{
+	dlsym_fn real = (dlsym_fn)cw_dlsym_resolve();
+
+	if (real != NULL) {
+		real_exit_fn = (void (*)(int))real(RTLD_NEXT, "_exit");
+		real_Exit_fn = (void (*)(int))real(RTLD_NEXT, "_Exit");
+	}
+}
+
+__attribute__((destructor)) static void
+shim_unload(void)
+{
+	if (gpa_unmatched != 0)
+		log_debug(1, "%llu cuGetProcAddress answers were no exported "
+		    "symbol", (unsigned long long)gpa_unmatched);
+	track_write_report("exit", -1);
+}
