@@ -720,7 +720,10 @@ cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
     unsigned int flags, CUdevice dev)
 {
 	FC_COUNT(cuCtxCreate_v4);
-	(void)ctxCreateParams;
+	/* NULL is a plain context; given, exactly one of the two must be set. */
+	if (ctxCreateParams && (ctxCreateParams->execAffinityParams == NULL) ==
+	    (ctxCreateParams->cigParams == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
 	return ctx_create(pctx, flags, dev);
 }
 

@@ -82,7 +82,10 @@ arena_init(fc_arena_t *a, size_t range)
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a->base == MAP_FAILED)
 		return true;
-	a->shadow = mmap(NULL, range, PROT_READ | PROT_WRITE,
+	/* The shadow starts inaccessible too and becomes read-write as memory is
+	 * handed out (arena_commit), so even strict overcommit accounting only
+	 * charges what was allocated. It never goes back. */
+	a->shadow = mmap(NULL, range, PROT_NONE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a->shadow == MAP_FAILED) {
 		munmap(a->base, range);
@@ -109,6 +112,16 @@ static void *
 arena_shadow(const fc_arena_t *a, uintptr_t p)
 {
 	return a->shadow + (p - (uintptr_t)a->base);
+}
+
+/* Makes the shadow of [p, p + len) read-write. Returns true on error. */
+static bool
+arena_commit(fc_arena_t *a, uintptr_t p, size_t len)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t s = p / pg * pg, e = round_up(p + len, pg);
+
+	return mprotect(arena_shadow(a, s), e - s, PROT_READ | PROT_WRITE) != 0;
 }
 
 /* Returns true on error. */
@@ -304,6 +317,11 @@ device_alloc(fc_kind_t kind, size_t size, int dev, fc_ctx_t *ctx, bool count_use
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	p = arena_alloc(&d->va, span, align);
 	if (!p) {
+		free(r);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (arena_commit(&d->va, p, span)) {
+		arena_free(&d->va, p, span);
 		free(r);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
