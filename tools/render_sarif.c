@@ -1,15 +1,447 @@
 /*
- * render_sarif.c -- SARIF 2.1.0 (placeholder; filled in next).
+ * render_sarif.c -- SARIF 2.1.0 for code scanning (GitHub, GitLab).
+ *
+ * One rule per leak kind ("cuwarden.leak.<kind>") and per violation type
+ * ("cuwarden.violation.<type>"), all listed whether used or not, so
+ * ruleIndex is stable.  One result per reported finding group (suppressed
+ * and baseline findings are left out), located at the innermost frame
+ * whose source file lies under the current directory (uri relative to it,
+ * uriBaseId %SRCROOT%), else the innermost frame with a source file
+ * (absolute file: uri), else the first module outside CUDA (line 1).  The
+ * allocation, violating, allocation and first-free stacks go into
+ * result.stacks; the primary stack, outermost first, into a code flow;
+ * the fingerprint into partialFingerprints["cuwarden/v1"].
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "audit.h"
+
+#define SARIF_SCHEMA \
+	"https://json.schemastore.org/sarif-2.1.0.json"
+
+typedef struct rule_desc_s {
+	const char *what; /* kind or violation type */
+	const char *name; /* PascalCase */
+	const char *text; /* full description */
+} rule_desc_t;
+
+static const rule_desc_t leak_rules[] = {
+	{ "device", "DeviceMemoryLeak", "Device memory (cuMemAlloc, "
+	  "cuMemAllocPitch) was still allocated when the process ended." },
+	{ "managed", "ManagedMemoryLeak", "Managed (unified) memory "
+	  "(cuMemAllocManaged) was still allocated when the process ended." },
+	{ "pinned", "PinnedMemoryLeak", "Pinned host memory (cuMemHostAlloc, "
+	  "cuMemAllocHost) was still allocated when the process ended." },
+	{ "registered", "RegisteredMemoryLeak", "Host memory registered with "
+	  "cuMemHostRegister was still registered when the process ended." },
+	{ "async", "AsyncMemoryLeak", "Stream-ordered memory (cuMemAllocAsync, "
+	  "cuMemAllocFromPoolAsync) was never freed." },
+	{ "vmm", "VmmPhysicalMemoryLeak", "Physical memory from cuMemCreate "
+	  "was never released." },
+	{ "va", "VirtualAddressRangeLeak", "A virtual address range from "
+	  "cuMemAddressReserve was never freed." },
+	{ "mapping", "VmmMappingLeak", "A cuMemMap mapping was never "
+	  "unmapped." },
+	{ "array", "ArrayLeak", "A CUDA array was never destroyed." },
+	{ "ipc", "IpcMappingLeak", "Memory opened with cuIpcOpenMemHandle was "
+	  "never closed." },
+};
+
+static const rule_desc_t violation_rules[] = {
+	{ "invalid_free", "InvalidFree", "A pointer or handle that was never "
+	  "allocated was freed." },
+	{ "double_free", "DoubleFree", "An allocation was freed twice." },
+	{ "interior_free", "InteriorFree", "A pointer inside a live "
+	  "allocation, not its base, was freed." },
+	{ "mismatched_free", "MismatchedFree", "Memory was freed with the "
+	  "wrong family of call (e.g. cuMemFreeHost on device memory)." },
+	{ "free_while_referenced", "FreeWhileReferenced", "An allocation was "
+	  "freed while references (views) were still held." },
+	{ "transfer_while_shared", "TransferWhileShared", "Ownership was "
+	  "transferred while more than one reference was held." },
+	{ "refcount_underflow", "RefcountUnderflow", "More references were "
+	  "released than retained." },
+	{ "use_after_free", "UseAfterFree", "A freed allocation was used." },
+	{ "out_of_bounds", "OutOfBounds", "A copy or memset reached outside "
+	  "its allocation." },
+	{ "failed_free", "FailedFree", "The driver failed to free an "
+	  "allocation; its memory stays lost." },
+};
+
+typedef struct rules_s {
+	json_t *array;
+	char **ids;
+	size_t n;
+} rules_t;
+
+static const char *
+info_uri(void)
+{
+#ifdef PACKAGE_URL
+	if (PACKAGE_URL[0] != '\0')
+		return PACKAGE_URL;
+#endif
+	return "file://" CW_DOCDIR "/audit.md";
+}
+
+static void
+rule_add(rules_t *r, const char *id, const char *name, const char *short_text,
+    const char *full)
+{
+	json_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:s,s:{s:s},s:{s:[s]}}",
+	    "id", id, "name", name,
+	    "shortDescription", "text", short_text,
+	    "fullDescription", "text", full,
+	    "helpUri", info_uri(),
+	    "defaultConfiguration", "level", "error",
+	    "properties", "tags", "memory");
+
+	json_array_append_new(r->array, o);
+	r->ids = xrealloc(r->ids, (r->n + 1) * sizeof(*r->ids));
+	r->ids[r->n++] = xstrdup(id);
+}
+
+static size_t
+rule_index(rules_t *r, const au_finding_t *f)
+{
+	char *id = xasprintf("cuwarden.%s.%s", f->cls == AU_LEAK ? "leak" :
+	    "violation", f->type);
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (strcmp(r->ids[i], id) == 0) {
+			free(id);
+			return i;
+		}
+	/* A kind or type this tool does not know yet (a newer shim). */
+	{
+		char *s = xasprintf("%s %s", f->cls == AU_LEAK ? "Leak of" :
+		    "Violation:", f->type);
+
+		rule_add(r, id, f->cls == AU_LEAK ? "OtherLeak" :
+		    "OtherViolation", s, s);
+		free(s);
+	}
+	free(id);
+	return r->n - 1;
+}
+
+static void
+rules_init(rules_t *r)
+{
+	size_t i;
+
+	r->array = json_array();
+	for (i = 0; i < sizeof(leak_rules) / sizeof(leak_rules[0]); i++) {
+		char *id = xasprintf("cuwarden.leak.%s", leak_rules[i].what);
+		char *s = xasprintf("%s memory leak", leak_rules[i].what);
+
+		s[0] = (char)(s[0] - 'a' + 'A');
+		rule_add(r, id, leak_rules[i].name, s, leak_rules[i].text);
+		free(id);
+		free(s);
+	}
+	for (i = 0; i < sizeof(violation_rules) / sizeof(violation_rules[0]);
+	    i++) {
+		char *id = xasprintf("cuwarden.violation.%s",
+		    violation_rules[i].what);
+
+		rule_add(r, id, violation_rules[i].name,
+		    violation_rules[i].text, violation_rules[i].text);
+		free(id);
+	}
+}
+
+static bool
+runtime_module(const char *module)
+{
+	static const char *const pats[] = { "libcuda.so*", "libcudart*",
+		"libcuwarden*" };
+	size_t i;
+
+	if (module == NULL)
+		return true;
+	for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
+		if (fnmatch(pats[i], base_name(module), 0) == 0)
+			return true;
+	return false;
+}
+
+/* An artifactLocation for path: relative to %SRCROOT% when under the
+ * current directory, else an absolute file: URI. */
+static json_t *
+artifact(const char *path)
+{
+	char *rel = path_under_cwd(path);
+	json_t *o;
+
+	if (rel != NULL) {
+		o = json_pack("{s:s,s:s}", "uri", rel, "uriBaseId",
+		    "%SRCROOT%");
+		free(rel);
+	} else if (path[0] == '/') {
+		char *u = xasprintf("file://%s", path);
+
+		o = json_pack("{s:s}", "uri", u);
+		free(u);
+	} else {
+		o = json_pack("{s:s}", "uri", path);
+	}
+	return o;
+}
+
+static json_t *
+physical(const char *file, int line)
+{
+	return json_pack("{s:o,s:{s:i}}", "artifactLocation", artifact(file),
+	    "region", "startLine", line > 0 ? line : 1);
+}
+
+static char *
+frame_text(const au_frame_t *f)
+{
+	const char *fn = f->ninlined && f->inlined[0].function ?
+	    f->inlined[0].function : f->function;
+	const char *file = f->ninlined ? f->inlined[0].file : f->file;
+	int line = f->ninlined ? f->inlined[0].line : f->line;
+
+	if (file != NULL && line > 0)
+		return xasprintf("%s (%s:%d) in %s+0x%llx", fn ? fn : "???",
+		    base_name(file), line, f->module ? base_name(f->module) :
+		    "?", (unsigned long long)f->offset);
+	return xasprintf("%s in %s+0x%llx", fn ? fn : "???",
+	    f->module ? f->module : "unknown module",
+	    (unsigned long long)f->offset);
+}
+
+/* The frame's location: innermost inlined call's file:line when any. */
+static json_t *
+frame_location(const au_frame_t *f)
+{
+	const char *fn = f->ninlined && f->inlined[0].function ?
+	    f->inlined[0].function : f->function;
+	const char *file = f->ninlined ? f->inlined[0].file : f->file;
+	int line = f->ninlined ? f->inlined[0].line : f->line;
+	char *text = frame_text(f);
+	json_t *o = json_object();
+
+	if (file != NULL && line > 0)
+		json_object_set_new(o, "physicalLocation",
+		    physical(file, line));
+	if (fn != NULL)
+		json_object_set_new(o, "logicalLocations", json_pack(
+		    "[{s:s,s:s}]", "name", fn, "kind", "function"));
+	json_object_set_new(o, "message", json_pack("{s:s}", "text", text));
+	free(text);
+	return o;
+}
+
+static json_t *
+stack_json(const au_stack_t *s, const char *what)
+{
+	json_t *frames = json_array();
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const au_frame_t *f = &s->frames[i];
+		json_t *fr = json_pack("{s:o}", "location",
+		    frame_location(f));
+
+		if (f->module != NULL)
+			json_object_set_new(fr, "module",
+			    json_string(f->module));
+		json_array_append_new(frames, fr);
+	}
+	return json_pack("{s:{s:s},s:o}", "message", "text", what, "frames",
+	    frames);
+}
+
+static json_t *
+code_flow(const au_stack_t *s)
+{
+	json_t *locs = json_array();
+	size_t i;
+
+	for (i = s->n; i-- > 0;) {
+		const au_frame_t *f = &s->frames[i];
+		const char *file = f->ninlined ? f->inlined[0].file : f->file;
+
+		if (file == NULL)
+			continue;
+		json_array_append_new(locs, json_pack("{s:o}", "location",
+		    frame_location(f)));
+	}
+	if (json_array_size(locs) == 0) {
+		json_decref(locs);
+		return NULL;
+	}
+	return json_pack("[{s:[{s:o}]}]", "threadFlows", "locations", locs);
+}
+
+/* The primary location of a finding (never NULL). */
+static json_t *
+primary_location(const au_finding_t *f)
+{
+	const au_stack_t *s = &f->stack;
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < s->n; i++) {
+			const au_frame_t *fr = &s->frames[i];
+			const char *file = fr->ninlined ?
+			    fr->inlined[0].file : fr->file;
+			int line = fr->ninlined ? fr->inlined[0].line :
+			    fr->line;
+			char *rel;
+
+			if (file == NULL || line <= 0)
+				continue;
+			rel = path_under_cwd(file);
+			free(rel);
+			if (pass == 0 && rel == NULL)
+				continue;
+			return json_pack("{s:o}", "physicalLocation",
+			    physical(file, line));
+		}
+	for (i = 0; i < s->n; i++)
+		if (!runtime_module(s->frames[i].module))
+			return json_pack("{s:o,s:{s:s}}", "physicalLocation",
+			    physical(s->frames[i].module, 1), "message",
+			    "text", "no source line: the module has no debug "
+			    "info");
+	return json_pack("{s:o,s:{s:s}}", "physicalLocation",
+	    physical(f->owner[0] ? f->owner : "unknown", 1), "message", "text",
+	    "no stack was recorded");
+}
+
+static char *
+message(const au_finding_t *f)
+{
+	char b1[32], b2[32];
+
+	if (f->cls == AU_LEAK)
+		return xasprintf("%s bytes in %llu %s allocation%s%s%s%s "
+		    "leaked by %s (%s, device %d)",
+		    fmt_commas(f->bytes, b1, sizeof(b1)),
+		    (unsigned long long)f->count, f->kind,
+		    f->count == 1 ? "" : "s",
+		    f->count > 1 && f->min_size == f->max_size ? " (" : "",
+		    f->count > 1 && f->min_size == f->max_size ?
+		    fmt_commas(f->size, b2, sizeof(b2)) : "",
+		    f->count > 1 && f->min_size == f->max_size ? " each)" : "",
+		    f->owner[0] ? f->owner : "an unknown owner",
+		    f->api[0] ? f->api : "?", f->device);
+	return xasprintf("%s: %s of %s%s%s, %llu time%s", f->type,
+	    f->api[0] ? f->api : "?", f->naddresses ? f->addresses[0] : "?",
+	    f->cuda_error ? " -> " : "", f->cuda_error ? f->cuda_error : "",
+	    (unsigned long long)f->count, f->count == 1 ? "" : "s");
+}
+
+static json_t *
+result_json(rules_t *rules, const au_finding_t *f, bool baseline)
+{
+	size_t idx = rule_index(rules, f);
+	char *msg = message(f);
+	json_t *o, *stacks, *pids = json_array(), *flow;
+	size_t i;
+
+	for (i = 0; i < f->npids; i++)
+		json_array_append_new(pids, json_integer(f->pids[i]));
+	stacks = json_array();
+	if (f->cls == AU_LEAK) {
+		json_array_append_new(stacks, stack_json(&f->stack,
+		    "allocation stack"));
+	} else {
+		json_array_append_new(stacks, stack_json(&f->stack,
+		    "violating call"));
+		if (f->alloc_stack.n > 0)
+			json_array_append_new(stacks, stack_json(
+			    &f->alloc_stack, "allocation stack"));
+		if (f->free_stack.n > 0)
+			json_array_append_new(stacks, stack_json(
+			    &f->free_stack, "first free"));
+	}
+	o = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o],s:o,s:{s:s},s:{s:s,s:s,s:I,"
+	    "s:I,s:o}}",
+	    "ruleId", rules->ids[idx], "ruleIndex", (json_int_t)idx,
+	    "level", "error", "message", "text", msg,
+	    "locations", primary_location(f),
+	    "stacks", stacks,
+	    "partialFingerprints", "cuwarden/v1", f->fingerprint,
+	    "properties", "api", f->api, "owner", f->owner,
+	    "count", (json_int_t)f->count, "bytes", (json_int_t)f->bytes,
+	    "pids", pids);
+	flow = code_flow(&f->stack);
+	if (flow != NULL)
+		json_object_set_new(o, "codeFlows", flow);
+	if (baseline)
+		json_object_set_new(o, "baselineState", json_string("new"));
+	free(msg);
+	return o;
+}
 
 bool
 render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 {
-	(void)m;
-	(void)o;
-	au_error("--sarif %s: not implemented yet", path);
-	return true;
+	rules_t rules = { NULL, NULL, 0 };
+	json_t *doc, *results, *run, *inv, *cmd;
+	char cwd[PATH_MAX];
+	char *root;
+	size_t i;
+	int rc;
+
+	rules_init(&rules);
+	results = json_array();
+	for (i = 0; i < m->nleaks; i++)
+		if (finding_reported(m->leaks[i]))
+			json_array_append_new(results, result_json(&rules,
+			    m->leaks[i], o->baseline != NULL));
+	for (i = 0; i < m->nviols; i++)
+		if (finding_reported(m->viols[i]))
+			json_array_append_new(results, result_json(&rules,
+			    m->viols[i], o->baseline != NULL));
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		strcpy(cwd, "/");
+	root = xasprintf("file://%s%s", cwd, strcmp(cwd, "/") ? "/" : "");
+	cmd = json_array();
+	for (i = 0; i < json_array_size(m->command); i++)
+		json_array_append(cmd, json_array_get(m->command, i));
+	inv = json_pack("{s:b}", "executionSuccessful", true);
+	if (json_array_size(cmd) > 0)
+		json_object_set_new(inv, "arguments", cmd);
+	else
+		json_decref(cmd);
+	if (m->ran && m->exit_status >= 0)
+		json_object_set_new(inv, "exitCode",
+		    json_integer(m->exit_status));
+	run = json_pack("{s:{s:{s:s,s:s,s:s,s:s,s:o}},s:{s:{s:s}},s:[o],"
+	    "s:s,s:o}",
+	    "tool", "driver", "name", "cuwarden-audit",
+	    "version", PACKAGE_VERSION, "semanticVersion", PACKAGE_VERSION,
+	    "informationUri", info_uri(), "rules", rules.array,
+	    "originalUriBaseIds", "%SRCROOT%", "uri", root,
+	    "invocations", inv,
+	    "columnKind", "utf16CodeUnits",
+	    "results", results);
+	doc = json_pack("{s:s,s:s,s:[o]}", "$schema", SARIF_SCHEMA,
+	    "version", "2.1.0", "runs", run);
+	rc = json_dump_file(doc, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(doc);
+	free(root);
+	for (i = 0; i < rules.n; i++)
+		free(rules.ids[i]);
+	free(rules.ids);
+	if (rc != 0) {
+		au_error("cannot write %s: %s", path, strerror(errno));
+		return true;
+	}
+	return false;
 }

@@ -61,7 +61,7 @@ print_stack(FILE *out, const au_stack_t *s, int limit)
 }
 
 static void
-print_where(FILE *out, const au_finding_t *f)
+print_where(FILE *out, const au_finding_t *f, bool with_api)
 {
 	size_t i;
 
@@ -73,7 +73,7 @@ print_where(FILE *out, const au_finding_t *f)
 			fprintf(out, "%s%d", i ? "," : "", f->devices[i]);
 	} else
 		fputs("host", out);
-	if (f->api[0] != '\0')
+	if (with_api && f->api[0] != '\0')
 		fprintf(out, ", %s", f->api);
 	if (f->npids > 0) {
 		fprintf(out, ", pid%s ", f->npids > 1 ? "s" : "");
@@ -101,7 +101,7 @@ print_leak(FILE *out, const au_finding_t *f, int limit)
 		    fmt_commas(f->max_size, b3, sizeof(b3)));
 	fprintf(out, " leaked by %s [", f->owner[0] ? f->owner :
 	    "an unknown owner");
-	print_where(out, f);
+	print_where(out, f, true);
 	fputs("]\n", out);
 	print_stack(out, &f->stack, limit);
 	fputs("==\n", out);
@@ -129,7 +129,7 @@ print_violation(FILE *out, const au_finding_t *f, int limit)
 		fprintf(out, " -> %s", f->cuda_error);
 	fprintf(out, ", %llu time%s [", (unsigned long long)f->count,
 	    f->count == 1 ? "" : "s");
-	print_where(out, f);
+	print_where(out, f, false);
 	fputs("]\n", out);
 	print_stack(out, &f->stack, limit);
 	if (f->alloc_stack.n > 0) {
