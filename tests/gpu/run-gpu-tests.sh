@@ -1,0 +1,302 @@
+#!/bin/bash
+# run-gpu-tests.sh -- the shim on a real GPU: every program run plain, under
+# the shim in audit mode and in pool mode, with the reports checked.
+#
+# Usage: tests/gpu/run-gpu-tests.sh [BUILDDIR]
+#   BUILDDIR: the build tree (default: $top_builddir, as `make check-gpu`
+#   sets it, else the tree this script sits in).
+# Environment (all optional):
+#   CUWARDEN_PRELOAD  the shim (default BUILDDIR/preload/.libs/libcuwarden_preload.so)
+#   CUDA_HOME         the CUDA Toolkit (default /usr/local/cuda)
+#   NVCC, COMPUTE_SANITIZER, PYTHON   the tools (defaults from CUDA_HOME, python3)
+#   CW_GPU_ONLY       a regular expression: run only the cases it matches
+#   CW_GPU_WORK       where builds, outputs and reports go (default a new
+#                     /tmp/cw-gpu.XXXXXX, kept and printed)
+#   CW_GPU_TIMEOUT    seconds per run (default 300)
+#
+# For each program: the plain run must exit 0; under the shim (audit and
+# pool mode) the exit status and stdout must be the plain run's, and the
+# per-process JSON reports must hold exactly the planted leaks (count and
+# bytes, by kind) and the planted violations only (check_report.py).  For
+# the nvcc programs and examples/leaky, compute-sanitizer --leak-check full
+# must agree with the shim (its LEAK SUMMARY counts device, pinned and
+# managed memory).
+#
+# Programs: examples/leaky.c (driver API), planted.cu built with -cudart
+# static, -cudart shared and --default-stream per-thread, PyTorch (caching
+# allocator, expandable_segments:True, backend:cudaMallocAsync), CuPy, JAX,
+# and examples/leaky through tools/cuwarden-audit.  Missing Python modules
+# or tools are skips, not failures.
+#
+# Prints one line per check ("PASS:", "FAIL:", "SKIP:") and at the end
+#   gpu-tests: N passed, M failed, K skipped
+# Exit: 0 all passed, 1 a check failed, 77 no GPU (or nothing could run),
+# 99 harness error (no shim).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+builddir=${1:-${top_builddir:-$srcdir}}
+builddir=$(cd "$builddir" && pwd) || exit 99
+
+# ---------------------------------------------------------------- GPU?
+# Without initialising CUDA here: nvidia-smi (a separate process) or the
+# device node.
+if command -v nvidia-smi >/dev/null 2>&1; then
+	if ! nvidia-smi -L >/dev/null 2>&1; then
+		echo "run-gpu-tests: nvidia-smi sees no GPU: skipped"
+		echo "gpu-tests: 0 passed, 0 failed, 0 skipped"
+		exit 77
+	fi
+elif [ ! -e /dev/nvidia0 ]; then
+	echo "run-gpu-tests: no GPU (no nvidia-smi, no /dev/nvidia0): skipped"
+	echo "gpu-tests: 0 passed, 0 failed, 0 skipped"
+	exit 77
+fi
+
+shim=${CUWARDEN_PRELOAD:-$builddir/preload/.libs/libcuwarden_preload.so}
+if [ ! -f "$shim" ]; then
+	echo "run-gpu-tests: the shim is not built: $shim (run make first)"
+	exit 99
+fi
+
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+[ -x "$NVCC" ] || NVCC=$(command -v nvcc || true)
+SAN=${COMPUTE_SANITIZER:-$CUDA_HOME/bin/compute-sanitizer}
+[ -x "$SAN" ] || SAN=$(command -v compute-sanitizer || true)
+PY=${PYTHON:-python3}
+T=${CW_GPU_TIMEOUT:-300}
+only=${CW_GPU_ONLY:-.}
+check=$here/check_report.py
+
+# The real driver, never the simulated one `make check` puts first.
+LD_LIBRARY_PATH=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' |
+    grep -v 'tests/fakecuda' | paste -sd: -)
+export LD_LIBRARY_PATH
+unset LD_PRELOAD CUWARDEN_REPORT CUWARDEN_MODE CUWARDEN_ON_VIOLATION
+# JAX would take 75% of the GPU at start.
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+export PYTHONDONTWRITEBYTECODE=1
+
+work=${CW_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/cw-gpu.XXXXXX")}
+mkdir -p "$work" || exit 99
+echo "run-gpu-tests: shim $shim"
+echo "run-gpu-tests: outputs and reports in $work"
+nvidia-smi -L 2>/dev/null | head -n 4
+
+npass=0 nfail=0 nskip=0
+pass() { npass=$((npass + 1)); echo "PASS: $*"; }
+fail() { nfail=$((nfail + 1)); echo "FAIL: $*"; }
+skip() { nskip=$((nskip + 1)); echo "SKIP: $*"; }
+
+# run NAME MODE ENV... -- CMD ARGS...: one run; outputs in $work/NAME.MODE/
+run() {
+	local name=$1 mode=$2; shift 2
+	local d=$work/$name.$mode envs=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	rm -rf "$d"; mkdir -p "$d/reports"
+	case $mode in
+	plain) ;;
+	audit|pool)
+		envs+=("LD_PRELOAD=$shim" "CUWARDEN_MODE=$mode"
+		    "CUWARDEN_REPORT=$d/reports/cw.%p.json") ;;
+	esac
+	(cd "$work" && timeout -k 10 "$T" env ${envs[@]+"${envs[@]}"} "$@" \
+	    >"$d/stdout" 2>"$d/stderr")
+	echo $? >"$d/rc"
+}
+
+# tail of a file, indented, for failure messages
+show() { sed -n '1,15p' "$1" | sed 's/^/    | /'; }
+
+# case NAME "CHECK_REPORT ARGS" SANITIZE(yes|no) ENV... -- CMD ARGS...
+case_() {
+	local name=$1 expect=$2 sanitize=$3; shift 3
+	local envs=() cmd mode rc0 rc
+	if ! [[ $name =~ $only ]]; then return; fi
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	cmd=("$@")
+
+	run "$name" plain ${envs[@]+"${envs[@]}"} -- "${cmd[@]}"
+	rc0=$(cat "$work/$name.plain/rc")
+	if [ "$rc0" != 0 ]; then
+		fail "$name: plain run exits $rc0 (want 0)"
+		show "$work/$name.plain/stderr"
+		skip "$name: shim runs (plain run failed)"
+		return
+	fi
+	pass "$name: plain run"
+	for mode in audit pool; do
+		run "$name" "$mode" ${envs[@]+"${envs[@]}"} -- "${cmd[@]}"
+		rc=$(cat "$work/$name.$mode/rc")
+		if [ "$rc" = "$rc0" ]; then
+			pass "$name: $mode: exit status $rc"
+		else
+			fail "$name: $mode: exit status $rc, plain run $rc0"
+			show "$work/$name.$mode/stderr"
+		fi
+		if cmp -s "$work/$name.plain/stdout" "$work/$name.$mode/stdout"
+		then
+			pass "$name: $mode: stdout identical"
+		else
+			fail "$name: $mode: stdout differs from the plain run"
+			diff "$work/$name.plain/stdout" \
+			    "$work/$name.$mode/stdout" | sed -n '1,10p' |
+			    sed 's/^/    | /'
+		fi
+		# shellcheck disable=SC2086
+		if "$PY" "$check" --mode "$mode" $expect \
+		    "$work/$name.$mode/reports" >"$work/$name.$mode/check" 2>&1
+		then
+			pass "$name: $mode: report ($(tail -n 1 "$work/$name.$mode/check" | sed 's/^check_report: ok: //'))"
+		else
+			fail "$name: $mode: report"
+			show "$work/$name.$mode/check"
+		fi
+	done
+	[ "$sanitize" = yes ] || return
+	if [ -z "$SAN" ]; then
+		skip "$name: compute-sanitizer (not found)"
+		return
+	fi
+	(cd "$work" && timeout -k 10 "$T" env ${envs[@]+"${envs[@]}"} \
+	    "$SAN" --leak-check full --print-limit 100 "${cmd[@]}" \
+	    >"$work/$name.sanitizer" 2>&1)
+	# shellcheck disable=SC2086
+	if "$PY" "$check" --sanitizer-log "$work/$name.sanitizer" \
+	    "$work/$name.audit/reports" >"$work/$name.sanitizer.check" 2>&1
+	then
+		pass "$name: compute-sanitizer agrees ($(grep -o 'LEAK SUMMARY.*' "$work/$name.sanitizer" | tail -n 1))"
+	else
+		fail "$name: compute-sanitizer disagrees"
+		show "$work/$name.sanitizer.check"
+		grep -E 'LEAK SUMMARY|ERROR SUMMARY|Error' "$work/$name.sanitizer" |
+		    sed -n '1,5p' | sed 's/^/    | /'
+	fi
+}
+
+# ---------------------------------------------------------------- cases
+LEAKY_EXPECT="--exact-leaks device=3:3145728,pinned=1:262144 --violations double_free=1 --min-allocations 8"
+PLANTED_EXPECT="--exact-leaks device=3:4980736,pinned=1:196608,managed=1:262144 --violations double_free=1 --min-allocations 8"
+
+# examples/leaky: the driver-API example, linked against the driver's stub.
+if [[ leaky =~ $only ]] || [[ audit-tool =~ $only ]]; then
+	if gcc -O1 -g -I"$CUDA_HOME/include" "$srcdir/examples/leaky.c" \
+	    -o "$work/leaky" -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/lib64" \
+	    -lcuda >"$work/leaky.build" 2>&1; then
+		pass "leaky: build (gcc, driver API)"
+		case_ leaky "$LEAKY_EXPECT" yes -- "$work/leaky"
+	else
+		fail "leaky: build"
+		show "$work/leaky.build"
+	fi
+fi
+
+# planted.cu, three ways.
+for v in static shared ptds; do
+	name=planted-$v
+	[[ $name =~ $only ]] || continue
+	if [ -z "$NVCC" ]; then
+		skip "$name: nvcc not found"
+		continue
+	fi
+	case $v in
+	static) flags="-cudart static" ;;
+	shared) flags="-cudart shared" ;;
+	ptds) flags="--default-stream per-thread" ;;
+	esac
+	arch=${NVCC_ARCH:--arch=native}
+	# shellcheck disable=SC2086
+	if "$NVCC" -O1 -g $arch $flags -o "$work/$name" "$here/planted.cu" \
+	    >"$work/$name.build" 2>&1 ||
+	    "$NVCC" -O1 -g $flags -o "$work/$name" "$here/planted.cu" \
+	    >>"$work/$name.build" 2>&1; then
+		pass "$name: build (nvcc $flags)"
+		case_ "$name" "$PLANTED_EXPECT" yes -- "$work/$name"
+	else
+		fail "$name: build (nvcc $flags)"
+		show "$work/$name.build"
+	fi
+done
+
+# PyTorch, three allocators.  Its cached segments are reported as leaks
+# too (PyTorch never frees them); the planted ones are asserted by size.
+TORCH_EXPECT="--has-leak device:5255168:1 --has-leak pinned:393216:1 --violations none --min-allocations 1"
+if [[ torch =~ $only ]]; then
+	if "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+	    >"$work/torch.probe" 2>&1; then
+		case_ torch-default "$TORCH_EXPECT" no -- "$PY" "$here/torch_leak.py"
+		case_ torch-expandable "$TORCH_EXPECT" no \
+		    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- \
+		    "$PY" "$here/torch_leak.py"
+		case_ torch-mallocasync "$TORCH_EXPECT" no \
+		    PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- \
+		    "$PY" "$here/torch_leak.py"
+	else
+		skip "torch: not importable or no CUDA ($(tail -n 1 "$work/torch.probe"))"
+	fi
+fi
+
+CUPY_EXPECT="--has-leak device:3153920:1 --has-leak pinned:327680:1 --violations none --min-allocations 1"
+if [[ cupy =~ $only ]]; then
+	if "$PY" -c 'import cupy' >"$work/cupy.probe" 2>&1; then
+		case_ cupy "$CUPY_EXPECT" no -- "$PY" "$here/cupy_leak.py"
+	else
+		skip "cupy: not importable ($(tail -n 1 "$work/cupy.probe"))"
+	fi
+fi
+
+JAX_EXPECT="--no-bad-frees --min-allocations 1"
+if [[ jax =~ $only ]]; then
+	if "$PY" -c 'import jax' >"$work/jax.probe" 2>&1; then
+		case_ jax "$JAX_EXPECT" no -- "$PY" "$here/jax_small.py"
+	else
+		skip "jax: not importable ($(tail -n 1 "$work/jax.probe"))"
+	fi
+fi
+
+# The README's first command, on the real GPU: the audit tool on
+# examples/leaky must exit 23 and its merged JSON hold the planted bugs.
+tool=$builddir/tools/cuwarden-audit
+if [[ audit-tool =~ $only ]]; then
+	if [ ! -x "$tool" ]; then
+		skip "audit-tool: $tool not built"
+	elif [ ! -x "$work/leaky" ]; then
+		skip "audit-tool: examples/leaky not built"
+	else
+		(cd "$work" && timeout -k 10 "$T" "$tool" --preload "$shim" \
+		    --json "$work/audit-tool.json" --log-file "$work/audit-tool.txt" \
+		    --error-exitcode 23 -- "$work/leaky" \
+		    >"$work/audit-tool.stdout" 2>"$work/audit-tool.stderr")
+		rc=$?
+		if [ "$rc" = 23 ]; then
+			pass "audit-tool: cuwarden-audit ./leaky exits 23"
+		else
+			fail "audit-tool: cuwarden-audit ./leaky exits $rc (want 23)"
+			show "$work/audit-tool.stderr"
+		fi
+		if [ -f "$work/leaky.plain/stdout" ] &&
+		    cmp -s "$work/leaky.plain/stdout" "$work/audit-tool.stdout"; then
+			pass "audit-tool: program stdout identical"
+		else
+			fail "audit-tool: program stdout differs from the plain run"
+		fi
+		# shellcheck disable=SC2086
+		if "$PY" "$check" $LEAKY_EXPECT "$work/audit-tool.json" \
+		    >"$work/audit-tool.check" 2>&1; then
+			pass "audit-tool: merged JSON ($(tail -n 1 "$work/audit-tool.check" | sed 's/^check_report: ok: //'))"
+		else
+			fail "audit-tool: merged JSON"
+			show "$work/audit-tool.check"
+		fi
+	fi
+fi
+
+echo "run-gpu-tests: outputs and reports kept in $work"
+echo "gpu-tests: $npass passed, $nfail failed, $nskip skipped"
+if [ "$nfail" -gt 0 ]; then exit 1; fi
+if [ "$npass" -eq 0 ]; then exit 77; fi
+exit 0
