@@ -514,6 +514,12 @@ classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 
 /* ------------------------------------------------------------ teardown */
 
+/* What a context's destruction frees: its cuMemAlloc-family, managed,
+ * pinned, registered and IPC-opened memory, and its arrays (NS_ARRAY).
+ * Stream-ordered and VMM memory belongs to no context. */
+#define TEARDOWN_KINDS (KBIT(KIND_DEVICE) | KBIT(KIND_MANAGED) | \
+	KBIT(KIND_PINNED) | KBIT(KIND_REGISTERED) | KBIT(KIND_IPC))
+
 typedef struct td_s {
 	uintptr_t ctx;
 	int device;         /* match by device when ctx is 0 */
@@ -526,10 +532,10 @@ td_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
 {
 	td_t *td = arg;
 
-	if (rec->ns != NS_ADDR || (rec->flags & REC_F_POOLED))
+	if (rec->flags & REC_F_POOLED)
 		return 0;
-	if (rec->kind != KIND_DEVICE && rec->kind != KIND_MANAGED &&
-	    rec->kind != KIND_PINNED)
+	if (rec->ns == NS_ADDR ? !(TEARDOWN_KINDS & KBIT(rec->kind)) :
+	    rec->ns != NS_ARRAY)
 		return 0;
 	if (td->ctx != 0 ? rec->ctx != td->ctx :
 	    (rec->device != td->device || td->device < 0))
@@ -538,8 +544,9 @@ td_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
 	return td->n == CW_ARRAY_SIZE(td->hs);
 }
 
-/* Marks freed every cuMemAlloc-family, managed and pinned record of ctx
- * (or, ctx NULL, of device); VMM and stream-ordered ones survive. */
+/* Marks freed every record of ctx (or, ctx NULL, of device) that the
+ * driver frees with it (TEARDOWN_KINDS, arrays); VMM and stream-ordered
+ * memory survive. */
 static void
 teardown(CUcontext ctx, int device)
 {
@@ -855,9 +862,9 @@ track_mem_host_register(void *real, const char *api, void *p,
 		STATS_INC(failed_calls);
 		return r;
 	}
-	/* Registered memory is the program's; not freed by teardown. */
-	record(NS_ADDR, KIND_REGISTERED, (uintptr_t)p, bytesize, -1, NULL,
-	    flags, api, 0);
+	/* The registration belongs to the context (teardown drops it). */
+	record(NS_ADDR, KIND_REGISTERED, (uintptr_t)p, bytesize, -1,
+	    current_ctx(), flags, api, 0);
 	return r;
 }
 
@@ -948,7 +955,9 @@ track_mem_free_host(void *real, const char *api, void *p)
 		return r;
 	pre_lookup(NS_ADDR, (uintptr_t)p, &pre);
 	r = CALL(real, fn_t, (p));
-	classify_free(NS_ADDR, KBIT(KIND_PINNED), (uintptr_t)p, r, api, &pre);
+	if (p != NULL || r != CUDA_SUCCESS)
+		classify_free(NS_ADDR, KBIT(KIND_PINNED), (uintptr_t)p, r, api,
+		    &pre);
 	return r;
 }
 
