@@ -204,34 +204,25 @@ physical(const char *file, int line)
 	    "region", "startLine", line > 0 ? line : 1);
 }
 
-static char *
-frame_text(const au_frame_t *f)
+/* A location for one frame, or one inlined call of it (inl >= 0). */
+static json_t *
+frame_location(const au_frame_t *f, long inl)
 {
-	const char *fn = f->ninlined && f->inlined[0].function ?
-	    f->inlined[0].function : f->function;
-	const char *file = f->ninlined ? f->inlined[0].file : f->file;
-	int line = f->ninlined ? f->inlined[0].line : f->line;
+	const char *fn = inl >= 0 ? f->inlined[inl].function : f->function;
+	const char *file = inl >= 0 ? f->inlined[inl].file : f->file;
+	int line = inl >= 0 ? f->inlined[inl].line : f->line;
+	json_t *o = json_object();
+	char *text;
 
 	if (file != NULL && line > 0)
-		return xasprintf("%s (%s:%d) in %s+0x%llx", fn ? fn : "???",
+		text = xasprintf("%s (%s:%d) in %s+0x%llx%s", fn ? fn : "?",
 		    base_name(file), line, f->module ? base_name(f->module) :
-		    "?", (unsigned long long)f->offset);
-	return xasprintf("%s in %s+0x%llx", fn ? fn : "???",
-	    f->module ? f->module : "unknown module",
-	    (unsigned long long)f->offset);
-}
-
-/* The frame's location: innermost inlined call's file:line when any. */
-static json_t *
-frame_location(const au_frame_t *f)
-{
-	const char *fn = f->ninlined && f->inlined[0].function ?
-	    f->inlined[0].function : f->function;
-	const char *file = f->ninlined ? f->inlined[0].file : f->file;
-	int line = f->ninlined ? f->inlined[0].line : f->line;
-	char *text = frame_text(f);
-	json_t *o = json_object();
-
+		    "?", (unsigned long long)f->offset, inl >= 0 ?
+		    " [inlined]" : "");
+	else
+		text = xasprintf("%s in %s+0x%llx", fn ? fn : "?",
+		    f->module ? f->module : "an unknown module",
+		    (unsigned long long)f->offset);
 	if (file != NULL && line > 0)
 		json_object_set_new(o, "physicalLocation",
 		    physical(file, line));
@@ -248,16 +239,21 @@ stack_json(const au_stack_t *s, const char *what)
 {
 	json_t *frames = json_array();
 	size_t i;
+	long k;
 
 	for (i = 0; i < s->n; i++) {
 		const au_frame_t *f = &s->frames[i];
-		json_t *fr = json_pack("{s:o}", "location",
-		    frame_location(f));
 
-		if (f->module != NULL)
-			json_object_set_new(fr, "module",
-			    json_string(f->module));
-		json_array_append_new(frames, fr);
+		for (k = 0; k <= (long)f->ninlined; k++) {
+			long inl = k < (long)f->ninlined ? k : -1;
+			json_t *fr = json_pack("{s:o}", "location",
+			    frame_location(f, inl));
+
+			if (f->module != NULL)
+				json_object_set_new(fr, "module",
+				    json_string(f->module));
+			json_array_append_new(frames, fr);
+		}
 	}
 	return json_pack("{s:{s:s},s:o}", "message", "text", what, "frames",
 	    frames);
@@ -268,15 +264,22 @@ code_flow(const au_stack_t *s)
 {
 	json_t *locs = json_array();
 	size_t i;
+	long k;
 
 	for (i = s->n; i-- > 0;) {
 		const au_frame_t *f = &s->frames[i];
-		const char *file = f->ninlined ? f->inlined[0].file : f->file;
 
-		if (file == NULL)
-			continue;
-		json_array_append_new(locs, json_pack("{s:o}", "location",
-		    frame_location(f)));
+		/* Outermost first: the frame, then its inlined calls. */
+		for (k = -1; k < (long)f->ninlined; k++) {
+			long inl = k < 0 ? -1 : (long)f->ninlined - 1 - k;
+			const char *file = inl >= 0 ? f->inlined[inl].file :
+			    f->file;
+
+			if (file == NULL)
+				continue;
+			json_array_append_new(locs, json_pack("{s:o}",
+			    "location", frame_location(f, inl)));
+		}
 	}
 	if (json_array_size(locs) == 0) {
 		json_decref(locs);
