@@ -63,6 +63,10 @@ expect "$tmp/out" \
 	'cuMemFree: CUDA_SUCCESS' \
 	'cuMemFree double: CUDA_ERROR_INVALID_VALUE' \
 	'cuMemFree(0): CUDA_SUCCESS' \
+	'cuMemFree(0) no context: CUDA_SUCCESS' \
+	'cuMemHostUnregister interior: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemUnmap again: CUDA_SUCCESS' \
+	'ptrattr async CONTEXT: CUDA_SUCCESS NULL width=8' \
 	'cuMemFree unknown: CUDA_ERROR_INVALID_VALUE' \
 	'cuMemFree of pinned: CUDA_ERROR_INVALID_VALUE' \
 	'cuMemFreeHost of device: CUDA_ERROR_INVALID_VALUE' \
@@ -74,7 +78,7 @@ expect "$tmp/out" \
 	'cuMemGetAddressRange interior base: base' \
 	'ptrattr device MEMORY_TYPE: CUDA_SUCCESS DEVICE width=4' \
 	'ptrattr device RANGE_SIZE: CUDA_SUCCESS 1000 width=8' \
-	'ptrattr managed IS_MANAGED: CUDA_SUCCESS 1 width=1' \
+	'ptrattr managed IS_MANAGED: CUDA_SUCCESS 1 width=4' \
 	'ptrattr pinned MEMORY_TYPE: CUDA_SUCCESS HOST width=4' \
 	'memcpy roundtrip: ok' \
 	'memset values: ok' \
@@ -91,8 +95,9 @@ expect "$tmp/out" \
 	'cuMemFree after cuCtxDestroy: CUDA_ERROR_INVALID_VALUE' \
 	'cuMemFreeHost after cuCtxDestroy: CUDA_ERROR_INVALID_VALUE' \
 	'cuMemFree async after cuCtxDestroy: CUDA_SUCCESS' \
-	'cuMemFree after reset: CUDA_ERROR_INVALID_VALUE' \
-	'cuMemFree async after reset: CUDA_SUCCESS' \
+	'cuMemFree after reset: CUDA_ERROR_CONTEXT_IS_DESTROYED' \
+	'primary active after reset: 0' \
+	'cuMemAlloc on released primary: CUDA_ERROR_CONTEXT_IS_DESTROYED' \
 	'cuMemFree after release to zero: CUDA_ERROR_INVALID_VALUE' \
 	'dlsym equals direct cuMemAlloc_v2: yes' \
 	'gpa empty probe: CUDA_SUCCESS SYMBOL_NOT_FOUND NULL' \

@@ -623,8 +623,10 @@ fc_need_ctx(fc_ctx_t **ctx)
 	if (r)
 		return r;
 	c = fc_current();
-	if (!c || !fc_ctx_valid(c))
+	if (!c || !ctx_known(c))
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!c->alive)       /* destroyed, reset or released to zero (driver 580) */
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	*ctx = c;
 	return CUDA_SUCCESS;
 }
@@ -1032,7 +1034,7 @@ primary_release(CUdevice dev)
 		r = CUDA_ERROR_INVALID_CONTEXT;
 		goto out;
 	}
-	if (--c->refcount == 0) {
+	if (--c->refcount == 0 && c->alive) {
 		c->alive = false;
 		ctx_teardown(c);
 	}
@@ -1055,9 +1057,10 @@ cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	return primary_release(dev);
 }
 
-/* Destroys every allocation, stream and event of the primary context; the
- * context stays retained (the driver keeps the retain count: a reset is not
- * a release) and usable, with default flags. */
+/* Destroys the primary context: every allocation, stream and event of it.
+ * As driver 580 does, the retain count is kept but the context is inactive
+ * (calls on it: CUDA_ERROR_CONTEXT_IS_DESTROYED) until the next retain
+ * re-creates it under the same handle. */
 static CUresult
 primary_reset(CUdevice dev)
 {
@@ -1068,7 +1071,10 @@ primary_reset(CUdevice dev)
 	if ((r = check_dev(dev)))
 		goto out;
 	c = &fc_devices[dev].primary;
-	ctx_teardown(c);
+	if (c->alive) {
+		c->alive = false;
+		ctx_teardown(c);
+	}
 	c->flags = 0;
 out:
 	fc_leave();
@@ -1135,7 +1141,7 @@ cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 		goto out;
 	}
 	*flags = fc_devices[dev].primary.flags;
-	*active = fc_devices[dev].primary.refcount > 0;
+	*active = fc_devices[dev].primary.alive;
 out:
 	fc_leave();
 	return r;

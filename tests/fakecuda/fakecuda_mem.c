@@ -816,8 +816,10 @@ cuMemFree_v2(CUdeviceptr dptr)
 	CUresult r;
 
 	FC_COUNT(cuMemFree_v2);
+	if (dptr == 0)
+		return fc_check_init();   /* even without a context (driver 580) */
 	fc_enter();
-	if ((r = fc_need_ctx(&ctx)) || dptr == 0)
+	if ((r = fc_need_ctx(&ctx)))
 		goto out;
 	r = free_sync((uintptr_t)dptr, is_mem_free_kind, CUDA_ERROR_INVALID_VALUE);
 out:
@@ -855,7 +857,14 @@ cuMemHostUnregister(void *p)
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	r = free_sync((uintptr_t)p, is_registered, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+	/* Inside a registered range but not its start: CUDA_ERROR_INVALID_VALUE;
+	 * elsewhere: CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED (driver 580). */
+	{
+		fc_rec_t *rec = fc_rec_find((uintptr_t)p);
+
+		r = free_sync((uintptr_t)p, is_registered, rec && is_registered(rec) ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+	}
 out:
 	fc_leave();
 	return r;
@@ -1049,8 +1058,7 @@ ptr_attr(void *data, CUpointer_attribute a, const ptr_info_t *pi, bool lenient)
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (a) {
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
-		if (!pi->ctx && !lenient)
-			return CUDA_ERROR_INVALID_VALUE;
+		/* stream-ordered and VMM memory: success, NULL (driver 580) */
 		*(CUcontext *)data = pi->ctx;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
@@ -1065,19 +1073,19 @@ ptr_attr(void *data, CUpointer_attribute a, const ptr_info_t *pi, bool lenient)
 		*(void **)data = pi->host_ok ? (void *)pi->ptr : NULL;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-		*(unsigned char *)data = pi->sync_memops;
+		*(unsigned int *)data = pi->sync_memops;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
 		*(unsigned long long *)data = pi->buffer_id;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-		*(unsigned char *)data = pi->managed;
+		*(unsigned int *)data = pi->managed;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
 		*(int *)data = pi->valid ? pi->device : -2;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-		*(unsigned char *)data = pi->ipc_capable;
+		*(unsigned int *)data = pi->ipc_capable;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 		*(CUdeviceptr *)data = pi->start;
@@ -1086,14 +1094,14 @@ ptr_attr(void *data, CUpointer_attribute a, const ptr_info_t *pi, bool lenient)
 		*(size_t *)data = pi->size;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
-		*(unsigned char *)data = pi->mapped;
+		*(unsigned int *)data = pi->mapped;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
 		*(unsigned long long *)data = pi->handle_types;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
 	case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
-		*(unsigned char *)data = 0;
+		*(unsigned int *)data = 0;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
 		*(unsigned int *)data = pi->valid ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE : 0;
@@ -2170,13 +2178,16 @@ cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
 	uintptr_t lo = U(ptr), hi = U(ptr) + size;
 	bool any = false;
+	fc_rec_t *rec;
 	CUresult r;
 
 	FC_COUNT(cuMemUnmap);
 	fc_enter();
 	if ((r = fc_check_init()))
 		goto out;
-	if (size == 0 || !arena_has(&vmm, lo)) {
+	rec = fc_rec_find(lo);
+	if (size == 0 || !rec || rec->kind != FC_KIND_VARANGE ||
+	    size > rec->size - (lo - rec->base)) {
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
@@ -2190,10 +2201,9 @@ cuMemUnmap(CUdeviceptr ptr, size_t size)
 			any = true;
 		}
 	}
-	if (!any || !vmm_mapped(lo, size)) {
-		r = CUDA_ERROR_INVALID_VALUE;
+	/* Nothing mapped there: nothing to do, and the driver says success. */
+	if (!any)
 		goto out;
-	}
 	if (fc_inject_free()) {
 		r = CUDA_ERROR_ILLEGAL_ADDRESS;
 		goto out;

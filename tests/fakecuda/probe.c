@@ -201,6 +201,46 @@ print_pointer(const char *kind, CUdeviceptr p, CUdeviceptr base, CUcontext ctx)
 	}
 }
 
+/* cuPointerGetAttributes with one attribute at a time: status and how many
+ * bytes it wrote (0: left alone). */
+static void
+print_pointer_each(const char *kind, CUdeviceptr p)
+{
+	static const struct {
+		const char *name;
+		CUpointer_attribute a;
+	} pa[] = {
+		{ "CONTEXT", CU_POINTER_ATTRIBUTE_CONTEXT },
+		{ "MEMORY_TYPE", CU_POINTER_ATTRIBUTE_MEMORY_TYPE },
+		{ "DEVICE_POINTER", CU_POINTER_ATTRIBUTE_DEVICE_POINTER },
+		{ "HOST_POINTER", CU_POINTER_ATTRIBUTE_HOST_POINTER },
+		{ "IS_MANAGED", CU_POINTER_ATTRIBUTE_IS_MANAGED },
+		{ "DEVICE_ORDINAL", CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL },
+		{ "RANGE_START_ADDR", CU_POINTER_ATTRIBUTE_RANGE_START_ADDR },
+		{ "RANGE_SIZE", CU_POINTER_ATTRIBUTE_RANGE_SIZE },
+		{ "BUFFER_ID", CU_POINTER_ATTRIBUTE_BUFFER_ID },
+		{ "MAPPED", CU_POINTER_ATTRIBUTE_MAPPED },
+		{ "IS_LEGACY_CUDA_IPC_CAPABLE", CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE },
+		{ "MEMPOOL_HANDLE", CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE },
+	};
+
+	for (size_t i = 0; i < sizeof(pa) / sizeof(pa[0]); i++) {
+		unsigned char buf[16];
+		CUpointer_attribute a = pa[i].a;
+		void *data[1] = { buf };
+		CUresult r;
+		uint64_t u = 0;
+		int w;
+
+		memset(buf, 0xAB, sizeof(buf));
+		r = cuPointerGetAttributes(1, &a, data, p);
+		w = written(buf);
+		memcpy(&u, buf, w > 8 ? 8 : (size_t)w);
+		printf("ptrattrs %s %s: %s width=%d %s\n", kind, pa[i].name, en(r), w,
+		    w == 0 ? "-" : u == 0 ? "0" : u == p ? "ptr" : "other");
+	}
+}
+
 /* cuPointerGetAttributes on one pointer: status and the memory type. */
 static void
 print_pointer_multi(const char *kind, CUdeviceptr p)
@@ -230,10 +270,25 @@ part_edges(void)
 	SAY("cuMemAlloc NULL out", cuMemAlloc(NULL, 4096));
 	SAY("cuMemAllocManaged zero", cuMemAllocManaged(&d, 0, CU_MEM_ATTACH_GLOBAL));
 	SAY("cuMemAllocManaged bad flags", cuMemAllocManaged(&d, 4096, 0));
+	h = (void *)(uintptr_t)1;
 	SAY("cuMemHostAlloc zero", cuMemHostAlloc(&h, 0, 0));
+	printf("cuMemHostAlloc zero pointer: %s\n", h == NULL ? "NULL" :
+	    h == (void *)(uintptr_t)1 ? "unchanged" : "set");
+	if (h && h != (void *)(uintptr_t)1)
+		SAY("cuMemFreeHost of zero-size", cuMemFreeHost(h));
+	h = (void *)(uintptr_t)1;
 	SAY("cuMemAllocHost zero", cuMemAllocHost(&h, 0));
+	printf("cuMemAllocHost zero pointer: %s\n", h == NULL ? "NULL" :
+	    h == (void *)(uintptr_t)1 ? "unchanged" : "set");
+	h = NULL;
 	SAY("cuMemAllocPitch zero width", cuMemAllocPitch(&d, &pitch, 0, 4, 4));
+	d = 1;
 	SAY("cuMemAllocAsync zero", cuMemAllocAsync(&d, 0, NULL));
+	printf("cuMemAllocAsync zero pointer: %s\n", d == 0 ? "0" : d == 1 ? "unchanged" : "set");
+	if (d > 1)
+		SAY("cuMemFreeAsync of zero-size", cuMemFreeAsync(d, NULL));
+	cuStreamSynchronize(NULL);
+	d = 0;
 
 	/* device frees */
 	SAY("cuMemAlloc 1000", cuMemAlloc(&d, 1000));
@@ -255,6 +310,7 @@ part_edges(void)
 	SAY("ptrattr malloc MEMORY_TYPE", cuPointerGetAttribute(&f,
 	    CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)plain));
 	print_pointer_multi("malloc", (CUdeviceptr)(uintptr_t)plain);
+	print_pointer_each("malloc", (CUdeviceptr)(uintptr_t)plain);
 
 	/* pitch */
 	SAY("cuMemAllocPitch", cuMemAllocPitch(&d, &pitch, 100, 10, 4));
@@ -516,6 +572,8 @@ part_vmm(void)
 	SAY("cuMemAddressFree while mapped", cuMemAddressFree(va, 2 * g));
 	SAY("cuMemUnmap", cuMemUnmap(va, g));
 	SAY("cuMemUnmap again", cuMemUnmap(va, g));
+	SAY("cuMemUnmap never mapped half", cuMemUnmap(va + g, g));
+	SAY("cuMemUnmap outside any reservation", cuMemUnmap((CUdeviceptr)0x7f0000000000ULL, g));
 	SAY("cuMemRelease after unmap", cuMemRelease(hdl));
 	SAY("cuMemcpyHtoD unmapped", cuMemcpyHtoD(va, in, sizeof(in)));
 	SAY("cuMemAddressFree", cuMemAddressFree(va, 2 * g));
@@ -630,6 +688,11 @@ part_no_context(void)
 	printf("current without context: %s\n", cur == NULL ? "NULL" : "set");
 	SAY("cuMemAlloc no context", cuMemAlloc(&d, 4096));
 	SAY("cuMemFree(0) no context", cuMemFree(0));
+	SAY("cuMemFree unknown no context", cuMemFree((CUdeviceptr)0x7f0000001000ULL));
+	SAY("cuMemFreeHost(NULL) no context", cuMemFreeHost(NULL));
+	SAY("cuMemGetInfo NULL both no context", cuMemGetInfo(NULL, NULL));
+	SAY("cuPointerGetAttribute no context", cuPointerGetAttribute(&f,
+	    CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)0x7f0000001000ULL));
 	SAY("cuMemGetInfo no context", cuMemGetInfo(&f, NULL));
 	SAY("cuCtxGetDevice no context", cuCtxGetDevice(&dd));
 	SAY("cuCtxSynchronize no context", cuCtxSynchronize());
@@ -808,8 +871,19 @@ part_dlsym_gpa(void)
 		}
 	}
 	printf("dlsym exports found: %zu of %zu\n", NEXPORTED - missing, NEXPORTED);
-	printf("dlsym cuMemAlloc (v1): %s\n", dlsym(lib, "cuMemAlloc") ? "found" : "missing");
-	printf("dlsym cuMemFree (v1): %s\n", dlsym(lib, "cuMemFree") ? "found" : "missing");
+	{
+		static const char *const v1[] = { "cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
+		    "cuMemGetInfo", "cuMemAllocHost", "cuMemGetAddressRange",
+		    "cuMemHostGetDevicePointer", "cuDeviceTotalMem", "cuMemcpyHtoD",
+		    "cuMemcpyDtoH", "cuMemcpyDtoD", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync",
+		    "cuMemcpyDtoDAsync", "cuMemsetD8", "cuMemsetD16", "cuMemsetD32",
+		    "cuArrayCreate", "cuIpcOpenMemHandle", "cuStreamGetCtx_v2",
+		    "cuMemcpy2D_v2", "cuMemHostRegister", "cuEventElapsedTime",
+		    "cuMemAllocAsync_ptds", "cuMemsetD8Async_ptds", "cuMemcpyAsync_ptds" };
+
+		for (size_t i = 0; i < sizeof(v1) / sizeof(v1[0]); i++)
+			printf("dlsym %s: %s\n", v1[i], dlsym(lib, v1[i]) ? "found" : "missing");
+	}
 	printf("dlsym equals direct cuMemAlloc_v2: %s\n",
 	    dlsym(lib, "cuMemAlloc_v2") == (void *)cuMemAlloc_v2 ? "yes" : "no");
 	{
@@ -844,8 +918,7 @@ part_dlsym_gpa(void)
 	{
 		void *p = (void *)(uintptr_t)1;
 
-		printf("gpa NULL symbol: %s\n", en(gpa(NULL, &p, 12000, 0, NULL)));
-		printf("gpa NULL pfn: %s\n", en(gpa("cuMemAlloc", NULL, 12000, 0, NULL)));
+		/* NULL symbol or pfn: the real driver crashes; not probed. */
 		printf("gpa NULL status: %s\n", en(gpa("cuMemAlloc", &p, 12000, 0, NULL)));
 		p = NULL;
 		gpa("cuMemAllocAsync", &p, 11020, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, NULL);
