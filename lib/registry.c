@@ -18,13 +18,14 @@
  *    indexes (by (ns, base) and by handle).  A keyed record's stripe is
  *    picked by the hash of (ns, base); an unkeyed one (NS_NONE) by a
  *    per-thread rotation.
- *  - per tree stripe (T stripes): intrusive treaps (links in the slots)
- *    keyed by base, one per (ns, level).  A record of size in
- *    [2^shift[L-1], 2^shift[L]) is at level L and sits in the T stripe
- *    hashed from (ns, L, base >> shift[L]) (its "region").  Since its
- *    size is below 2^shift[L], a record containing p has its base in the
- *    region of p or in the one before, so an interior lookup searches at
- *    most 2 treaps per level (9 in all), whatever the number of records.
+ *  - NROOTS intrusive treaps (links in the slots) keyed by (ns, level,
+ *    base), guarded by TLOCKS tree locks (root index mod TLOCKS).  A
+ *    record of size in [2^shift[L-1], 2^shift[L]) is at level L and sits
+ *    in the treap hashed from (ns, L, base >> shift[L]) (its "region").
+ *    Since its size is below 2^shift[L], a record containing p has its
+ *    base in the region of p or in the one before, so an interior lookup
+ *    searches at most 2 treaps per level in use (9 at most), each holding
+ *    about n / NROOTS records.
  *
  * Handles: (generation << 32 | slot).  slot->seq counts issues and
  * removals: odd = live, and the generation of the last issued handle is
@@ -34,12 +35,12 @@
  *
  * Invariants (registry_validate checks them all): a live keyed slot is in
  * exactly one hash chain (of its stripe, its bucket) and in exactly one
- * treap (of its ns, level_of(size), T stripe of its region); treaps are
- * ordered by base and heap-ordered by prio(slot); no two live records
+ * treap (the root of its ns, level_of(size) and region); treaps are
+ * ordered by (ns, level, base) and heap-ordered by prio(slot); no two live records
  * share (ns, base); live + free + retired == high-water mark per stripe.
  *
  * Locking: H stripe locks (rank 1) protect everything of their stripe,
- * slots included; T stripe locks (rank 2) protect treap links and roots.
+ * slots included; T locks (rank 2) protect treap links and roots.
  * Order: at most one H lock, then at most one T lock under it; never two
  * of one rank, never any other lock of cuwarden under them, never a
  * driver call.  The base, ns, level and seq of a slot change only while
@@ -66,7 +67,9 @@
 
 #define STRIPE_BITS 6
 #define NSTRIPES (1u << STRIPE_BITS)  /* H stripes */
-#define TSTRIPES 64u                  /* T stripes */
+#define TLOCKS 64u                    /* tree locks */
+#define NROOTS_BITS 16
+#define NROOTS (1u << NROOTS_BITS)    /* treaps */
 #define NS_KEYED ((unsigned)NS_NONE)  /* namespaces with a key */
 #define LEVELS 5
 #define CHUNK_SLOTS 512u              /* 512 * 88 bytes = 11 pages */
@@ -134,16 +137,17 @@ typedef struct stripe_s {
 	uint32_t tcount;     /* tombstones held */
 } __attribute__((aligned(64))) stripe_t;
 
-typedef struct tstripe_s {
+typedef struct tlock_s {
 	pthread_mutex_t lock;
-	uint32_t root[NS_KEYED][LEVELS]; /* slot + 1 */
-} __attribute__((aligned(64))) tstripe_t;
+} __attribute__((aligned(64))) tlock_t;
 
 /* ----------------------------------------------------------------- state */
 
 #define LOCK_INIT { .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP }
 static stripe_t stripes[NSTRIPES] = { [0 ... NSTRIPES - 1] = LOCK_INIT };
-static tstripe_t tstripes[TSTRIPES] = { [0 ... TSTRIPES - 1] = LOCK_INIT };
+static tlock_t tlocks[TLOCKS] = { [0 ... TLOCKS - 1] = LOCK_INIT };
+static uint32_t roots[NROOTS];                 /* slot + 1 */
+static uint8_t level_used[NS_KEYED][LEVELS];   /* sticky, atomic */
 
 static char *table;         /* the slot reservation */
 static size_t table_bytes;
@@ -210,11 +214,32 @@ region_of(uintptr_t p, unsigned level)
 }
 
 static inline unsigned
-tstripe_of(unsigned ns, unsigned level, uintptr_t region)
+root_of(unsigned ns, unsigned level, uintptr_t region)
 {
 	uint64_t h = mix64((uint64_t)region +
 	    ((uint64_t)(ns * LEVELS + level + 1) << 56));
-	return (unsigned)(h >> 58) % TSTRIPES;
+	return (unsigned)(h >> (64 - NROOTS_BITS));
+}
+
+static inline tlock_t *
+tlock_of(unsigned root)
+{
+	return &tlocks[root % TLOCKS];
+}
+
+/* The treap key: (ns, level, base), ns and level packed as nl. */
+static inline unsigned
+nl_of(const slot_t *sl)
+{
+	return (unsigned)sl->ns * 8 + sl->level;
+}
+
+/* Whether sl's key is below (nl, base). */
+static inline bool
+key_lt(const slot_t *sl, unsigned nl, uintptr_t base)
+{
+	unsigned a = nl_of(sl);
+	return a < nl || (a == nl && sl->base < base);
 }
 
 static inline uint32_t
@@ -423,25 +448,27 @@ static void
 treap_insert(uint32_t *root, uint32_t x)
 {
 	slot_t *sx = NODE(x);
+	unsigned nl = nl_of(sx);
 	uint32_t px = prio(x);
 	uint32_t *link = root;
 	while (*link != 0 && prio(*link) >= px) {
 		slot_t *sl = NODE(*link);
-		link = sl->base < sx->base ? &sl->right : &sl->left;
+		link = key_lt(sl, nl, sx->base) ? &sl->right : &sl->left;
 	}
-	/* Split the subtree at *link around sx->base under x. */
+	/* Split the subtree at *link around x's key, under x. */
 	uint32_t t = *link;
 	uint32_t *l = &sx->left, *r = &sx->right;
 	while (t != 0) {
 		slot_t *st = NODE(t);
-		if (st->base < sx->base) {
+		if (key_lt(st, nl, sx->base)) {
 			*l = t;
 			l = &st->right;
+			t = st->right;
 		} else {
 			*r = t;
 			r = &st->left;
+			t = st->left;
 		}
-		t = st->base < sx->base ? st->right : st->left;
 	}
 	*l = 0;
 	*r = 0;
@@ -461,12 +488,13 @@ static void
 treap_remove(uint32_t *root, uint32_t x)
 {
 	slot_t *sx = NODE(x);
+	unsigned nl = nl_of(sx);
 	uint32_t *link = root;
 	while (*link != x) {
 		if (*link == 0)
 			registry_fail("record missing from its treap");
 		slot_t *sl = NODE(*link);
-		link = sl->base < sx->base ? &sl->right : &sl->left;
+		link = key_lt(sl, nl, sx->base) ? &sl->right : &sl->left;
 	}
 	uint32_t a = sx->left, b = sx->right;
 	while (a != 0 && b != 0) {
@@ -485,30 +513,27 @@ treap_remove(uint32_t *root, uint32_t x)
 	sx->right = 0;
 }
 
-/* The node with the greatest base <= p, or 0. */
+/* The node of key (nl, b) with the greatest b <= p, or 0. */
 static uint32_t
-treap_pred(uint32_t n, uintptr_t p)
+treap_pred(uint32_t n, unsigned nl, uintptr_t p)
 {
 	uint32_t best = 0;
 	while (n != 0) {
 		slot_t *sl = NODE(n);
-		if (sl->base <= p) {
+		if (key_lt(sl, nl, p) || (nl_of(sl) == nl && sl->base == p)) {
 			best = n;
 			n = sl->right;
 		} else {
 			n = sl->left;
 		}
 	}
-	return best;
+	return best != 0 && nl_of(NODE(best)) == nl ? best : 0;
 }
 
-static tstripe_t *
-tree_of(const slot_t *sl, unsigned level, uint32_t **root)
+static unsigned
+root_of_slot(const slot_t *sl)
 {
-	tstripe_t *ts = &tstripes[tstripe_of(sl->ns, level,
-	    region_of(sl->base, level))];
-	*root = &ts->root[sl->ns][level];
-	return ts;
+	return root_of(sl->ns, sl->level, region_of(sl->base, sl->level));
 }
 
 /* H lock held. */
@@ -516,23 +541,25 @@ static void
 tree_add(uint32_t i)
 {
 	slot_t *sl = slot_at(i);
-	uint32_t *root;
-	tstripe_t *ts = tree_of(sl, sl->level, &root);
-	pthread_mutex_lock(&ts->lock);
-	treap_insert(root, i + 1);
-	pthread_mutex_unlock(&ts->lock);
+	unsigned root = root_of_slot(sl);
+	tlock_t *tl = tlock_of(root);
+	if (!__atomic_load_n(&level_used[sl->ns][sl->level], __ATOMIC_RELAXED))
+		__atomic_store_n(&level_used[sl->ns][sl->level], 1,
+		    __ATOMIC_RELAXED);
+	pthread_mutex_lock(&tl->lock);
+	treap_insert(&roots[root], i + 1);
+	pthread_mutex_unlock(&tl->lock);
 }
 
 /* H lock held. */
 static void
 tree_del(uint32_t i)
 {
-	slot_t *sl = slot_at(i);
-	uint32_t *root;
-	tstripe_t *ts = tree_of(sl, sl->level, &root);
-	pthread_mutex_lock(&ts->lock);
-	treap_remove(root, i + 1);
-	pthread_mutex_unlock(&ts->lock);
+	unsigned root = root_of_slot(slot_at(i));
+	tlock_t *tl = tlock_of(root);
+	pthread_mutex_lock(&tl->lock);
+	treap_remove(&roots[root], i + 1);
+	pthread_mutex_unlock(&tl->lock);
 }
 
 /* ------------------------------------------------------------ tombstones */
@@ -590,19 +617,44 @@ tomb_kbucket(const stripe_t *st, unsigned ns, uintptr_t base)
 	return (uint32_t)key_hash(ns, base) & (st->tomb_nb - 1);
 }
 
-static void
-tomb_unlink(uint32_t *link, tomb_t *tombs, uint32_t idx, bool bykey)
+/* Chains are never unlinked: the ring overwrites its oldest entry, and a
+ * walk follows a link only to an older entry (an entry overwritten since
+ * it was linked is now newer, which ends the chain).  A head whose entry
+ * now belongs to another bucket ends it too: everything older than that
+ * entry was overwritten first. */
+static inline uint32_t
+tomb_age(const stripe_t *st, uint32_t idx)
 {
-	while (*link != 0 && *link != idx + 1) {
-		tomb_t *t = &tombs[*link - 1];
-		link = bykey ? &t->knext : &t->hnext;
-	}
-	if (*link == 0)
-		registry_fail("tombstone missing from its chain");
-	*link = bykey ? tombs[idx].knext : tombs[idx].hnext;
+	uint32_t newest = st->tnext == 0 ? st->tomb_cap - 1 : st->tnext - 1;
+	return newest >= idx ? newest - idx : newest + st->tomb_cap - idx;
 }
 
-/* Lock held. */
+static uint32_t
+tomb_first(const stripe_t *st, uint32_t bucket, bool bykey)
+{
+	uint32_t n = bykey ? st->tb_key[bucket] : st->tb_handle[bucket];
+	if (n == 0 || n - 1 >= st->tcount)
+		return 0;
+	const tomb_t *t = &st->tombs[n - 1];
+	if (bykey ? t->rec.ns == NS_NONE ||
+	    tomb_kbucket(st, t->rec.ns, t->rec.base) != bucket :
+	    tomb_hbucket(st, t->h) != bucket)
+		return 0;
+	return n;
+}
+
+static uint32_t
+tomb_next(const stripe_t *st, uint32_t cur, bool bykey)
+{
+	const tomb_t *t = &st->tombs[cur - 1];
+	uint32_t n = bykey ? t->knext : t->hnext;
+	if (n == 0 || n - 1 >= st->tcount ||
+	    tomb_age(st, n - 1) <= tomb_age(st, cur - 1))
+		return 0;
+	return n;
+}
+
+/* Lock held.  O(1): writes the next ring entry and two bucket heads. */
 static void
 tomb_add(stripe_t *st, const slot_t *sl, reg_handle_t h, stack_id_t fs)
 {
@@ -610,25 +662,16 @@ tomb_add(stripe_t *st, const slot_t *sl, reg_handle_t h, stack_id_t fs)
 		return;
 	uint32_t idx = st->tnext;
 	tomb_t *t = &st->tombs[idx];
-	if (st->tcount == st->tomb_cap) {
-		/* Evict the oldest: the last of both its chains. */
-		if (t->rec.ns != NS_NONE)
-			tomb_unlink(&st->tb_key[tomb_kbucket(st, t->rec.ns,
-			    t->rec.base)], st->tombs, idx, true);
-		tomb_unlink(&st->tb_handle[tomb_hbucket(st, t->h)], st->tombs,
-		    idx, false);
-	} else {
+	if (st->tcount < st->tomb_cap)
 		st->tcount++;
-	}
 	slot_to_rec(sl, &t->rec);
 	t->rec.free_stack = fs;
 	t->h = h;
+	t->knext = 0;
 	if (sl->ns != NS_NONE) {
 		uint32_t *kb = &st->tb_key[tomb_kbucket(st, sl->ns, sl->base)];
 		t->knext = *kb;
 		*kb = idx + 1;
-	} else {
-		t->knext = 0;
 	}
 	uint32_t *hb = &st->tb_handle[tomb_hbucket(st, h)];
 	t->hnext = *hb;
@@ -823,11 +866,54 @@ registry_find(ns_t ns, uintptr_t base, reg_handle_t *h, reg_rec_t *out)
 	return miss;
 }
 
-typedef struct cand_s {
-	uintptr_t base;
-	uint32_t slot;
-	uint32_t seq;
-} cand_t;
+/* Tree lock of root held by nobody.  Looks for a record of (ns, level)
+ * in that treap containing p.  Returns 1 and fills slot/seq if found,
+ * 0 if not, and -1 if the treap's predecessor of p lies in the region
+ * (then no record of an earlier region can contain p without overlapping
+ * it). */
+static int
+search_root(unsigned root, unsigned nl, unsigned level, uintptr_t region,
+    uintptr_t p, uint32_t *slot, uint32_t *seq)
+{
+	if (__atomic_load_n(&roots[root], __ATOMIC_RELAXED) == 0)
+		return 0;
+	tlock_t *tl = tlock_of(root);
+	int r = 0;
+	pthread_mutex_lock(&tl->lock);
+	uint32_t n = treap_pred(roots[root], nl, p);
+	if (n != 0) {
+		slot_t *sl = NODE(n);
+		if (p - sl->base < sl->size) {
+			*slot = n - 1;
+			*seq = sl->seq;
+			r = 1;
+		} else if (region_of(sl->base, level) == region) {
+			r = -1;
+		}
+	}
+	pthread_mutex_unlock(&tl->lock);
+	return r;
+}
+
+/* Returns true if no record of ns contains p. */
+static bool
+containing(ns_t ns, uintptr_t p, uint32_t *slot, uint32_t *seq)
+{
+	for (unsigned l = 0; l < LEVELS; l++) {
+		if (!__atomic_load_n(&level_used[ns][l], __ATOMIC_RELAXED))
+			continue;
+		uintptr_t r = region_of(p, l);
+		unsigned nl = ns * 8 + l;
+		int f = search_root(root_of(ns, l, r), nl, l, r, p, slot, seq);
+		if (f == 1)
+			return false;
+		if (f == 0 && r > 0 && level_shift[l] < 64 &&
+		    search_root(root_of(ns, l, r - 1), nl, l, r - 1, p, slot,
+		    seq) == 1)
+			return false;
+	}
+	return true;
+}
 
 bool
 registry_find_containing(ns_t ns, uintptr_t p, reg_handle_t *h,
@@ -835,46 +921,28 @@ registry_find_containing(ns_t ns, uintptr_t p, reg_handle_t *h,
 {
 	if ((unsigned)ns >= NS_KEYED || registry_init())
 		return true;
-	cand_t cand[2 * LEVELS];
-	unsigned nc = 0;
-	for (unsigned l = 0; l < LEVELS; l++) {
-		uintptr_t r = region_of(p, l);
-		for (unsigned d = 0; d < 2 && d <= r; d++) {
-			if (d == 1 && level_shift[l] >= 64)
-				break;
-			tstripe_t *ts = &tstripes[tstripe_of(ns, l, r - d)];
-			uint32_t *root = &ts->root[ns][l];
-			if (__atomic_load_n(root, __ATOMIC_RELAXED) == 0)
-				continue;
-			pthread_mutex_lock(&ts->lock);
-			uint32_t n = treap_pred(*root, p);
-			if (n != 0) {
-				cand[nc].base = NODE(n)->base;
-				cand[nc].slot = n - 1;
-				cand[nc].seq = NODE(n)->seq;
-				nc++;
-			}
-			pthread_mutex_unlock(&ts->lock);
+	/* Live ranges of one namespace do not overlap (the driver never
+	 * hands out overlapping ones), so the first container found is the
+	 * one.  The treap search gives its slot and seq; the copy is made
+	 * under the record's own lock, and retried if the record went away
+	 * in between. */
+	for (int attempt = 0; attempt < 4; attempt++) {
+		uint32_t slot, seq;
+		if (containing(ns, p, &slot, &seq))
+			return true;
+		if (out == NULL) {
+			if (h != NULL)
+				*h = make_handle(slot, seq);
+			return false;
 		}
-	}
-	/* Greatest base first; check under the record's own lock. */
-	while (nc > 0) {
-		unsigned best = 0;
-		for (unsigned c = 1; c < nc; c++)
-			if (cand[c].base > cand[best].base)
-				best = c;
-		cand_t c = cand[best];
-		cand[best] = cand[--nc];
-		stripe_t *st = &stripes[c.slot >> pshift];
+		stripe_t *st = &stripes[slot >> pshift];
 		pthread_mutex_lock(&st->lock);
-		slot_t *sl = slot_at(c.slot);
-		bool hit = sl->seq == c.seq && (sl->seq & 1) != 0 &&
-		    sl->base == c.base && p - sl->base < sl->size;
+		slot_t *sl = slot_at(slot);
+		bool hit = sl->seq == seq && p - sl->base < sl->size;
 		if (hit) {
 			if (h != NULL)
-				*h = make_handle(c.slot, sl->seq);
-			if (out != NULL)
-				slot_to_rec(sl, out);
+				*h = make_handle(slot, seq);
+			slot_to_rec(sl, out);
 		}
 		pthread_mutex_unlock(&st->lock);
 		if (hit)
@@ -895,12 +963,26 @@ registry_update(reg_handle_t h, reg_update_fn fn, void *arg)
 	reg_rec_t tmp;
 	slot_to_rec(sl, &tmp);
 	int r = fn(&tmp, arg);
+	size_t size = tmp.size;
+	tmp.size = sl->size;
 	rec_to_slot(&tmp, sl);
-	unsigned level = level_of(sl->size);
-	if (sl->ns != NS_NONE && level != sl->level) {
-		tree_del(i);
-		sl->level = (uint8_t)level;
-		tree_add(i);
+	if (size != sl->size) {
+		/* Tree-lock holders read the size of records in their
+		 * treaps: change it under that lock, or out of the treap. */
+		unsigned level = level_of(size);
+		if (sl->ns == NS_NONE) {
+			sl->size = size;
+		} else if (level != sl->level) {
+			tree_del(i);
+			sl->size = size;
+			sl->level = (uint8_t)level;
+			tree_add(i);
+		} else {
+			tlock_t *tl = tlock_of(root_of_slot(sl));
+			pthread_mutex_lock(&tl->lock);
+			sl->size = size;
+			pthread_mutex_unlock(&tl->lock);
+		}
 	}
 	pthread_mutex_unlock(&st->lock);
 	return r;
@@ -944,8 +1026,8 @@ registry_tomb_find(ns_t ns, uintptr_t base, reg_rec_t *out)
 	bool miss = true;
 	pthread_mutex_lock(&st->lock);
 	if (st->tomb_cap != 0) {
-		uint32_t n = st->tb_key[(uint32_t)hh & (st->tomb_nb - 1)];
-		while (n != 0) {
+		uint32_t n = tomb_first(st, tomb_kbucket(st, ns, base), true);
+		for (; n != 0; n = tomb_next(st, n, true)) {
 			tomb_t *t = &st->tombs[n - 1];
 			if (t->rec.base == base && t->rec.ns == ns) {
 				if (out != NULL)
@@ -953,7 +1035,6 @@ registry_tomb_find(ns_t ns, uintptr_t base, reg_rec_t *out)
 				miss = false;
 				break;
 			}
-			n = t->knext;
 		}
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -971,8 +1052,8 @@ registry_tomb_get(reg_handle_t h, reg_rec_t *out)
 	bool miss = true;
 	pthread_mutex_lock(&st->lock);
 	if (st->tomb_cap != 0) {
-		uint32_t n = st->tb_handle[tomb_hbucket(st, h)];
-		while (n != 0) {
+		uint32_t n = tomb_first(st, tomb_hbucket(st, h), false);
+		for (; n != 0; n = tomb_next(st, n, false)) {
 			tomb_t *t = &st->tombs[n - 1];
 			if (t->h == h) {
 				if (out != NULL)
@@ -980,7 +1061,6 @@ registry_tomb_get(reg_handle_t h, reg_rec_t *out)
 				miss = false;
 				break;
 			}
-			n = t->hnext;
 		}
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -1035,7 +1115,7 @@ registry_live_count(void)
 size_t
 registry_bytes(void)
 {
-	size_t n = sizeof(stripes) + sizeof(tstripes);
+	size_t n = sizeof(stripes) + sizeof(tlocks) + sizeof(roots);
 	for (unsigned s = 0; s < NSTRIPES; s++) {
 		stripe_t *st = &stripes[s];
 		pthread_mutex_lock(&st->lock);
@@ -1055,15 +1135,15 @@ lock_all(void)
 {
 	for (unsigned s = 0; s < NSTRIPES; s++)
 		pthread_mutex_lock(&stripes[s].lock);
-	for (unsigned t = 0; t < TSTRIPES; t++)
-		pthread_mutex_lock(&tstripes[t].lock);
+	for (unsigned t = 0; t < TLOCKS; t++)
+		pthread_mutex_lock(&tlocks[t].lock);
 }
 
 static void
 unlock_all(void)
 {
-	for (unsigned t = TSTRIPES; t-- > 0;)
-		pthread_mutex_unlock(&tstripes[t].lock);
+	for (unsigned t = TLOCKS; t-- > 0;)
+		pthread_mutex_unlock(&tlocks[t].lock);
 	for (unsigned s = NSTRIPES; s-- > 0;)
 		pthread_mutex_unlock(&stripes[s].lock);
 }
@@ -1122,8 +1202,8 @@ registry_reset(void)
 		}
 	}
 	tomb_per = per;
-	for (unsigned t = 0; t < TSTRIPES; t++)
-		memset(tstripes[t].root, 0, sizeof(tstripes[t].root));
+	memset(roots, 0, sizeof(roots));
+	memset(level_used, 0, sizeof(level_used));
 	unlock_all();
 }
 
@@ -1137,13 +1217,14 @@ registry_reset(void)
 
 /* All locks held.  Returns the number of nodes. */
 static size_t
-validate_treap(unsigned t, unsigned ns, unsigned level, uint32_t root)
+validate_treap(unsigned root_index, uint32_t root)
 {
 	uint32_t stack[256];
 	unsigned depth = 0;
 	size_t count = 0;
 	uint32_t n = root;
 	bool have_prev = false;
+	unsigned prev_nl = 0;
 	uintptr_t prev = 0;
 	/* In-order walk with an explicit stack. */
 	while (n != 0 || depth > 0) {
@@ -1159,22 +1240,51 @@ validate_treap(unsigned t, unsigned ns, unsigned level, uint32_t root)
 		n = stack[--depth];
 		slot_t *sl = NODE(n);
 		VCHECK(sl->seq & 1, "freed record in a treap");
-		VCHECK(sl->ns == ns && sl->level == level,
-		    "record in the treap of another ns or level");
-		VCHECK(level_of(sl->size) == level, "record at the wrong level");
-		VCHECK(tstripe_of(ns, level, region_of(sl->base, level)) == t,
-		    "record in the wrong tree stripe");
-		VCHECK(!have_prev || prev < sl->base, "treap out of order");
+		VCHECK(sl->ns < NS_KEYED, "unkeyed record in a treap");
+		VCHECK(level_of(sl->size) == sl->level,
+		    "record at the wrong level");
+		VCHECK(__atomic_load_n(&level_used[sl->ns][sl->level],
+		    __ATOMIC_RELAXED), "level in use not marked");
+		VCHECK(root_of_slot(sl) == root_index,
+		    "record in the wrong treap");
+		VCHECK(!have_prev || prev_nl < nl_of(sl) ||
+		    (prev_nl == nl_of(sl) && prev < sl->base),
+		    "treap out of order");
 		if (sl->left != 0)
 			VCHECK(prio(sl->left) <= prio(n), "treap heap order");
 		if (sl->right != 0)
 			VCHECK(prio(sl->right) <= prio(n), "treap heap order");
 		have_prev = true;
+		prev_nl = nl_of(sl);
 		prev = sl->base;
 		count++;
 		n = sl->right;
 	}
 	return count;
+}
+
+/* All locks held: every tombstone is reached from its buckets. */
+static void
+validate_tombs(const stripe_t *st)
+{
+	VCHECK(st->tcount <= st->tomb_cap && st->tnext < st->tomb_cap &&
+	    (st->tcount == st->tomb_cap || st->tnext == st->tcount),
+	    "tombstone ring");
+	for (uint32_t j = 0; j < st->tcount; j++) {
+		const tomb_t *t = &st->tombs[j];
+		uint32_t n, steps = 0;
+		if (t->rec.ns != NS_NONE) {
+			n = tomb_first(st, tomb_kbucket(st, t->rec.ns,
+			    t->rec.base), true);
+			for (; n != 0 && n != j + 1; n = tomb_next(st, n, true))
+				VCHECK(++steps <= st->tcount, "tombstone chain");
+			VCHECK(n == j + 1, "tombstone lost from the key index");
+		}
+		n = tomb_first(st, tomb_hbucket(st, t->h), false);
+		for (; n != 0 && n != j + 1; n = tomb_next(st, n, false))
+			VCHECK(++steps <= 2 * st->tcount, "tombstone chain");
+		VCHECK(n == j + 1, "tombstone lost from the handle index");
+	}
 }
 
 void
@@ -1238,39 +1348,12 @@ registry_validate(void)
 		}
 		VCHECK(chained == keyed, "keyed record missing from the hash");
 		keyed_total += keyed;
-		if (st->tomb_cap != 0) {
-			VCHECK(st->tcount <= st->tomb_cap &&
-			    st->tnext < st->tomb_cap, "tombstone ring");
-			uint32_t byh = 0, byk = 0, keyed_tombs = 0;
-			for (uint32_t j = 0; j < st->tcount; j++)
-				if (st->tombs[j].rec.ns != NS_NONE)
-					keyed_tombs++;
-			for (uint32_t b = 0; b < st->tomb_nb; b++) {
-				for (uint32_t n = st->tb_handle[b]; n != 0;
-				    n = st->tombs[n - 1].hnext) {
-					VCHECK(n - 1 < st->tcount &&
-					    ++byh <= st->tcount,
-					    "tombstone handle chain");
-					VCHECK(tomb_hbucket(st,
-					    st->tombs[n - 1].h) == b,
-					    "tombstone in the wrong bucket");
-				}
-				for (uint32_t n = st->tb_key[b]; n != 0;
-				    n = st->tombs[n - 1].knext)
-					VCHECK(n - 1 < st->tcount &&
-					    ++byk <= st->tcount,
-					    "tombstone key chain");
-			}
-			VCHECK(byh == st->tcount && byk == keyed_tombs,
-			    "tombstone lost from its index");
-		}
+		if (st->tomb_cap != 0)
+			validate_tombs(st);
 	}
 	size_t in_trees = 0;
-	for (unsigned t = 0; t < TSTRIPES; t++)
-		for (unsigned ns = 0; ns < NS_KEYED; ns++)
-			for (unsigned l = 0; l < LEVELS; l++)
-				in_trees += validate_treap(t, ns, l,
-				    tstripes[t].root[ns][l]);
+	for (unsigned r = 0; r < NROOTS; r++)
+		in_trees += validate_treap(r, roots[r]);
 	VCHECK(in_trees == keyed_total, "keyed records and treap nodes differ");
 	unlock_all();
 }

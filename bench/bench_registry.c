@@ -1,0 +1,210 @@
+/*
+ * bench_registry.c -- what the registry costs: ns per insert+remove pair,
+ * per find by base and per find_containing (interior pointer), with 10^3
+ * and 10^6 live records, from 1 and from 16 threads.  No GPU, no driver.
+ *
+ * One line per figure:
+ *   registry <op> live=<n> threads=<t>: <ns> ns/op (<m> Mop/s total)
+ * ns/op is each thread's wall time per operation, averaged over the
+ * threads (so perfect scaling keeps the 1-thread figure); Mop/s is every
+ * thread's operations over the slowest thread's wall time.  With more
+ * threads than cores the per-thread figure counts time spent descheduled.
+ *
+ * Usage: bench_registry [ops-per-thread]   (default 1000000 / threads)
+ * Exit: 0, or 99 if the registry refuses an operation.
+ */
+#include "preamble.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "registry.h"
+
+#define PREFILL_BASE ((uintptr_t)0x7f0000000000)
+#define STRIDE 4096u
+
+enum op_e { OP_PAIR, OP_FIND, OP_CONTAINING, OP_COUNT };
+static const char *const op_names[OP_COUNT] = {
+	"insert+remove", "find", "find_containing"
+};
+
+typedef struct job_s {
+	pthread_t th;
+	unsigned id;
+	enum op_e op;
+	size_t live;
+	size_t ops;
+	double ns;     /* wall time of this thread */
+	int failed;
+} job_t;
+
+static pthread_barrier_t barrier;
+
+static double
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static inline uint64_t
+xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static size_t
+size_of(size_t i)
+{
+	return 256 + (i * 2654435761u) % (STRIDE - 256);
+}
+
+static void *
+run(void *arg)
+{
+	job_t *j = arg;
+	uint64_t rng = 0x9e3779b97f4a7c15ull * (j->id + 1) + j->op;
+	reg_rec_t r;
+	memset(&r, 0, sizeof(r));
+	r.ns = NS_ADDR;
+	r.kind = KIND_DEVICE;
+	r.refcount = 1;
+	r.api = "bench";
+	/* Fresh addresses of this thread, far from the prefilled ones. */
+	uintptr_t own = ((uintptr_t)(j->id + 1) << 40);
+	volatile uintptr_t sink = 0;
+	pthread_barrier_wait(&barrier);
+	double t0 = now_ns();
+	switch (j->op) {
+	case OP_PAIR:
+		for (size_t i = 0; i < j->ops; i++) {
+			reg_handle_t h;
+			r.base = own + (i & 0xffff) * STRIDE;
+			r.size = size_of(i);
+			if (registry_insert(&r, &h, NULL, NULL) ||
+			    registry_remove(h, NULL, NULL, 0, NULL) != 0) {
+				j->failed = 1;
+				break;
+			}
+		}
+		break;
+	case OP_FIND:
+		for (size_t i = 0; i < j->ops; i++) {
+			size_t k = xorshift(&rng) % j->live;
+			reg_handle_t h;
+			if (registry_find(NS_ADDR, PREFILL_BASE + k * STRIDE,
+			    &h, NULL)) {
+				j->failed = 1;
+				break;
+			}
+			sink += h;
+		}
+		break;
+	case OP_CONTAINING:
+		for (size_t i = 0; i < j->ops; i++) {
+			size_t k = xorshift(&rng) % j->live;
+			uintptr_t p = PREFILL_BASE + k * STRIDE +
+			    xorshift(&rng) % size_of(k);
+			reg_handle_t h;
+			if (registry_find_containing(NS_ADDR, p, &h, NULL)) {
+				j->failed = 1;
+				break;
+			}
+			sink += h;
+		}
+		break;
+	default:
+		break;
+	}
+	j->ns = now_ns() - t0;
+	(void)sink;
+	return NULL;
+}
+
+static int
+prefill(size_t live)
+{
+	registry_reset();
+	reg_rec_t r;
+	memset(&r, 0, sizeof(r));
+	r.ns = NS_ADDR;
+	r.kind = KIND_DEVICE;
+	r.refcount = 1;
+	r.api = "bench";
+	for (size_t i = 0; i < live; i++) {
+		reg_handle_t h;
+		r.base = PREFILL_BASE + i * STRIDE;
+		r.size = size_of(i);
+		if (registry_insert(&r, &h, NULL, NULL))
+			return 1;
+	}
+	return registry_live_count() == live ? 0 : 1;
+}
+
+static int
+measure(enum op_e op, size_t live, unsigned threads, size_t total_ops)
+{
+	job_t jobs[16];
+	size_t ops = total_ops / threads;
+	if (ops == 0)
+		ops = 1;
+	pthread_barrier_init(&barrier, NULL, threads);
+	for (unsigned t = 0; t < threads; t++) {
+		jobs[t] = (job_t){ .id = t, .op = op, .live = live, .ops = ops };
+		if (pthread_create(&jobs[t].th, NULL, run, &jobs[t]) != 0)
+			return 99;
+	}
+	double sum = 0, slowest = 0;
+	int failed = 0;
+	for (unsigned t = 0; t < threads; t++) {
+		pthread_join(jobs[t].th, NULL);
+		sum += jobs[t].ns / (double)ops;
+		if (jobs[t].ns > slowest)
+			slowest = jobs[t].ns;
+		failed |= jobs[t].failed;
+	}
+	pthread_barrier_destroy(&barrier);
+	if (failed) {
+		fprintf(stderr, "bench_registry: %s failed\n", op_names[op]);
+		return 99;
+	}
+	printf("registry %s live=%zu threads=%u: %.1f ns/op "
+	    "(%.1f Mop/s total)\n", op_names[op], live, threads,
+	    sum / threads, (double)ops * threads / slowest * 1e3);
+	fflush(stdout);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t total = argc > 1 ? strtoull(argv[1], NULL, 0) : 1000000;
+	static const size_t lives[] = { 1000, 1000000 };
+	static const unsigned threads[] = { 1, 16 };
+	printf("# bench_registry: %ld cpus online, %zu ops per figure\n",
+	    sysconf(_SC_NPROCESSORS_ONLN), total);
+	for (size_t l = 0; l < CW_ARRAY_SIZE(lives); l++) {
+		if (prefill(lives[l])) {
+			fprintf(stderr, "bench_registry: prefill failed\n");
+			return 99;
+		}
+		printf("# live=%zu: %zu bytes of metadata, %.1f per record\n",
+		    lives[l], registry_bytes(),
+		    (double)registry_bytes() / (double)lives[l]);
+		for (size_t t = 0; t < CW_ARRAY_SIZE(threads); t++)
+			for (int op = 0; op < OP_COUNT; op++)
+				if (measure((enum op_e)op, lives[l], threads[t],
+				    total))
+					return 99;
+	}
+	return 0;
+}
