@@ -57,6 +57,11 @@ print_stack(FILE *out, const au_stack_t *s, int limit)
 			break;
 		}
 		print_frame(out, &s->frames[i], i == 0);
+		/* Like valgrind: nothing below main (the C library's start
+		 * code); the JSON keeps every frame. */
+		if (s->frames[i].function != NULL &&
+		    strcmp(s->frames[i].function, "main") == 0)
+			break;
 	}
 }
 

@@ -196,6 +196,8 @@ symbolize_frame(au_frame_t *f)
 	const char *name, *file = NULL;
 	char *outer = NULL;
 	int line = 0;
+	GElf_Off symoff = 0;
+	GElf_Sym sym;
 
 	if (f->symbolized)
 		return;
@@ -216,13 +218,30 @@ symbolize_frame(au_frame_t *f)
 	pc = f->offset + sm->bias;
 	if (f->offset > 0)
 		pc--;
+	name = dwfl_module_addrinfo(sm->mod, pc, &symoff, &sym, NULL, NULL,
+	    NULL);
 	ln = dwfl_module_getsrc(sm->mod, pc);
+	if (ln != NULL) {
+		Dwarf_Addr laddr = 0;
+
+		file = dwfl_lineinfo(ln, &laddr, &line, NULL, NULL, NULL);
+		/* A line row before the start of the symbol holding pc is
+		 * another function's (e.g. _start, which has no debug info,
+		 * next to a CU that does): not ours. */
+		if (name != NULL && laddr < pc - symoff) {
+			ln = NULL;
+			file = NULL;
+			line = 0;
+		}
+	}
 	if (ln != NULL)
-		file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
-	inline_chain(sm, pc, f, &file, &line, &outer);
-	name = dwfl_module_addrname(sm->mod, pc);
+		inline_chain(sm, pc, f, &file, &line, &outer);
 	if (name != NULL) {
-		f->function = xstrdup(name);
+		size_t len = strcspn(name, "@"); /* foo@@GLIBC_2.34 */
+
+		f->function = strndup(name, len);
+		if (f->function == NULL)
+			f->function = xstrdup(name);
 		free(outer);
 	} else {
 		f->function = outer;
