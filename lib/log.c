@@ -605,8 +605,17 @@ log_postfork_parent(void)
 void
 log_postfork_child(void)
 {
+	const char *path = options_get_str(OPT_LOG_FILE);
+
 	pthread_mutex_init(&out_lock, NULL);
 	in_output = 0;
+	/* A per-process log file ("%p") is the child's own: open it anew
+	 * at the child's first message. */
+	if (out_fd > STDERR_FILENO && path != NULL &&
+	    strstr(path, "%p") != NULL) {
+		close(out_fd);
+		out_fd = -1;
+	}
 }
 
 void
