@@ -1,0 +1,603 @@
+/*
+ * tp_driver.c -- a driver-API program (linked with -lcuda, so it calls the
+ * driver through its PLT) run under the shim by tests/preload/check_*.sh.
+ *
+ *   tp_driver SCENARIO [args]
+ *
+ * Each scenario does a known set of allocations, frees and mistakes, and
+ * prints KEY=VALUE lines (addresses, sizes the driver chose) that the
+ * script hands to check.py.  The program itself asserts what the driver
+ * answered (the shim must return the driver's answers unchanged) and
+ * exits 1 when one differs.  It runs without the shim as well.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "cuwarden_annotate.h"
+#include "fakecuda.h"
+
+static int errors;
+static CUdevice dev;
+static CUcontext pctx;
+
+#define EXPECT(call, want) \
+	do { \
+		CUresult r_ = (call); \
+		if (r_ != (want)) { \
+			fprintf(stderr, "%s:%d: %s = %d, want %d\n", \
+			    __FILE__, __LINE__, #call, (int)r_, (int)(want)); \
+			errors++; \
+		} \
+	} while (0)
+#define OK(call) EXPECT(call, CUDA_SUCCESS)
+#define INVAL CUDA_ERROR_INVALID_VALUE
+
+static void
+init(void)
+{
+	OK(cuInit(0));
+	OK(cuDeviceGet(&dev, 0));
+	OK(cuDevicePrimaryCtxRetain(&pctx, dev));
+	OK(cuCtxSetCurrent(pctx));
+}
+
+static void
+var(const char *key, unsigned long long v)
+{
+	printf("%s=%llu\n", key, v);
+}
+
+static void
+varx(const char *key, unsigned long long v)
+{
+	printf("%s=0x%llx\n", key, v);
+}
+
+/* The driver's own cuMemAlloc_v2, past the shim: dlvsym is not
+ * interposed, and libcuda has no symbol versions, so any version name
+ * finds the unversioned export. */
+static CUresult
+real_mem_alloc(CUdeviceptr *p, size_t n)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	CUresult (*f)(CUdeviceptr *, size_t) =
+	    (CUresult (*)(CUdeviceptr *, size_t))dlvsym(h, "cuMemAlloc_v2",
+	    "ANY");
+	return f != NULL ? f(p, n) : CUDA_ERROR_NOT_FOUND;
+}
+
+/* ------------------------------------------------------------ families */
+
+/* One leak per family from a known call site, one matched pair each. */
+static void
+leak_device(int n)
+{
+	CUdeviceptr p;
+
+	for (int i = 0; i < n; i++)
+		OK(cuMemAlloc(&p, 1 << 20));
+}
+
+static int
+scenario_families(void)
+{
+	CUdeviceptr p, q;
+	size_t pitch;
+	void *h, *h2;
+	CUstream s;
+	CUmemoryPool pool;
+
+	init();
+	OK(cuStreamCreate(&s, 0));
+	/* device: 3 leaks from one site, one pair */
+	leak_device(3);
+	OK(cuMemAlloc(&q, 4096));
+	OK(cuMemFree(q));
+	/* pitch */
+	OK(cuMemAllocPitch(&p, &pitch, 1000, 10, 4));
+	var("pitch_bytes", (unsigned long long)pitch * 10);
+	OK(cuMemAllocPitch(&q, &pitch, 100, 2, 4));
+	OK(cuMemFree(q));
+	/* managed */
+	OK(cuMemAllocManaged(&p, 65536, CU_MEM_ATTACH_GLOBAL));
+	OK(cuMemAllocManaged(&q, 512, CU_MEM_ATTACH_GLOBAL));
+	OK(cuMemFree(q));
+	/* pinned, both entry points */
+	OK(cuMemHostAlloc(&h, 8192, 0));
+	OK(cuMemAllocHost(&h, 4096));
+	OK(cuMemHostAlloc(&h2, 100, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cuMemFreeHost(h2));
+	/* registered */
+	void *buf = aligned_alloc(4096, 3 * 4096);
+	void *buf2 = aligned_alloc(4096, 4096);
+	OK(cuMemHostRegister(buf, 3 * 4096, 0));
+	OK(cuMemHostRegister(buf2, 4096, 0));
+	OK(cuMemHostUnregister(buf2));
+	/* stream-ordered, and from a pool */
+	OK(cuMemAllocAsync(&p, 2048, s));
+	OK(cuMemAllocAsync(&q, 2048, s));
+	OK(cuMemFreeAsync(q, s));
+	OK(cuDeviceGetDefaultMemPool(&pool, dev));
+	OK(cuMemAllocFromPoolAsync(&p, 6144, pool, s));
+	OK(cuMemAllocFromPoolAsync(&q, 6144, pool, s));
+	OK(cuMemFreeAsync(q, s));
+	OK(cuStreamSynchronize(s));
+	/* VMM: a handle, a reservation and a mapping, leaked; then a clean
+	 * set (released while mapped, which is legal). */
+	CUmemAllocationProp prop;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = dev;
+	size_t gran = 0;
+	OK(cuMemGetAllocationGranularity(&gran, &prop,
+	    CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	var("gran", gran);
+	CUmemGenericAllocationHandle mh, mh2;
+	CUdeviceptr va, va2;
+	OK(cuMemCreate(&mh, gran, &prop, 0));
+	OK(cuMemAddressReserve(&va, 2 * gran, 0, 0, 0));
+	OK(cuMemMap(va, gran, 0, mh, 0));
+	OK(cuMemCreate(&mh2, gran, &prop, 0));
+	OK(cuMemAddressReserve(&va2, gran, 0, 0, 0));
+	OK(cuMemMap(va2, gran, 0, mh2, 0));
+	OK(cuMemRelease(mh2));
+	OK(cuMemUnmap(va2, gran));
+	OK(cuMemAddressFree(va2, gran));
+	/* arrays */
+	CUDA_ARRAY_DESCRIPTOR ad;
+	memset(&ad, 0, sizeof(ad));
+	ad.Width = 16;
+	ad.Height = 16;
+	ad.Format = CU_AD_FORMAT_FLOAT;
+	ad.NumChannels = 1;
+	CUarray arr, arr2;
+	OK(cuArrayCreate(&arr, &ad));
+	OK(cuArrayCreate(&arr2, &ad));
+	OK(cuArrayDestroy(arr2));
+	/* cuMemFree(0) succeeds and is no free; cuMemGetInfo with NULL */
+	OK(cuMemFree(0));
+	size_t total = 0;
+	OK(cuMemGetInfo(NULL, &total));
+	/* a failed allocation */
+	EXPECT(cuMemAlloc(&q, 0), INVAL);
+	return errors;
+}
+
+/* ------------------------------------------------------------ violations */
+
+static int
+scenario_violations(void)
+{
+	CUdeviceptr p, q, r;
+	void *h;
+
+	init();
+	/* double free */
+	OK(cuMemAlloc(&p, 4096));
+	varx("dbl", p);
+	OK(cuMemFree(p));
+	EXPECT(cuMemFree(p), INVAL);
+	/* interior free, then the right free */
+	OK(cuMemAlloc(&q, 8192));
+	varx("interior", q + 256);
+	EXPECT(cuMemFree(q + 256), INVAL);
+	OK(cuMemFree(q));
+	/* mismatched: cuMemFreeHost of device memory, cuMemFree of pinned */
+	OK(cuMemAlloc(&r, 12288));
+	varx("mis_dev", r);
+	EXPECT(cuMemFreeHost((void *)(uintptr_t)r), INVAL);
+	OK(cuMemFree(r));
+	OK(cuMemHostAlloc(&h, 4096, 0));
+	varx("mis_host", (uintptr_t)h);
+	EXPECT(cuMemFree((CUdeviceptr)(uintptr_t)h), INVAL);
+	OK(cuMemFreeHost(h));
+	/* invalid: never allocated */
+	EXPECT(cuMemFree((CUdeviceptr)0xdead0000), INVAL);
+	/* failed free: the driver refuses, the memory stays (a leak) */
+	OK(cuMemAlloc(&p, 20480));
+	varx("failed", p);
+	fakecuda_inject("fail_free", 1);
+	EXPECT(cuMemFree(p), CUDA_ERROR_ILLEGAL_ADDRESS);
+	/* untracked: memory the shim never saw allocated */
+	OK(real_mem_alloc(&q, 4096));
+	OK(cuMemFree(q));
+	/* annotations: free while referenced (the free still happens),
+	 * transfer while shared, release without retain */
+	OK(cuMemAlloc(&p, 24576));
+	varx("fwr", p);
+	if (CW_ANNOTATE_RETAIN(p) != 0)
+		fprintf(stderr, "retain failed\n"), errors++;
+	OK(cuMemFree(p));
+	OK(cuMemAlloc(&q, 28672));
+	varx("tws", q);
+	if (CW_ANNOTATE_RETAIN(q) != 0)
+		fprintf(stderr, "retain failed\n"), errors++;
+	(void)CW_ANNOTATE_TRANSFER(q, "someone-else");
+	(void)CW_ANNOTATE_RELEASE(q);
+	(void)CW_ANNOTATE_RELEASE(q); /* one more than retained */
+	OK(cuMemFree(q));
+	/* VMM: double release, unmap of nothing */
+	CUmemAllocationProp prop;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = dev;
+	size_t gran = 0;
+	OK(cuMemGetAllocationGranularity(&gran, &prop,
+	    CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CUmemGenericAllocationHandle mh;
+	OK(cuMemCreate(&mh, gran, &prop, 0));
+	varx("vmm", mh);
+	OK(cuMemRelease(mh));
+	EXPECT(cuMemRelease(mh), INVAL);
+	/* array destroyed twice */
+	CUDA_ARRAY_DESCRIPTOR ad;
+	memset(&ad, 0, sizeof(ad));
+	ad.Width = 8;
+	ad.Height = 8;
+	ad.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+	ad.NumChannels = 4;
+	CUarray arr;
+	OK(cuArrayCreate(&arr, &ad));
+	varx("arr", (uintptr_t)arr);
+	OK(cuArrayDestroy(arr));
+	if (cuArrayDestroy(arr) == CUDA_SUCCESS)
+		fprintf(stderr, "second cuArrayDestroy succeeded\n"), errors++;
+	return errors;
+}
+
+/* Only a double free: for CUWARDEN_ON_VIOLATION=abort. */
+static int
+scenario_double(void)
+{
+	CUdeviceptr p;
+
+	init();
+	OK(cuMemAlloc(&p, 4096));
+	OK(cuMemFree(p));
+	EXPECT(cuMemFree(p), INVAL);
+	printf("after=1\n");
+	return errors;
+}
+
+/* ------------------------------------------------------------ teardown */
+
+static int
+scenario_teardown(void)
+{
+	CUcontext c2;
+	CUdeviceptr p;
+	void *h;
+	CUstream s;
+
+	init();
+	/* A context of our own: its device, managed and pinned memory goes
+	 * with cuCtxDestroy; stream-ordered and VMM memory survive. */
+	OK(cuCtxCreate(&c2, NULL, 0, dev));
+	OK(cuMemAlloc(&p, 4096));
+	OK(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL));
+	OK(cuMemHostAlloc(&h, 4096, 0));
+	OK(cuStreamCreate(&s, 0));
+	OK(cuMemAllocAsync(&p, 40960, s));
+	OK(cuStreamSynchronize(s));
+	CUmemAllocationProp prop;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = dev;
+	size_t gran = 0;
+	OK(cuMemGetAllocationGranularity(&gran, &prop,
+	    CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	var("gran", gran);
+	CUmemGenericAllocationHandle mh;
+	OK(cuMemCreate(&mh, gran, &prop, 0));
+	OK(cuCtxDestroy(c2));
+	/* The primary context: reset frees its memory. */
+	OK(cuCtxSetCurrent(pctx));
+	OK(cuMemAlloc(&p, 8192));
+	OK(cuDevicePrimaryCtxReset(dev));
+	/* The last release destroys it, with its memory. */
+	OK(cuCtxSetCurrent(pctx));
+	OK(cuMemAlloc(&p, 16384));
+	varx("after_reset", p);
+	OK(cuDevicePrimaryCtxRelease(dev));
+	/* Still retained elsewhere: a release that is not the last frees
+	 * nothing. */
+	OK(cuDevicePrimaryCtxRetain(&pctx, dev));
+	OK(cuDevicePrimaryCtxRetain(&pctx, dev));
+	OK(cuCtxSetCurrent(pctx));
+	OK(cuMemAlloc(&p, 32768));
+	OK(cuDevicePrimaryCtxRelease(dev));
+	return errors;
+}
+
+/* ------------------------------------------------------------ threads */
+
+#define NTHREADS 8
+#define PER_THREAD 500
+
+static void *
+thread_main(void *arg)
+{
+	CUdeviceptr p;
+	CUstream s;
+
+	(void)arg;
+	OK(cuCtxSetCurrent(pctx));
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	for (int i = 0; i < PER_THREAD; i++) {
+		OK(cuMemAlloc(&p, 256 + (size_t)i));
+		OK(cuMemFree(p));
+		OK(cuMemAllocAsync(&p, 512, s));
+		OK(cuMemFreeAsync(p, s));
+	}
+	OK(cuStreamSynchronize(s));
+	OK(cuMemAlloc(&p, 4096)); /* one leak per thread */
+	return NULL;
+}
+
+/* A thread with no context: the driver refuses, the shim records
+ * nothing and must not crash. */
+static void *
+thread_noctx(void *arg)
+{
+	CUdeviceptr p;
+
+	(void)arg;
+	EXPECT(cuMemAlloc(&p, 4096), CUDA_ERROR_INVALID_CONTEXT);
+	size_t total;
+	EXPECT(cuMemGetInfo(NULL, &total), CUDA_ERROR_INVALID_CONTEXT);
+	return NULL;
+}
+
+static int
+scenario_threads(void)
+{
+	pthread_t t[NTHREADS + 1];
+
+	init();
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&t[i], NULL, thread_main, NULL);
+	pthread_create(&t[NTHREADS], NULL, thread_noctx, NULL);
+	for (int i = 0; i <= NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	return errors;
+}
+
+/* ------------------------------------------------------------ processes */
+
+static int
+scenario_fork(void)
+{
+	CUdeviceptr p;
+
+	init();
+	OK(cuMemAlloc(&p, 65536));
+	varx("leak", p);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* CUDA is unusable here: the driver says so, the shim passes
+		 * it straight through and writes no report. */
+		CUresult r = cuMemFree(p);
+		CUdeviceptr q;
+		CUresult r2 = cuMemAlloc(&q, 4096);
+		exit(r == CUDA_SUCCESS || r2 == CUDA_SUCCESS ? 3 : 0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fprintf(stderr, "child: status %d\n", st), errors++;
+	return errors;
+}
+
+static int
+scenario_exec(const char *self)
+{
+	CUdeviceptr p;
+	CUipcMemHandle ih;
+	char hex[2 * sizeof(ih) + 1];
+
+	init();
+	OK(cuMemAlloc(&p, 98304));
+	OK(cuIpcGetMemHandle(&ih, p));
+	for (size_t i = 0; i < sizeof(ih); i++)
+		sprintf(hex + 2 * i, "%02x", (unsigned char)ih.reserved[i]);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(self, self, "execchild", hex, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fprintf(stderr, "exec child: status %d\n", st), errors++;
+	return errors;
+}
+
+/* The exec'd child: the shim came with LD_PRELOAD.  Opens the parent's
+ * IPC handle twice (one closed, one leaked) and leaks a device block. */
+static int
+scenario_execchild(const char *hex)
+{
+	CUipcMemHandle ih;
+	CUdeviceptr p, a, b;
+
+	for (size_t i = 0; i < sizeof(ih); i++) {
+		unsigned v;
+		sscanf(hex + 2 * i, "%2x", &v);
+		ih.reserved[i] = (char)v;
+	}
+	init();
+	OK(cuMemAlloc(&p, 12345));
+	OK(cuIpcOpenMemHandle(&a, ih, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+	OK(cuIpcOpenMemHandle(&b, ih, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+	OK(cuIpcCloseMemHandle(b));
+	return errors;
+}
+
+static void *
+thread_exit_fn(void *arg)
+{
+	int how = (int)(intptr_t)arg;
+
+	if (how == 0)
+		_exit(5);
+	exit(6);
+}
+
+static int
+scenario_exit(const char *how)
+{
+	CUdeviceptr p;
+
+	init();
+	OK(cuMemAlloc(&p, 4096 * 3));
+	fflush(stdout);
+	if (strcmp(how, "_exit") == 0)
+		_exit(3);
+	if (strcmp(how, "_Exit") == 0)
+		_Exit(4);
+	pthread_t t;
+	pthread_create(&t, NULL, thread_exit_fn,
+	    (void *)(intptr_t)(strcmp(how, "thread_exit") == 0 ? 0 : 1));
+	for (;;)
+		pause();
+}
+
+/* ------------------------------------------------------------ owner */
+
+static int
+scenario_owner(const char *dso)
+{
+	CUdeviceptr p;
+
+	init();
+	void *h = dlopen(dso, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		fprintf(stderr, "%s\n", dlerror());
+		return 1;
+	}
+	int (*leak)(size_t) = (int (*)(size_t))dlsym(h, "tp_owner_leak");
+	if (leak == NULL || leak(77777) != 0)
+		errors++;
+	dlclose(h);
+	OK(cuMemAlloc(&p, 55555)); /* the program's own */
+	return errors;
+}
+
+/* ------------------------------------------------------------ pool */
+
+static int
+scenario_pool(void)
+{
+	CUdeviceptr p, q, base;
+	size_t size, fr0, fr1, total;
+	void *h;
+	struct fakecuda_counters c0, c1;
+
+	init();
+	fakecuda_counters(&c0);
+	/* What the driver says to bad arguments, pooled or not. */
+	EXPECT(cuMemAlloc(&p, 0), INVAL);
+	EXPECT(cuMemAlloc(NULL, 16), INVAL);
+	OK(cuMemAlloc(&p, 1000));
+	OK(cuMemAlloc(&q, 1000));
+	varx("q", q);
+	/* Range queries answer the block, not the pool's segment. */
+	OK(cuMemGetAddressRange(&base, &size, q + 10));
+	if (base != q || size < 1000)
+		fprintf(stderr, "range %#llx+%zu\n", base, size), errors++;
+	OK(cuMemGetAddressRange(NULL, &size, q));
+	CUdeviceptr start = 0;
+	OK(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+	    q + 10));
+	if (start != q)
+		fprintf(stderr, "start %#llx\n", start), errors++;
+	unsigned long long id1 = 0, id2 = 0;
+	OK(cuPointerGetAttribute(&id1, CU_POINTER_ATTRIBUTE_BUFFER_ID, p));
+	OK(cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_BUFFER_ID, q));
+	if (id1 == id2)
+		fprintf(stderr, "same buffer id\n"), errors++;
+	CUpointer_attribute at[2] = { CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+	    CU_POINTER_ATTRIBUTE_RANGE_SIZE };
+	CUdeviceptr st2 = 0;
+	size_t sz2 = 0;
+	void *data[2] = { &st2, &sz2 };
+	OK(cuPointerGetAttributes(2, at, data, q + 1));
+	if (st2 != q || sz2 != size)
+		fprintf(stderr, "attributes %#llx %zu\n", st2, sz2), errors++;
+	/* A sub-allocated block has no IPC handle of its own. */
+	CUipcMemHandle ih;
+	EXPECT(cuIpcGetMemHandle(&ih, q), INVAL);
+	/* Freed blocks stay cached and count as free. */
+	OK(cuMemGetInfo(&fr0, &total));
+	OK(cuMemFree(p));
+	OK(cuMemGetInfo(&fr1, &total));
+	if (fr1 < fr0)
+		fprintf(stderr, "free went down\n"), errors++;
+	EXPECT(cuMemFree(p), INVAL);      /* double */
+	EXPECT(cuMemFree(q + 8), INVAL);  /* interior */
+	OK(cuMemFree(q));
+	/* Many small blocks: far fewer driver allocations. */
+	CUdeviceptr many[64];
+	for (int i = 0; i < 64; i++)
+		OK(cuMemAlloc(&many[i], 4096));
+	for (int i = 0; i < 64; i++)
+		OK(cuMemFree(many[i]));
+	/* Managed and pinned through the pools; one pinned leak. */
+	OK(cuMemAllocManaged(&p, 8192, CU_MEM_ATTACH_GLOBAL));
+	OK(cuMemFree(p));
+	OK(cuMemHostAlloc(&h, 3000, 0));
+	OK(cuMemFreeHost(h));
+	OK(cuMemAllocHost(&h, 5000));
+	OK(cuMemAlloc(&p, 7000)); /* a device leak */
+	fakecuda_counters(&c1);
+	var("driver_allocs", c1.mem_alloc - c0.mem_alloc);
+	return errors;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *s = argc > 1 ? argv[1] : "";
+	int r;
+
+	if (strcmp(s, "families") == 0)
+		r = scenario_families();
+	else if (strcmp(s, "violations") == 0)
+		r = scenario_violations();
+	else if (strcmp(s, "double") == 0)
+		r = scenario_double();
+	else if (strcmp(s, "teardown") == 0)
+		r = scenario_teardown();
+	else if (strcmp(s, "threads") == 0)
+		r = scenario_threads();
+	else if (strcmp(s, "fork") == 0)
+		r = scenario_fork();
+	else if (strcmp(s, "exec") == 0)
+		r = scenario_exec(argv[0]);
+	else if (strcmp(s, "execchild") == 0 && argc > 2)
+		r = scenario_execchild(argv[2]);
+	else if (strcmp(s, "exit") == 0 && argc > 2)
+		r = scenario_exit(argv[2]);
+	else if (strcmp(s, "owner") == 0 && argc > 2)
+		r = scenario_owner(argv[2]);
+	else if (strcmp(s, "pool") == 0)
+		r = scenario_pool();
+	else {
+		fprintf(stderr, "usage: %s SCENARIO\n", argv[0]);
+		return 99;
+	}
+	printf("errors=%d\n", r);
+	return r != 0;
+}
