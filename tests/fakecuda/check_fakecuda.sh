@@ -57,7 +57,11 @@ expect "$tmp/out" \
 	'cuMemAlloc no context: CUDA_ERROR_INVALID_CONTEXT' \
 	'cuMemAlloc zero: CUDA_ERROR_INVALID_VALUE' \
 	'cuMemAllocManaged zero: CUDA_ERROR_INVALID_VALUE' \
-	'cuMemHostAlloc zero: CUDA_ERROR_INVALID_VALUE' \
+	'cuMemHostAlloc zero: CUDA_SUCCESS' \
+	'cuMemHostAlloc zero pointer: NULL' \
+	'cuMemAllocAsync zero pointer: 0' \
+	'cuMemFree unknown no context: CUDA_ERROR_INVALID_VALUE' \
+	'ptrattrs malloc RANGE_SIZE: CUDA_SUCCESS width=0 -' \
 	'cuMemAlloc NULL out: CUDA_ERROR_INVALID_VALUE' \
 	'cuMemFree interior: CUDA_ERROR_INVALID_VALUE' \
 	'cuMemFree: CUDA_SUCCESS' \
@@ -115,7 +119,10 @@ expect "$tmp/out" \
 	'gpa cuGetProcAddress@11030 f0: CUDA_SUCCESS SUCCESS cuGetProcAddress' \
 	'gpa cuGetProcAddress@12000 f0: CUDA_SUCCESS SUCCESS cuGetProcAddress_v2' \
 	'gpa cuMemPrefetchAsync@12020 f2: CUDA_SUCCESS SUCCESS cuMemPrefetchAsync_v2_ptsz' \
-	'gpa cuMemcpyHtoD@3020 f2: CUDA_SUCCESS SUCCESS cuMemcpyHtoD_v2' \
+	'gpa cuMemcpyHtoD@3020 f0: CUDA_SUCCESS SUCCESS cuMemcpyHtoD_v2' \
+	'gpa cuMemcpyHtoD@3020 f2: CUDA_SUCCESS VERSION_NOT_SUFFICIENT NULL' \
+	'gpa cuInit@2000 f2: CUDA_SUCCESS SUCCESS cuInit' \
+	'gpa1 unknown: CUDA_ERROR_NOT_FOUND NULL' \
 	'gpa cuMemcpyHtoD@13000 f2: CUDA_SUCCESS SUCCESS cuMemcpyHtoD_v2_ptds' \
 	'gpa cuCtxCreate@13000 f2: CUDA_SUCCESS SUCCESS cuCtxCreate_v4' \
 	'gpa cuMemHostAlloc@2020 f0: CUDA_SUCCESS SUCCESS cuMemHostAlloc' \

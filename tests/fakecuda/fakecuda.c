@@ -738,8 +738,12 @@ ctx_destroy(CUcontext h)
 	fc_enter();
 	if ((r = fc_check_init()))
 		goto out;
-	if (!ctx || !ctx_known(ctx) || !ctx->alive || ctx->primary) {
+	if (!ctx || !ctx_known(ctx) || ctx->primary) {
 		r = CUDA_ERROR_INVALID_CONTEXT;
+		goto out;
+	}
+	if (!ctx->alive) {
+		r = CUDA_ERROR_CONTEXT_IS_DESTROYED;
 		goto out;
 	}
 	ctx->alive = false;
@@ -1163,7 +1167,7 @@ static const struct {
 
 static CUresult
 get_proc_address(const char *symbol, void **pfn, int cudaVersion,
-    cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+    cuuint64_t flags, CUdriverProcAddressQueryResult *status, bool v1)
 {
 	bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
 	bool known = false;
@@ -1173,17 +1177,29 @@ get_proc_address(const char *symbol, void **pfn, int cudaVersion,
 	    (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM |
 	    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)))
 		return CUDA_ERROR_INVALID_VALUE;
+	/* With the per-thread flag, a base name that has per-thread variants is
+	 * answered from those only: asked below their first version it is
+	 * VERSION_NOT_SUFFICIENT, not the legacy ABI (driver 580). */
+	if (per_thread) {
+		bool has_pt = false;
+
+		for (size_t i = 0; i < sizeof(exports) / sizeof(exports[0]); i++)
+			if (exports[i].pt && strcmp(exports[i].base, symbol) == 0)
+				has_pt = true;
+		per_thread = has_pt;
+	}
 	for (size_t i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
 		if (strcmp(exports[i].base, symbol) != 0)
 			continue;
 		known = true;
-		if (exports[i].abi > cudaVersion || (exports[i].pt && !per_thread))
+		if (exports[i].abi > cudaVersion || exports[i].pt != per_thread)
 			continue;
-		if (best < 0 || exports[i].abi > exports[best].abi ||
-		    (exports[i].abi == exports[best].abi && exports[i].pt))
+		if (best < 0 || exports[i].abi > exports[best].abi)
 			best = (int)i;
 	}
 	*pfn = best >= 0 ? exports[best].fn : NULL;
+	if (v1 && best < 0)
+		return CUDA_ERROR_NOT_FOUND;    /* no status to say it in (driver 580) */
 	if (status)
 		*status = best >= 0 ? CU_GET_PROC_ADDRESS_SUCCESS :
 		    known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT :
@@ -1195,7 +1211,7 @@ FC_EXPORT CUresult CUDAAPI
 cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
 	FC_COUNT(cuGetProcAddress);
-	return get_proc_address(symbol, pfn, cudaVersion, flags, NULL);
+	return get_proc_address(symbol, pfn, cudaVersion, flags, NULL, true);
 }
 
 FC_EXPORT CUresult CUDAAPI
@@ -1203,7 +1219,7 @@ cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
     cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
 	FC_COUNT(cuGetProcAddress_v2);
-	return get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus);
+	return get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus, false);
 }
 
 /* ====================================================== test-only API */

@@ -75,6 +75,8 @@
 	X(cuStreamGetFlags_ptsz, cuStreamGetFlags, 7000, 1, total_calls) \
 	X(cuStreamGetCtx, cuStreamGetCtx, 9020, 0, total_calls) \
 	X(cuStreamGetCtx_ptsz, cuStreamGetCtx, 9020, 1, total_calls) \
+	X(cuStreamGetCtx_v2, cuStreamGetCtx, 12050, 0, total_calls) \
+	X(cuStreamGetCtx_v2_ptsz, cuStreamGetCtx, 12050, 1, total_calls) \
 	X(cuEventCreate, cuEventCreate, 2000, 0, total_calls) \
 	X(cuEventRecord, cuEventRecord, 2000, 0, event_record) \
 	X(cuEventRecord_ptsz, cuEventRecord, 7000, 1, event_record) \

@@ -664,8 +664,12 @@ pinned_alloc(void **pp, size_t bytesize, unsigned int flags)
 	CUresult r;
 
 	fc_enter();
-	if ((r = alloc_prologue(pp, bytesize, &ctx)))
+	if ((r = alloc_prologue(pp, bytesize ? bytesize : 1, &ctx)))
 		goto out;
+	if (bytesize == 0) {        /* success and NULL (driver 580) */
+		*pp = NULL;
+		goto out;
+	}
 	if (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
 	    CU_MEMHOSTALLOC_WRITECOMBINED)) {
 		r = CUDA_ERROR_INVALID_VALUE;
@@ -790,6 +794,22 @@ free_sync(uintptr_t p, bool (*ok)(const fc_rec_t *), CUresult bad)
 	return CUDA_SUCCESS;
 }
 
+/* The synchronous frees need no current context (driver 580: cuMemFree_v2 of
+ * an unknown pointer without one is INVALID_VALUE, of 0 or NULL success), but
+ * a current context that was destroyed is an error. */
+static CUresult
+free_ctx(fc_ctx_t **ctx)
+{
+	CUresult r = fc_check_init();
+
+	if (r)
+		return r;
+	*ctx = fc_current();
+	if (*ctx && !fc_ctx_valid(*ctx))
+		return fc_need_ctx(ctx);
+	return CUDA_SUCCESS;
+}
+
 static bool
 is_mem_free_kind(const fc_rec_t *r)
 {
@@ -816,10 +836,8 @@ cuMemFree_v2(CUdeviceptr dptr)
 	CUresult r;
 
 	FC_COUNT(cuMemFree_v2);
-	if (dptr == 0)
-		return fc_check_init();   /* even without a context (driver 580) */
 	fc_enter();
-	if ((r = fc_need_ctx(&ctx)))
+	if ((r = free_ctx(&ctx)) || dptr == 0)
 		goto out;
 	r = free_sync((uintptr_t)dptr, is_mem_free_kind, CUDA_ERROR_INVALID_VALUE);
 out:
@@ -835,7 +853,7 @@ cuMemFreeHost(void *p)
 
 	FC_COUNT(cuMemFreeHost);
 	fc_enter();
-	if ((r = fc_need_ctx(&ctx)) || !p)
+	if ((r = free_ctx(&ctx)) || !p)
 		goto out;
 	r = free_sync((uintptr_t)p, is_pinned, CUDA_ERROR_INVALID_VALUE);
 out:
@@ -851,7 +869,7 @@ cuMemHostUnregister(void *p)
 
 	FC_COUNT(cuMemHostUnregister);
 	fc_enter();
-	if ((r = fc_need_ctx(&ctx)))
+	if ((r = free_ctx(&ctx)))
 		goto out;
 	if (!p) {
 		r = CUDA_ERROR_INVALID_VALUE;
@@ -1070,7 +1088,8 @@ ptr_attr(void *data, CUpointer_attribute a, const ptr_info_t *pi, bool lenient)
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
 		if (!pi->host_ok && !lenient)
 			return CUDA_ERROR_INVALID_VALUE;
-		*(void **)data = pi->host_ok ? (void *)pi->ptr : NULL;
+		/* cuPointerGetAttributes of plain host memory: the pointer itself */
+		*(void **)data = pi->host_ok || !pi->valid ? (void *)pi->ptr : NULL;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
 		*(unsigned int *)data = pi->sync_memops;
@@ -1088,10 +1107,12 @@ ptr_attr(void *data, CUpointer_attribute a, const ptr_info_t *pi, bool lenient)
 		*(unsigned int *)data = pi->ipc_capable;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-		*(CUdeviceptr *)data = pi->start;
+		if (pi->valid)      /* not a CUDA pointer: left alone (driver 580) */
+			*(CUdeviceptr *)data = pi->start;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-		*(size_t *)data = pi->size;
+		if (pi->valid)
+			*(size_t *)data = pi->size;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
 		*(unsigned int *)data = pi->mapped;
@@ -1574,10 +1595,14 @@ alloc_async(CUdeviceptr *dptr, size_t size, fc_pool_t *pool, bool explicit_pool,
 	CUresult r;
 
 	fc_enter();
-	if ((r = alloc_prologue(dptr, size, &ctx)) || (r = fc_stream_get(h, pt, &s)))
+	if ((r = alloc_prologue(dptr, size ? size : 1, &ctx)) || (r = fc_stream_get(h, pt, &s)))
 		goto out;
 	if (explicit_pool && !pool_valid(pool)) {
 		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if (size == 0) {            /* success and 0 (driver 580) */
+		*dptr = 0;
 		goto out;
 	}
 	if (!explicit_pool)

@@ -489,6 +489,33 @@ cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
 	return stream_get(hStream, true, 2, pctx);
 }
 
+static CUresult
+stream_get_ctx_v2(CUstream h, bool pt, CUcontext *pctx, CUgreenCtx *pgreen)
+{
+	CUresult r;
+
+	if (!pctx || !pgreen)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = stream_get(h, pt, 2, pctx);
+	if (!r)
+		*pgreen = NULL;
+	return r;
+}
+
+FC_EXPORT CUresult CUDAAPI
+cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
+{
+	FC_COUNT(cuStreamGetCtx_v2);
+	return stream_get_ctx_v2(hStream, false, pCtx, pGreenCtx);
+}
+
+FC_EXPORT CUresult CUDAAPI
+cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
+{
+	FC_COUNT(cuStreamGetCtx_v2_ptsz);
+	return stream_get_ctx_v2(hStream, true, pCtx, pGreenCtx);
+}
+
 /* ============================================================= events */
 
 FC_EXPORT CUresult CUDAAPI

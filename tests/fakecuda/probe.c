@@ -630,7 +630,7 @@ part_contexts(void)
 	SAY("cuMemFree managed after cuCtxDestroy", cuMemFree(m));
 	SAY("cuMemFreeHost after cuCtxDestroy", cuMemFreeHost(h));
 	SAY("cuMemFree async after cuCtxDestroy", cuMemFree(a));
-	SAY("cuCtxDestroy double", cuCtxDestroy(c));
+	SAY("info: cuCtxDestroy double (varies run to run)", cuCtxDestroy(c));
 
 	SAY("cuCtxPushCurrent", cuCtxPushCurrent(primary));
 	SAY("cuCtxPopCurrent", cuCtxPopCurrent(&popped));
@@ -721,7 +721,8 @@ static const char *const exported[] = {
 	"cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuStreamQuery", "cuStreamQuery_ptsz",
 	"cuStreamWaitEvent", "cuStreamWaitEvent_ptsz", "cuStreamGetPriority",
 	"cuStreamGetPriority_ptsz", "cuStreamGetFlags", "cuStreamGetFlags_ptsz", "cuStreamGetCtx",
-	"cuStreamGetCtx_ptsz", "cuEventCreate", "cuEventRecord", "cuEventRecord_ptsz",
+	"cuStreamGetCtx_ptsz", "cuStreamGetCtx_v2", "cuStreamGetCtx_v2_ptsz", "cuEventCreate",
+	"cuEventRecord", "cuEventRecord_ptsz",
 	"cuEventRecordWithFlags", "cuEventRecordWithFlags_ptsz", "cuEventQuery",
 	"cuEventSynchronize", "cuEventDestroy", "cuEventDestroy_v2", "cuEventElapsedTime",
 	"cuEventElapsedTime_v2", "cuMemGetInfo_v2", "cuMemAlloc_v2", "cuMemAllocPitch_v2",
@@ -877,12 +878,13 @@ part_dlsym_gpa(void)
 		    "cuMemHostGetDevicePointer", "cuDeviceTotalMem", "cuMemcpyHtoD",
 		    "cuMemcpyDtoH", "cuMemcpyDtoD", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync",
 		    "cuMemcpyDtoDAsync", "cuMemsetD8", "cuMemsetD16", "cuMemsetD32",
-		    "cuArrayCreate", "cuIpcOpenMemHandle", "cuStreamGetCtx_v2",
+		    "cuArrayCreate", "cuIpcOpenMemHandle",
 		    "cuMemcpy2D_v2", "cuMemHostRegister", "cuEventElapsedTime",
 		    "cuMemAllocAsync_ptds", "cuMemsetD8Async_ptds", "cuMemcpyAsync_ptds" };
 
+		/* The fixture exports none of these (README: not imitated). */
 		for (size_t i = 0; i < sizeof(v1) / sizeof(v1[0]); i++)
-			printf("dlsym %s: %s\n", v1[i], dlsym(lib, v1[i]) ? "found" : "missing");
+			printf("info: dlsym %s: %s\n", v1[i], dlsym(lib, v1[i]) ? "found" : "missing");
 	}
 	printf("dlsym equals direct cuMemAlloc_v2: %s\n",
 	    dlsym(lib, "cuMemAlloc_v2") == (void *)cuMemAlloc_v2 ? "yes" : "no");
