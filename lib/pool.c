@@ -1,72 +1,768 @@
 #include "preamble.h"
 /*
- * pool.c -- the front of the pools (pool.h).  This first version passes
- * every call straight to direct.h (one driver call per allocation); the
- * pooled engines land behind the same functions.
- * Invariants: none kept here yet.  Locking: none.
+ * pool.c -- the front of the pools (pool.h): per-kind dispatch, the
+ * per-thread caches, the pending (fenced) frees, OOM staging, limits,
+ * statistics and fork.
+ *
+ * One pool per (kind, device) for devices 0..POOL_MAX_DEVICES-1 (others
+ * go straight to direct.h).  Engines: devpool.c for device memory,
+ * hostpool.c (jemalloc) for managed and pinned.  Segments come from
+ * direct.h.
+ *
+ * Paths.
+ *   alloc, size < large_block: the thread's cache for (kind, device) has,
+ *     per size class, a stack of ready blocks and a FIFO of freed blocks
+ *     stamped with the fence epoch; a block leaves the FIFO only once
+ *     fence_passed(stamp).  A miss refills a few blocks under the pool
+ *     lock.  No shared lock and no shared write on a hit.
+ *   free, size < large_block: onto the FIFO (stamp = fence_stamp).  A full
+ *     FIFO, or a cache over TC_MAX_BYTES, spills to the pool's pending list.
+ *   large blocks, stream-ordered frees, threads without a cache: the
+ *     pool's pending list under the pool lock.
+ *   Pending blocks reach the engine when their stamp has passed (or their
+ *     event has completed).  A barrier (one cuCtxSynchronize, fence.c) is
+ *     issued by an allocation that misses when pending bytes passed a
+ *     threshold (max(32 MiB, reserved / 8)), or when the pool cannot grow.
+ *
+ * OOM stages: ready blocks -> completed events -> grow -> barrier, flush
+ * this thread's cache, release pending, retry -> trim the engine (free
+ * segments back to the driver), retry -> CW_ENOMEM with requested,
+ * reserved, allocated and largest free block in cw_last_error.  Other
+ * threads flush their caches at their next call (flush generation).
+ *
+ * Invariants: a block is in exactly one of: handed out (poolmap entry set),
+ * a thread cache, the pending list, the engine.  reserved <= the limit of
+ * CUWARDEN_POOL_LIMIT (device and managed pools of a device share one
+ * budget; pinned pools have their own).
+ *
+ * Locking: init_lock (pool creation), then per pool `lock` (rank POOL):
+ * never held across a driver call (the providers drop it; barriers and
+ * jemalloc calls that may grow run without it).  tcl_lock (per pool, leaf)
+ * guards the list of thread caches for statistics.
  */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "devpool.h"
 #include "direct.h"
+#include "driver.h"
+#include "fence.h"
+#include "hostpool.h"
 #include "lasterr.h"
+#include "log.h"
 #include "options.h"
 #include "pool.h"
+#include "poolmap.h"
 
-int
-pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
+#define POOL_MAX_DEVICES FENCE_MAX_DEVICES
+#define NKINDS 3
+#define TC_CAP 32                           /* entries per FIFO / stack */
+#define TC_MAX_BYTES ((size_t)16 << 20)     /* cached per thread and pool */
+#define TC_MAX_CLASS_SIZE ((size_t)2 << 20)
+#define TC_NBINS 80
+#define PUBLISH_BYTES ((int64_t)1 << 20)
+#define PEND_MIN_THRESHOLD ((size_t)32 << 20)
+
+typedef struct pend_s {
+	uintptr_t addr;
+	size_t bsize;
+	uint64_t stamp;
+	CUevent ev;
+} pend_t;
+
+typedef struct tc_ent_s {
+	uintptr_t addr;
+	uint64_t stamp;
+} tc_ent_t;
+
+typedef struct tc_bin_s {
+	uint16_t nready, head, npend;
+	uintptr_t ready[TC_CAP];
+	tc_ent_t pend[TC_CAP];
+} tc_bin_t;
+
+typedef struct pool_s pool_t;
+
+typedef struct tcache_s {
+	struct tcache_s *prev, *next; /* in pool->tcaches */
+	pool_t *pool;
+	uint64_t gen;
+	int64_t unpub;      /* allocated bytes not yet in cur_pub (atomic) */
+	uint64_t tot_unpub; /* total bytes not yet in tot_pub (atomic) */
+	size_t bytes;       /* bytes cached, ready and pending */
+	tc_bin_t bins[TC_NBINS];
+} tcache_t;
+
+struct pool_s {
+	pthread_mutex_t lock;
+	bool inited;
+	kind_t kind;
+	int device;
+	unsigned lgd;       /* classes per doubling, log2 */
+	size_t tc_max;      /* sizes below this use the thread cache */
+	size_t large;
+	devpool_t *dp;      /* KIND_DEVICE */
+	hostpool_t *hp;     /* KIND_MANAGED, KIND_PINNED */
+	pend_t *pend;
+	size_t npend, pend_cap, pend_bytes, nev;
+	uint64_t scanned_done;
+	uint64_t flush_gen; /* atomic */
+	bool grow_limited;  /* the last provider refusal was the limit */
+	int grow_status;    /* CW_* of the last failed provider call */
+	/* statistics */
+	uint64_t cur_pub, tot_pub, peak; /* atomics */
+	uint64_t res_peak, res_total, seg_peak, seg_total;
+	uint64_t fence_waits, driver_allocs, driver_frees, trims;
+	pthread_mutex_t tcl_lock;
+	tcache_t *tcaches;
+};
+
+static pool_t pools[NKINDS][POOL_MAX_DEVICES];
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t budget_used[NKINDS][POOL_MAX_DEVICES]; /* reserved bytes */
+static uint64_t pool_life = 1; /* bumped by reset and in a fork child */
+static bool pool_forked;
+
+typedef struct tc_set_s {
+	uint64_t life;
+	tcache_t *tc[NKINDS][POOL_MAX_DEVICES];
+} tc_set_t;
+
+static CW_TLS tc_set_t *tls_tcs;
+static pthread_key_t tc_key;
+static pthread_once_t tc_key_once = PTHREAD_ONCE_INIT;
+static bool tc_key_ok;
+
+/* ------------------------------------------------------------- helpers */
+
+static bool
+kind_pooled(kind_t kind)
+{
+	return kind == KIND_DEVICE || kind == KIND_MANAGED ||
+	    kind == KIND_PINNED;
+}
+
+/* Device and managed memory share a device's budget. */
+static uint64_t *
+budget_of(pool_t *p)
+{
+	return &budget_used[p->kind == KIND_PINNED ? 1 : 0][p->device];
+}
+
+static size_t
+pool_limit(void)
+{
+	return (size_t)options_get(OPT_POOL_LIMIT);
+}
+
+static void
+atomic_max(uint64_t *at, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(at, __ATOMIC_RELAXED);
+	while (v > old && !__atomic_compare_exchange_n(at, &old, v, true,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* ------------------------------------------------------------ providers */
+
+/* Reserves budget for size bytes.  Returns true if over the limit. */
+static bool
+budget_take(pool_t *p, size_t size)
+{
+	size_t limit = pool_limit();
+	uint64_t *b = budget_of(p);
+	uint64_t now = __atomic_add_fetch(b, size, __ATOMIC_RELAXED);
+	if (limit != 0 && now > limit) {
+		__atomic_sub_fetch(b, size, __ATOMIC_RELAXED);
+		return true;
+	}
+	return false;
+}
+
+static void
+seg_account(pool_t *p, size_t size, bool add)
+{
+	if (add) {
+		p->driver_allocs++;
+		p->res_total += size;
+		p->seg_total++;
+		return;
+	}
+	p->driver_frees++;
+	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+}
+
+/* Device provider: called by devpool with p->lock held; drops it. */
+static bool
+dev_seg_alloc(void *arg, size_t size, uintptr_t *addr)
+{
+	pool_t *p = arg;
+	if (budget_take(p, size)) {
+		p->grow_limited = true;
+		return true;
+	}
+	p->grow_limited = false;
+	pthread_mutex_unlock(&p->lock);
+	int r = direct_alloc(KIND_DEVICE, p->device, size, addr);
+	pthread_mutex_lock(&p->lock);
+	if (r != CW_OK) {
+		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+		p->driver_allocs++;
+		p->grow_status = r;
+		return true;
+	}
+	seg_account(p, size, true);
+	return false;
+}
+
+static bool
+dev_seg_free(void *arg, uintptr_t addr, size_t size)
+{
+	pool_t *p = arg;
+	seg_account(p, size, false);
+	pthread_mutex_unlock(&p->lock);
+	int r = direct_free(KIND_DEVICE, p->device, addr, size);
+	pthread_mutex_lock(&p->lock);
+	return r != CW_OK;
+}
+
+/* Host provider: called from jemalloc's hooks, p->lock not held. */
+static bool
+host_seg_alloc(void *arg, size_t size, uintptr_t *addr)
+{
+	pool_t *p = arg;
+	if (budget_take(p, size)) {
+		__atomic_store_n(&p->grow_limited, true, __ATOMIC_RELAXED);
+		return true;
+	}
+	int r = direct_alloc(p->kind, p->device, size, addr);
+	if (r != CW_OK) {
+		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&p->driver_allocs, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->grow_status, r, __ATOMIC_RELAXED);
+		return true;
+	}
+	__atomic_fetch_add(&p->driver_allocs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->res_total, size, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->seg_total, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+static bool
+host_seg_free(void *arg, uintptr_t addr, size_t size)
+{
+	pool_t *p = arg;
+	__atomic_fetch_add(&p->driver_frees, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+	return direct_free(p->kind, p->device, addr, size) != CW_OK;
+}
+
+/* --------------------------------------------------------------- engine */
+
+static void
+res_sample(pool_t *p)
+{
+	size_t res, segs;
+	if (p->dp != NULL) {
+		devpool_stats_t s;
+		devpool_stats(p->dp, &s);
+		res = s.reserved;
+		segs = s.segments;
+	} else {
+		hostpool_stats_t s;
+		hostpool_stats(p->hp, &s);
+		res = s.reserved;
+		segs = s.segments;
+	}
+	atomic_max(&p->res_peak, res);
+	atomic_max(&p->seg_peak, segs);
+}
+
+static size_t
+eng_reserved(pool_t *p)
+{
+	if (p->dp != NULL) {
+		devpool_stats_t s;
+		devpool_stats(p->dp, &s);
+		return s.reserved;
+	}
+	hostpool_stats_t s;
+	hostpool_stats(p->hp, &s);
+	return s.reserved;
+}
+
+/* p->lock held (dropped and retaken around growth).  Returns a
+ * devpool_err_e-like code: 0 or non-zero. */
+static int
+eng_alloc(pool_t *p, size_t size, bool grow, uintptr_t *addr, size_t *bs,
     unsigned *flags)
 {
-	int st = direct_alloc(kind, device, size, addr);
-	if (st == CW_OK && flags != NULL)
-		*flags = POOL_F_OWN_SEGMENT;
-	return st;
+	int r;
+	if (p->dp != NULL) {
+		r = devpool_alloc(p->dp, size, grow, addr, bs, flags);
+		if (r == DEVPOOL_OK && grow)
+			res_sample(p);
+		return r;
+	}
+	pthread_mutex_unlock(&p->lock);
+	bool err = hostpool_alloc(p->hp, size, addr, bs);
+	pthread_mutex_lock(&p->lock);
+	if (err)
+		return DEVPOOL_EPROVIDER;
+	*flags = 0;
+	res_sample(p);
+	return DEVPOOL_OK;
 }
 
-int
-pool_free(kind_t kind, int device, uintptr_t addr, size_t size)
+/* p->lock held. */
+static void
+eng_free(pool_t *p, uintptr_t addr, size_t bsize)
 {
-	return direct_free(kind, device, addr, size);
+	if (p->dp != NULL) {
+		if (devpool_free(p->dp, addr))
+			log_warn("pool: device block %#lx unknown to the engine",
+			    (unsigned long)addr);
+		return;
+	}
+	hostpool_free(p->hp, addr, bsize);
 }
 
-int
-pool_free_async(kind_t kind, int device, uintptr_t addr, size_t size,
-    CUstream stream)
+/* -------------------------------------------------------------- pending */
+
+/* p->lock held.  Returns true on error (no memory for the list: the
+ * block is then lost rather than reused early). */
+static bool
+pend_push(pool_t *p, uintptr_t addr, size_t bsize, uint64_t stamp,
+    CUevent ev)
 {
-	(void)stream;
-	return direct_free(kind, device, addr, size);
+	if (p->npend == p->pend_cap) {
+		size_t nc = p->pend_cap ? p->pend_cap * 2 : 256;
+		pend_t *n = realloc(p->pend, nc * sizeof(*n));
+		if (n == NULL)
+			return true;
+		p->pend = n;
+		p->pend_cap = nc;
+	}
+	p->pend[p->npend++] = (pend_t){ addr, bsize, stamp, ev };
+	p->pend_bytes += bsize;
+	if (ev != NULL)
+		p->nev++;
+	return false;
 }
 
-bool
-pool_block_of(uintptr_t addr, uintptr_t *base, size_t *size,
-    unsigned *flags)
+/* Asks the driver about up to 64 events of the pending list, with p->lock
+ * dropped, and marks the entries whose event completed (stamp 0).
+ * p->lock held on entry and exit. */
+static void
+pend_poll_events(pool_t *p)
 {
-	(void)addr;
-	(void)base;
-	(void)size;
-	(void)flags;
-	return true;
+	CUevent evs[64];
+	int done[64];
+	unsigned n = 0;
+	for (size_t i = 0; i < p->npend && n < 64; i++)
+		if (p->pend[i].ev != NULL && p->pend[i].stamp != 0)
+			evs[n++] = p->pend[i].ev;
+	if (n == 0)
+		return;
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned k = 0; k < n; k++)
+		done[k] = fence_event_query(p->device, evs[k]);
+	pthread_mutex_lock(&p->lock);
+	for (unsigned k = 0; k < n; k++) {
+		if (done[k] != 1)
+			continue;
+		for (size_t i = 0; i < p->npend; i++)
+			if (p->pend[i].ev == evs[k])
+				p->pend[i].stamp = 0;
+	}
+	p->scanned_done = (uint64_t)-1; /* rescan */
 }
 
-size_t
-pool_cached_bytes(int device)
+/* Moves pending blocks whose fence has passed (or whose event completed)
+ * to the engine.  The engine may drop p->lock, so ready entries are taken
+ * out of the list before any is freed.  p->lock held.  Returns the bytes
+ * released. */
+static size_t
+pend_release(pool_t *p, bool poll_events)
 {
-	(void)device;
-	return 0;
+	if (poll_events && p->nev > 0)
+		pend_poll_events(p);
+	size_t freed = 0;
+	for (;;) {
+		uint64_t done = fence_done(p->device);
+		if (done == p->scanned_done)
+			return freed;
+		pend_t out[256];
+		size_t nout = 0, j = 0;
+		for (size_t i = 0; i < p->npend; i++) {
+			pend_t e = p->pend[i];
+			if (e.stamp > done || nout == CW_ARRAY_SIZE(out)) {
+				p->pend[j++] = e;
+				continue;
+			}
+			out[nout++] = e;
+			if (e.ev != NULL)
+				p->nev--;
+			p->pend_bytes -= e.bsize;
+		}
+		p->npend = j;
+		if (nout < CW_ARRAY_SIZE(out))
+			p->scanned_done = done;
+		for (size_t i = 0; i < nout; i++) {
+			if (out[i].ev != NULL)
+				fence_event_release(p->device, out[i].ev);
+			freed += out[i].bsize;
+			eng_free(p, out[i].addr, out[i].bsize);
+		}
+		if (nout == 0)
+			return freed;
+	}
 }
 
-int
-pool_trim(int device)
+/* One barrier: drops p->lock around the synchronise. */
+static bool
+barrier(pool_t *p)
 {
-	(void)device;
-	return CW_OK;
+	pthread_mutex_unlock(&p->lock);
+	bool err = fence_barrier(p->device);
+	pthread_mutex_lock(&p->lock);
+	if (!err)
+		p->fence_waits++;
+	pend_release(p, true);
+	return err;
 }
 
-void
-pool_stats(kind_t kind, cw_pool_stats_t *out)
+static size_t
+pend_threshold(pool_t *p)
 {
-	(void)kind;
-	memset(out, 0, sizeof(*out));
+	size_t t = eng_reserved(p) / 8;
+	return t > PEND_MIN_THRESHOLD ? t : PEND_MIN_THRESHOLD;
 }
+
+/* ------------------------------------------------------------ init/get */
+
+static void tc_flush(pool_t *p, tcache_t *tc);
+
+static bool
+pool_init_locked(pool_t *p, kind_t kind, int device)
+{
+	size_t large = (size_t)options_get(OPT_LARGE_BLOCK);
+	if (large == 0)
+		large = DEVPOOL_GPU_PAGE;
+	if (large > DEVPOOL_LARGE_MAX)
+		large = DEVPOOL_LARGE_MAX;
+	if (large < 2 * DEVPOOL_SLAB_MAX)
+		large = 2 * DEVPOOL_SLAB_MAX;
+	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->tcl_lock, NULL);
+	p->kind = kind;
+	p->device = device;
+	p->large = large;
+	p->lgd = kind == KIND_DEVICE ? 3 : 2;
+	p->tc_max = large < TC_MAX_CLASS_SIZE ? large : TC_MAX_CLASS_SIZE;
+	if (kind == KIND_DEVICE) {
+		devpool_config_t cfg = { 0, large, 0, 0 };
+		devpool_provider_t prov = { dev_seg_alloc, dev_seg_free, p };
+		p->dp = devpool_create(&cfg, &prov);
+		if (p->dp == NULL)
+			return true;
+	} else {
+		hostpool_provider_t prov = { host_seg_alloc, host_seg_free, p };
+		p->hp = hostpool_create(&prov, 0, 0);
+		if (p->hp == NULL)
+			return true;
+	}
+	__atomic_store_n(&p->inited, true, __ATOMIC_RELEASE);
+	return false;
+}
+
+static pool_t *
+pool_get(kind_t kind, int device)
+{
+	pool_t *p = &pools[kind][device];
+	if (likely(__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE)))
+		return p;
+	pthread_mutex_lock(&init_lock);
+	bool err = !p->inited && pool_init_locked(p, kind, device);
+	pthread_mutex_unlock(&init_lock);
+	return err ? NULL : p;
+}
+
+/* -------------------------------------------------------- thread caches */
+
+static void
+tc_thread_exit(void *arg)
+{
+	tc_set_t *set = arg;
+	if (set == NULL)
+		return;
+	if (set->life == __atomic_load_n(&pool_life, __ATOMIC_ACQUIRE) &&
+	    !pool_forked) {
+		for (int k = 0; k < NKINDS; k++) {
+			for (int d = 0; d < POOL_MAX_DEVICES; d++) {
+				tcache_t *tc = set->tc[k][d];
+				if (tc == NULL)
+					continue;
+				pool_t *p = tc->pool;
+				pthread_mutex_lock(&p->lock);
+				tc_flush(p, tc);
+				pthread_mutex_unlock(&p->lock);
+				pthread_mutex_lock(&p->tcl_lock);
+				__atomic_fetch_add(&p->cur_pub,
+				    (uint64_t)tc->unpub, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&p->tot_pub, tc->tot_unpub,
+				    __ATOMIC_RELAXED);
+				if (tc->prev != NULL)
+					tc->prev->next = tc->next;
+				else
+					p->tcaches = tc->next;
+				if (tc->next != NULL)
+					tc->next->prev = tc->prev;
+				pthread_mutex_unlock(&p->tcl_lock);
+				free(tc);
+			}
+		}
+	}
+	if (tls_tcs == set)
+		tls_tcs = NULL;
+	free(set);
+}
+
+static void
+tc_key_make(void)
+{
+	tc_key_ok = pthread_key_create(&tc_key, tc_thread_exit) == 0;
+}
+
+static tcache_t *
+tc_get(pool_t *p)
+{
+	tc_set_t *set = tls_tcs;
+	uint64_t life = __atomic_load_n(&pool_life, __ATOMIC_ACQUIRE);
+	if (unlikely(set == NULL || set->life != life)) {
+		if (set == NULL) {
+			pthread_once(&tc_key_once, tc_key_make);
+			if (!tc_key_ok)
+				return NULL;
+			set = calloc(1, sizeof(*set));
+			if (set == NULL)
+				return NULL;
+			tls_tcs = set;
+			pthread_setspecific(tc_key, set);
+		} else {
+			/* The caches were freed by pool_reset or belong to
+			 * the parent of a fork: forget them. */
+			memset(set->tc, 0, sizeof(set->tc));
+		}
+		set->life = life;
+	}
+	tcache_t *tc = set->tc[p->kind][p->device];
+	if (likely(tc != NULL))
+		return tc;
+	tc = calloc(1, sizeof(*tc));
+	if (tc == NULL)
+		return NULL;
+	tc->pool = p;
+	tc->gen = __atomic_load_n(&p->flush_gen, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&p->tcl_lock);
+	tc->next = p->tcaches;
+	if (tc->next != NULL)
+		tc->next->prev = tc;
+	p->tcaches = tc;
+	pthread_mutex_unlock(&p->tcl_lock);
+	set->tc[p->kind][p->device] = tc;
+	return tc;
+}
+
+/* Everything cached goes back: ready blocks to the engine, pending ones to
+ * the pending list.  p->lock held. */
+static void
+tc_flush(pool_t *p, tcache_t *tc)
+{
+	for (unsigned c = 0; c < TC_NBINS; c++) {
+		tc_bin_t *b = &tc->bins[c];
+		if (b->nready == 0 && b->npend == 0)
+			continue;
+		size_t cs = devpool_class_size(c, p->lgd);
+		for (unsigned i = 0; i < b->nready; i++)
+			eng_free(p, b->ready[i], cs);
+		for (unsigned i = 0; i < b->npend; i++) {
+			tc_ent_t *e = &b->pend[(b->head + i) % TC_CAP];
+			if (fence_passed(p->device, e->stamp))
+				eng_free(p, e->addr, cs);
+			else if (pend_push(p, e->addr, cs, e->stamp, NULL))
+				log_warn("pool: pending list full; block lost");
+		}
+		b->nready = b->npend = b->head = 0;
+	}
+	tc->bytes = 0;
+	tc->gen = __atomic_load_n(&p->flush_gen, __ATOMIC_ACQUIRE);
+}
+
+/* The older half of one bin's FIFO goes to the pending list (or to the
+ * engine when its fence has passed).  p->lock held. */
+static void
+tc_spill_bin(pool_t *p, tcache_t *tc, tc_bin_t *b, size_t cs)
+{
+	unsigned n = b->npend > TC_CAP / 2 ? TC_CAP / 2 : b->npend;
+	tc_ent_t ents[TC_CAP];
+	for (unsigned i = 0; i < n; i++) {
+		ents[i] = b->pend[b->head];
+		b->head = (uint16_t)((b->head + 1) % TC_CAP);
+	}
+	b->npend = (uint16_t)(b->npend - n);
+	tc->bytes -= n * cs;
+	for (unsigned i = 0; i < n; i++) {
+		if (fence_passed(p->device, ents[i].stamp))
+			eng_free(p, ents[i].addr, cs);
+		else if (pend_push(p, ents[i].addr, cs, ents[i].stamp, NULL))
+			log_warn("pool: pending list full; block lost");
+	}
+}
+
+static void
+publish(pool_t *p, tcache_t *tc)
+{
+	__atomic_fetch_add(&p->cur_pub, (uint64_t)tc->unpub, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->tot_pub, tc->tot_unpub, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->unpub, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->tot_unpub, 0, __ATOMIC_RELAXED);
+}
+
+static inline void
+count_alloc(pool_t *p, tcache_t *tc, size_t size)
+{
+	if (tc != NULL) {
+		int64_t u = tc->unpub + (int64_t)size;
+		__atomic_store_n(&tc->unpub, u, __ATOMIC_RELAXED);
+		__atomic_store_n(&tc->tot_unpub, tc->tot_unpub + size,
+		    __ATOMIC_RELAXED);
+		uint64_t cur = __atomic_load_n(&p->cur_pub, __ATOMIC_RELAXED) +
+		    (uint64_t)u;
+		if (cur > __atomic_load_n(&p->peak, __ATOMIC_RELAXED))
+			atomic_max(&p->peak, cur);
+		if (u >= PUBLISH_BYTES)
+			publish(p, tc);
+		return;
+	}
+	uint64_t cur = __atomic_add_fetch(&p->cur_pub, size, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->tot_pub, size, __ATOMIC_RELAXED);
+	atomic_max(&p->peak, cur);
+}
+
+static inline void
+count_free(pool_t *p, tcache_t *tc, size_t size)
+{
+	if (tc != NULL) {
+		int64_t u = tc->unpub - (int64_t)size;
+		__atomic_store_n(&tc->unpub, u, __ATOMIC_RELAXED);
+		if (u <= -PUBLISH_BYTES)
+			publish(p, tc);
+		return;
+	}
+	__atomic_sub_fetch(&p->cur_pub, size, __ATOMIC_RELAXED);
+}
+
+static inline bool
+tc_pop(pool_t *p, tc_bin_t *b, size_t cs, tcache_t *tc, uintptr_t *addr)
+{
+	if (b->nready > 0) {
+		*addr = b->ready[--b->nready];
+		tc->bytes -= cs;
+		return true;
+	}
+	if (b->npend > 0 && fence_passed(p->device, b->pend[b->head].stamp)) {
+		*addr = b->pend[b->head].addr;
+		b->head = (uint16_t)((b->head + 1) % TC_CAP);
+		b->npend--;
+		tc->bytes -= cs;
+		return true;
+	}
+	return false;
+}
+
+/* ----------------------------------------------------------- OOM stages */
+
+static int
+oom_error(pool_t *p, size_t size)
+{
+	size_t res = 0, largest = 0;
+	if (p->dp != NULL) {
+		devpool_stats_t s;
+		devpool_stats(p->dp, &s);
+		res = s.reserved;
+		largest = s.largest_free;
+	} else {
+		hostpool_stats_t s;
+		hostpool_stats(p->hp, &s);
+		res = s.reserved;
+		largest = s.reserved - s.allocated;
+	}
+	uint64_t alloc = __atomic_load_n(&p->cur_pub, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&p->tcl_lock);
+	for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
+		alloc += (uint64_t)__atomic_load_n(&t->unpub, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->tcl_lock);
+	lasterr_set(CW_ENOMEM, "pool_alloc", "out of %s memory on device %d: "
+	    "%zu bytes requested, %zu reserved, %llu allocated, largest free "
+	    "block %zu%s", kind_name(p->kind), p->device, size, res,
+	    (unsigned long long)alloc, largest,
+	    p->grow_limited ? " (CUWARDEN_POOL_LIMIT reached)" : "");
+	cw_error_t *e = lasterr_get();
+	e->requested = size;
+	e->reserved = res;
+	e->allocated = (size_t)alloc;
+	e->largest_free = largest;
+	return CW_ENOMEM;
+}
+
+static size_t pool_trim_locked(pool_t *p);
+
+/* The staged allocation.  p->lock held (dropped inside at times). */
+static int
+alloc_staged(pool_t *p, tcache_t *tc, size_t esize, size_t req,
+    uintptr_t *addr, size_t *bs, unsigned *flags)
+{
+	p->grow_status = CW_OK;
+	p->grow_limited = false;
+	pend_release(p, false);
+	if (p->pend_bytes >= pend_threshold(p))
+		barrier(p);
+	int r = eng_alloc(p, esize, false, addr, bs, flags);
+	if (r == DEVPOOL_OK)
+		return CW_OK;
+	if (p->dp != NULL) {
+		if (p->nev > 0 && pend_release(p, true) > 0 &&
+		    eng_alloc(p, esize, false, addr, bs, flags) == DEVPOOL_OK)
+			return CW_OK;
+		r = eng_alloc(p, esize, true, addr, bs, flags);
+		if (r == DEVPOOL_OK)
+			return CW_OK;
+	}
+	if (p->grow_status != CW_OK && p->grow_status != CW_ENOMEM)
+		return p->grow_status; /* the driver failed otherwise */
+	/* Stage: barrier, flush what this thread caches, release. */
+	__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
+	if (tc != NULL)
+		tc_flush(p, tc);
+	barrier(p);
+	r = eng_alloc(p, esize, true, addr, bs, flags);
+	if (r == DEVPOOL_OK)
+		return CW_OK;
+	/* Stage: trim cached memory, retry. */
+	pool_trim_locked(p);
+	r = eng_alloc(p, esize, true, addr, bs, flags);
+	if (r == DEVPOOL_OK)
+		return CW_OK;
+	if (p->grow_status != CW_OK && p->grow_status != CW_ENOMEM)
+		return p->grow_status;
+	return oom_error(p, req);
+}
+
+/* ------------------------------------------------------------------ API */
 
 bool
 pool_enabled(void)
@@ -74,22 +770,435 @@ pool_enabled(void)
 	return options_get_bool(OPT_POOL);
 }
 
+static int
+bad_kind(kind_t kind)
+{
+	return lasterr_set(CW_EINVAL, "pool_alloc", "kind %d has no pool",
+	    (int)kind);
+}
+
+int
+pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
+    unsigned *flags)
+{
+	if (!kind_pooled(kind))
+		return bad_kind(kind);
+	if (size == 0)
+		return lasterr_set(CW_EINVAL, "pool_alloc", "size is 0");
+	if (!pool_enabled() || device < 0 || device >= POOL_MAX_DEVICES) {
+		int st = direct_alloc(kind, device, size, addr);
+		if (st == CW_OK && flags != NULL)
+			*flags = POOL_F_OWN_SEGMENT;
+		return st;
+	}
+	if (unlikely(pool_forked))
+		return lasterr_set(CW_ENODEV, "pool_alloc", "CUDA is unusable "
+		    "in a forked child until exec");
+	pool_t *p = pool_get(kind, device);
+	if (p == NULL)
+		return lasterr_set(CW_ENOMEM, "pool_alloc", "no host memory "
+		    "for the pool of %s memory", kind_name(kind));
+	unsigned fl = 0;
+	size_t bs = 0;
+	uintptr_t a = 0;
+	tcache_t *tc = NULL;
+	int r;
+	if (size < p->tc_max && (tc = tc_get(p)) != NULL) {
+		if (unlikely(tc->gen != __atomic_load_n(&p->flush_gen,
+		    __ATOMIC_RELAXED))) {
+			pthread_mutex_lock(&p->lock);
+			tc_flush(p, tc);
+			pthread_mutex_unlock(&p->lock);
+		}
+		unsigned c = devpool_class_of(size, p->lgd);
+		size_t cs = devpool_class_size(c, p->lgd);
+		tc_bin_t *b = &tc->bins[c];
+		if (likely(tc_pop(p, b, cs, tc, &a)))
+			goto done;
+		/* Refill: one block now, a few more into the stack. */
+		pthread_mutex_lock(&p->lock);
+		publish(p, tc);
+		r = alloc_staged(p, tc, cs, size, &a, &bs, &fl);
+		if (r == CW_OK) {
+			unsigned more = (unsigned)((256u << 10) / cs);
+			if (more > 7)
+				more = 7;
+			while (more-- > 0 && b->nready < TC_CAP &&
+			    tc->bytes + cs <= TC_MAX_BYTES) {
+				uintptr_t x;
+				size_t xb;
+				unsigned xf;
+				if (p->dp != NULL ? eng_alloc(p, cs, false, &x,
+				    &xb, &xf) != DEVPOOL_OK : true)
+					break;
+				b->ready[b->nready++] = x;
+				tc->bytes += cs;
+			}
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (r != CW_OK)
+			return r;
+		fl = 0;
+		goto done;
+	}
+	tc = NULL;
+	pthread_mutex_lock(&p->lock);
+	r = alloc_staged(p, NULL, size, size, &a, &bs, &fl);
+	pthread_mutex_unlock(&p->lock);
+	if (r != CW_OK)
+		return r;
+done:
+	if (unlikely(poolmap_set(a, size, kind, fl))) {
+		pool_free(kind, device, a, size);
+		return lasterr_set(CW_ENOMEM, "pool_alloc", "no host memory "
+		    "for the address map");
+	}
+	count_alloc(p, tc, size);
+	*addr = a;
+	if (flags != NULL)
+		*flags = fl;
+	return CW_OK;
+}
+
+static int
+free_common(kind_t kind, int device, uintptr_t addr, size_t size,
+    CUstream stream, bool async)
+{
+	if (!kind_pooled(kind))
+		return bad_kind(kind);
+	if (!pool_enabled() || device < 0 || device >= POOL_MAX_DEVICES)
+		return direct_free(kind, device, addr, size);
+	if (unlikely(pool_forked))
+		return CW_OK; /* the parent's memory: not ours to free */
+	pool_t *p = &pools[kind][device];
+	if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+		return lasterr_set(CW_EINVAL, "pool_free", "%#lx is not a "
+		    "pooled block", (unsigned long)addr);
+	uintptr_t base;
+	size_t msize;
+	unsigned mkind, mflags;
+	if (poolmap_lookup(addr, &base, &msize, &mkind, &mflags) ||
+	    base != addr || mkind != (unsigned)kind) {
+		lasterr_set(CW_EINVAL, "pool_free", "%#lx is not the start of "
+		    "a pooled %s block", (unsigned long)addr, kind_name(kind));
+		lasterr_get()->address = addr;
+		return CW_EINVAL;
+	}
+	poolmap_clear(addr);
+	tcache_t *tc = NULL;
+	if (!async && size < p->tc_max && (tc = tc_get(p)) != NULL) {
+		unsigned c = devpool_class_of(size, p->lgd);
+		size_t cs = devpool_class_size(c, p->lgd);
+		tc_bin_t *b = &tc->bins[c];
+		if (unlikely(tc->bytes + cs > TC_MAX_BYTES ||
+		    tc->gen != __atomic_load_n(&p->flush_gen,
+		    __ATOMIC_RELAXED))) {
+			pthread_mutex_lock(&p->lock);
+			publish(p, tc);
+			tc_flush(p, tc);
+			pthread_mutex_unlock(&p->lock);
+		} else if (unlikely(b->npend == TC_CAP)) {
+			pthread_mutex_lock(&p->lock);
+			publish(p, tc);
+			tc_spill_bin(p, tc, b, cs);
+			pthread_mutex_unlock(&p->lock);
+		}
+		unsigned slot = (b->head + b->npend) % TC_CAP;
+		b->pend[slot].addr = addr;
+		b->pend[slot].stamp = fence_stamp(device);
+		b->npend++;
+		tc->bytes += cs;
+		count_free(p, tc, size);
+		return CW_OK;
+	}
+	uint64_t stamp = fence_stamp(device);
+	CUevent ev = NULL;
+	if (async)
+		ev = fence_event_record(device, stream);
+	size_t bs = size;
+	if (size < p->tc_max)
+		bs = devpool_class_size(devpool_class_of(size, p->lgd),
+		    p->lgd);
+	pthread_mutex_lock(&p->lock);
+	bool err = pend_push(p, addr, bs, stamp, ev);
+	pthread_mutex_unlock(&p->lock);
+	if (err) {
+		if (ev != NULL)
+			fence_event_release(device, ev);
+		log_warn("pool: no host memory for the pending list; block "
+		    "%#lx is lost", (unsigned long)addr);
+	}
+	count_free(p, NULL, size);
+	return CW_OK;
+}
+
+int
+pool_free(kind_t kind, int device, uintptr_t addr, size_t size)
+{
+	return free_common(kind, device, addr, size, NULL, false);
+}
+
+int
+pool_free_async(kind_t kind, int device, uintptr_t addr, size_t size,
+    CUstream stream)
+{
+	return free_common(kind, device, addr, size, stream, true);
+}
+
+bool
+pool_block_of(uintptr_t addr, uintptr_t *base, size_t *size,
+    unsigned *flags)
+{
+	uintptr_t b;
+	size_t s;
+	unsigned k, f;
+	if (poolmap_lookup(addr, &b, &s, &k, &f))
+		return true;
+	if ((f & POOLMAP_F_HUGE) && k == KIND_DEVICE) {
+		for (int d = 0; d < POOL_MAX_DEVICES; d++) {
+			pool_t *p = &pools[KIND_DEVICE][d];
+			if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+				continue;
+			pthread_mutex_lock(&p->lock);
+			bool miss = devpool_block_of(p->dp, addr, &b, &s, &f);
+			pthread_mutex_unlock(&p->lock);
+			if (!miss)
+				goto hit;
+		}
+		return true;
+	}
+hit:
+	if (base != NULL)
+		*base = b;
+	if (size != NULL)
+		*size = s;
+	if (flags != NULL)
+		*flags = f & POOL_F_OWN_SEGMENT;
+	return false;
+}
+
+/* Allocated bytes now (published and not). */
+static uint64_t
+allocated_now(pool_t *p)
+{
+	uint64_t a = __atomic_load_n(&p->cur_pub, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&p->tcl_lock);
+	for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
+		a += (uint64_t)__atomic_load_n(&t->unpub, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->tcl_lock);
+	return a;
+}
+
+size_t
+pool_cached_bytes(int device)
+{
+	if (device < 0 || device >= POOL_MAX_DEVICES || !pool_enabled())
+		return 0;
+	size_t cached = 0;
+	kind_t kinds[2] = { KIND_DEVICE, KIND_MANAGED };
+	for (int i = 0; i < 2; i++) {
+		pool_t *p = &pools[kinds[i]][device];
+		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_mutex_lock(&p->lock);
+		size_t res = eng_reserved(p);
+		pthread_mutex_unlock(&p->lock);
+		uint64_t a = allocated_now(p);
+		if (res > a)
+			cached += res - (size_t)a;
+	}
+	return cached;
+}
+
+/* p->lock held.  Returns the bytes given back to the driver. */
+static size_t
+pool_trim_locked(pool_t *p)
+{
+	p->trims++;
+	size_t n;
+	if (p->dp != NULL) {
+		n = devpool_trim(p->dp);
+	} else {
+		pthread_mutex_unlock(&p->lock);
+		n = hostpool_trim(p->hp);
+		pthread_mutex_lock(&p->lock);
+	}
+	return n;
+}
+
+int
+pool_trim(int device)
+{
+	if (!pool_enabled() || pool_forked)
+		return CW_OK;
+	if (device < 0 || device >= POOL_MAX_DEVICES)
+		return lasterr_set(CW_ENODEV, "pool_trim", "no pool on device "
+		    "%d", device);
+	for (int k = 0; k < NKINDS; k++) {
+		pool_t *p = &pools[k][device];
+		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_mutex_lock(&p->lock);
+		__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
+		tcache_t *tc = tls_tcs != NULL && tls_tcs->life ==
+		    __atomic_load_n(&pool_life, __ATOMIC_ACQUIRE) ?
+		    tls_tcs->tc[k][device] : NULL;
+		if (tc != NULL) {
+			publish(p, tc);
+			tc_flush(p, tc);
+		}
+		if (p->npend > 0)
+			barrier(p);
+		pool_trim_locked(p);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return CW_OK;
+}
+
+void
+pool_stats(kind_t kind, cw_pool_stats_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!kind_pooled(kind))
+		return;
+	double free_total = 0;
+	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
+		pool_t *p = &pools[kind][d];
+		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+			continue;
+		uint64_t alloc = allocated_now(p);
+		atomic_max(&p->peak, alloc);
+		uint64_t tot = __atomic_load_n(&p->tot_pub, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&p->tcl_lock);
+		for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
+			tot += __atomic_load_n(&t->tot_unpub,
+			    __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&p->tcl_lock);
+		size_t res, segs, largest, freeb;
+		pthread_mutex_lock(&p->lock);
+		if (p->dp != NULL) {
+			devpool_stats_t s;
+			devpool_stats(p->dp, &s);
+			res = s.reserved;
+			segs = s.segments;
+			largest = s.largest_free;
+			freeb = s.free_bytes;
+		} else {
+			hostpool_stats_t s;
+			hostpool_stats(p->hp, &s);
+			res = s.reserved;
+			segs = s.segments;
+			freeb = s.reserved - s.allocated;
+			largest = freeb; /* jemalloc: an upper bound */
+		}
+		out->allocated.current += alloc;
+		out->allocated.peak += __atomic_load_n(&p->peak,
+		    __ATOMIC_RELAXED);
+		out->allocated.total += tot;
+		out->reserved.current += res;
+		out->reserved.peak += __atomic_load_n(&p->res_peak,
+		    __ATOMIC_RELAXED);
+		out->reserved.total += __atomic_load_n(&p->res_total,
+		    __ATOMIC_RELAXED);
+		out->segments.current += segs;
+		out->segments.peak += __atomic_load_n(&p->seg_peak,
+		    __ATOMIC_RELAXED);
+		out->segments.total += __atomic_load_n(&p->seg_total,
+		    __ATOMIC_RELAXED);
+		out->fence_waits += p->fence_waits;
+		out->driver_allocs += __atomic_load_n(&p->driver_allocs,
+		    __ATOMIC_RELAXED);
+		out->driver_frees += __atomic_load_n(&p->driver_frees,
+		    __ATOMIC_RELAXED);
+		out->trims += p->trims;
+		if (largest > out->largest_free)
+			out->largest_free = largest;
+		free_total += (double)freeb;
+		pthread_mutex_unlock(&p->lock);
+	}
+	if (free_total > 0)
+		out->fragmentation = 1.0 - (double)out->largest_free /
+		    free_total;
+}
+
+/* ----------------------------------------------------------------- fork */
+
 void
 pool_prefork(void)
 {
+	pthread_mutex_lock(&init_lock);
+	for (int k = 0; k < NKINDS; k++)
+		for (int d = 0; d < POOL_MAX_DEVICES; d++)
+			if (pools[k][d].inited) {
+				pthread_mutex_lock(&pools[k][d].lock);
+				pthread_mutex_lock(&pools[k][d].tcl_lock);
+			}
+	fence_prefork();
 }
 
 void
 pool_postfork_parent(void)
 {
+	fence_postfork_parent();
+	for (int k = NKINDS; k-- > 0; )
+		for (int d = POOL_MAX_DEVICES; d-- > 0; )
+			if (pools[k][d].inited) {
+				pthread_mutex_unlock(&pools[k][d].tcl_lock);
+				pthread_mutex_unlock(&pools[k][d].lock);
+			}
+	pthread_mutex_unlock(&init_lock);
 }
 
 void
 pool_postfork_child(void)
 {
+	/* Forget everything (the engines and caches leak: they describe the
+	 * parent's memory); touch no CUDA. */
+	fence_postfork_child();
+	poolmap_reset(true);
+	memset(pools, 0, sizeof(pools));
+	memset(budget_used, 0, sizeof(budget_used));
+	__atomic_fetch_add(&pool_life, 1, __ATOMIC_RELEASE);
+	pool_forked = true;
+	pthread_mutex_init(&init_lock, NULL);
 }
 
 void
 pool_reset(void)
 {
+	for (int k = 0; k < NKINDS; k++) {
+		for (int d = 0; d < POOL_MAX_DEVICES; d++) {
+			pool_t *p = &pools[k][d];
+			if (!p->inited)
+				continue;
+			pthread_mutex_lock(&p->lock);
+			for (size_t i = 0; i < p->npend; i++)
+				if (p->pend[i].ev != NULL)
+					fence_event_release(d, p->pend[i].ev);
+			free(p->pend);
+			p->pend = NULL;
+			p->npend = 0;
+			if (p->dp != NULL)
+				devpool_destroy(p->dp); /* drops the lock */
+			pthread_mutex_unlock(&p->lock);
+			if (p->hp != NULL)
+				hostpool_destroy(p->hp);
+			p->dp = NULL;
+			p->hp = NULL;
+			tcache_t *t = p->tcaches;
+			while (t != NULL) {
+				tcache_t *n = t->next;
+				free(t);
+				t = n;
+			}
+			pthread_mutex_destroy(&p->lock);
+			pthread_mutex_destroy(&p->tcl_lock);
+			memset(p, 0, sizeof(*p));
+		}
+	}
+	memset(budget_used, 0, sizeof(budget_used));
+	__atomic_fetch_add(&pool_life, 1, __ATOMIC_RELEASE);
+	poolmap_reset(false);
+	fence_reset();
+	pool_forked = false;
 }
