@@ -490,21 +490,25 @@ stack_intern(const uintptr_t *ips, size_t n)
 	return id;
 }
 
-__attribute__((noinline)) stack_id_t
-stack_capture(unsigned skip)
+/* The capture itself, inlined into each public entry point so that
+ * unw_backtrace's frame 0 is always that entry point's own frame. */
+static inline __attribute__((always_inline)) stack_id_t
+capture(unsigned skip, long long depth)
 {
 	void *buf[STACK_MAX_DEPTH + SKIP_MAX + 2];
-	long long depth = options_get(OPT_STACK_DEPTH);
+	long long opt = options_get(OPT_STACK_DEPTH);
 	unsigned first;
 	int n;
 
+	if (depth > opt)
+		depth = opt;
 	if (depth <= 0)
 		return 0;
 	if (depth > STACK_MAX_DEPTH)
 		depth = STACK_MAX_DEPTH;
 	if (skip > SKIP_MAX)
 		skip = SKIP_MAX;
-	/* Frame 0 is stack_capture itself (unw_backtrace starts at its
+	/* Frame 0 is the entry point itself (unw_backtrace starts at its
 	 * caller's own frame). */
 	first = skip + 1;
 	n = unw_backtrace(buf, (int)(depth + first));
@@ -512,6 +516,18 @@ stack_capture(unsigned skip)
 		return 0;
 	return stack_intern((const uintptr_t *)(uintptr_t)(buf + first),
 	    (size_t)n - first);
+}
+
+__attribute__((noinline)) stack_id_t
+stack_capture(unsigned skip)
+{
+	return capture(skip, STACK_MAX_DEPTH);
+}
+
+__attribute__((noinline)) stack_id_t
+stack_capture_depth(unsigned skip, unsigned depth)
+{
+	return capture(skip, depth);
 }
 
 size_t

@@ -37,6 +37,10 @@ typedef struct stack_module_s {
  * stores it and returns its id; 0 when depth is 0 or the depot is full.
  * Never calls malloc.  Async-signal-unsafe. */
 stack_id_t stack_capture(unsigned skip);
+/* The same, keeping at most depth frames (and never more than
+ * CUWARDEN_STACK_DEPTH): for stacks that need fewer frames than the
+ * allocation stacks, e.g. the free stack of a successful free. */
+stack_id_t stack_capture_depth(unsigned skip, unsigned depth);
 /* The same for a stack the caller already has. */
 stack_id_t stack_intern(const uintptr_t *ips, size_t n);
 

@@ -137,6 +137,16 @@ repeat(stack_id_t (*fn)(void), stack_id_t *out, int n)
 		out[i] = fn();
 }
 
+__attribute__((noinline)) static stack_id_t
+recurse_depth(int n, unsigned depth)
+{
+	stack_id_t id = n == 0 ? stack_capture_depth(0, depth) :
+	    recurse_depth(n - 1, depth);
+
+	sink++;
+	return id;
+}
+
 static const char *
 exe_path(void)
 {
@@ -180,7 +190,23 @@ START_TEST(test_stackdepot_depth)
 	id = recurse(80);
 	ck_assert_uint_eq(stack_get(id, fr, STACK_MAX_DEPTH), 64);
 
-	/* A shallow stack is kept whole: fewer frames than the depth. */
+	/* stack_capture_depth: the smaller of its depth and the option. */
+	set_depth(NULL);
+	ck_assert_uint_eq(stack_get(recurse_depth(40, 5), fr,
+	    STACK_MAX_DEPTH), 5);
+	ck_assert_uint_eq(stack_get(recurse_depth(40, 60), fr,
+	    STACK_MAX_DEPTH), 24);
+	ck_assert_uint_eq(recurse_depth(40, 0), 0);
+	{
+		uintptr_t ips[STACK_MAX_DEPTH];
+
+		/* Frame 0 is recurse_depth's, as with stack_capture. */
+		id = recurse_depth(0, 3);
+		ck_assert_uint_eq(stack_get_ips(id, ips, STACK_MAX_DEPTH), 3);
+		ck_assert_uint_gt(ips[0], (uintptr_t)&recurse_depth);
+		ck_assert_uint_lt(ips[0], (uintptr_t)&recurse_depth + 256);
+	}
+
 	set_depth("0");
 	ck_assert_uint_eq(recurse(3), 0);
 	set_depth(NULL);
