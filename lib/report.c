@@ -240,6 +240,7 @@ typedef struct leak_s {
 } leak_t;
 
 typedef struct group_s {
+	const leak_t *lead; /* its first leak_t (for ordering ties) */
 	size_t first;    /* index of its first leak_t (sorted) */
 	size_t count;
 	uint64_t bytes;
@@ -315,10 +316,8 @@ same_group(const leak_t *a, const leak_t *b)
 	    a->owner == b->owner && cmp_str(a->api, b->api) == 0;
 }
 
-/* Largest first; ties: more allocations first, then stack id (stable
- * output for identical runs). */
-static const leak_t *sort_leaks; /* the leaks groups index, for cmp_group */
-
+/* Largest first; ties: more allocations first, then the group key
+ * (stable output for identical runs). */
 static int
 cmp_group(const void *pa, const void *pb)
 {
@@ -326,7 +325,7 @@ cmp_group(const void *pa, const void *pb)
 
 	CMP(b->bytes, a->bytes);
 	CMP(b->count, a->count);
-	return cmp_leak(&sort_leaks[a->first], &sort_leaks[b->first]);
+	return cmp_leak(a->lead, b->lead);
 }
 
 typedef struct leaks_s {
@@ -366,6 +365,7 @@ leaks_collect(leaks_t *L)
 			g = (group_t *)(void *)(L->gs.p + L->gs.used);
 			L->gs.used += sizeof(group_t);
 			g->first = i;
+			g->lead = &lv[i];
 			g->count = 0;
 			g->bytes = 0;
 			L->ngroups++;
@@ -376,9 +376,7 @@ leaks_collect(leaks_t *L)
 		L->bytes += lv[i].size;
 	}
 	gv = (group_t *)(void *)L->gs.p;
-	sort_leaks = lv;
 	heap_sort(gv, L->ngroups, sizeof(group_t), cmp_group);
-	sort_leaks = NULL;
 	return false;
 }
 
@@ -1194,7 +1192,7 @@ open_report(const char *pattern, char *out, size_t size)
 	int fd;
 
 	if (report_expand_path(pattern, path, sizeof(path))) {
-		errno = ENAMETOOLONG;
+		errno = EINVAL;
 		return -1;
 	}
 	log_snprintf(out, size, "%s", path);
@@ -1233,11 +1231,17 @@ report_write_env(const report_meta_t *meta)
 
 	if (pat == NULL)
 		return false;
+	path[0] = '\0';
 	fd = open_report(pat, path, sizeof(path));
 	if (fd < 0) {
 		e = errno;
-		log_error("cannot write the report to %s (errno %d)",
-		    path[0] != '\0' ? path : pat, e);
+		if (path[0] == '\0')
+			log_error("CUWARDEN_REPORT=%s: not a usable path (too "
+			    "long, or a '%%' other than %%p and %%%%); no report "
+			    "written", pat);
+		else
+			log_error("cannot write the report to %s (errno %d)",
+			    path, e);
 		errno = e;
 		return true;
 	}

@@ -651,10 +651,17 @@ START_TEST(test_report_env_files)
 	}
 	unlink(child);
 
+	/* A bad escape: an error, nothing written. */
+	setenv("CUWARDEN_REPORT", "/tmp/cw-check-report-%q", 1);
+	options_reset();
+	ck_assert(report_write_env(&meta));
+	ck_assert_int_eq(errno, EINVAL);
+
 	/* An unwritable place: an error, logged, errno kept. */
 	setenv("CUWARDEN_REPORT", "/nonexistent-dir/r.json", 1);
 	options_reset();
 	ck_assert(report_write_env(&meta));
+	ck_assert_int_eq(errno, ENOENT);
 	reset_all();
 }
 END_TEST
