@@ -137,18 +137,25 @@ typedef struct cw_stats_s {
 typedef void (*cw_output_fn)(const char *msg, void *arg);
 
 /* ------------------------------------------------------------ allocation */
-/* Allocates size bytes of kind on device (a CUDA ordinal) for owner
- * (CW_OWNER_NONE or a registered owner).  *buf is set only on success.
- * Errors: CW_EINVAL (NULL buf, size 0 or absurd, bad kind, unknown owner),
- * CW_ENODEV, CW_ENOMEM, CW_ECUDA. */
+/* Allocates size bytes of kind on device (a CUDA ordinal; pinned memory is
+ * portable but still names one) for owner (CW_OWNER_NONE or a registered
+ * owner), with a reference count of 1 (the owner's).  Memory is not zeroed.
+ * *buf is set only on success.
+ * Errors: CW_EINVAL (NULL buf, size 0 or above 2^47, bad kind, unknown
+ * owner), CW_ENODEV (no driver, ordinal not present), CW_ENOMEM (sizes in
+ * cw_last_error), CW_ECUDA.  Argument errors only: never a violation. */
 CW_EXPORT int cw_alloc(cw_buf_t *buf, size_t size, cw_kind_t kind,
     int device, cw_owner_t owner);
 
 /* Frees an allocation, or a view (which releases its reference on the
  * parent and never frees memory).  Refused with CW_ECONTRACT while other
- * references are held; CW_EFREED on a freed handle; CW_EINVAL on one never
- * issued.  Memory is reused only after all device work submitted before
- * the free has finished (the guarantee cudaFree gives by waiting). */
+ * references are held, views included (free_while_referenced); CW_EFREED
+ * on a freed handle (double_free); CW_EINVAL on one never issued
+ * (invalid_free) or on CW_BUF_NONE (no violation); CW_ECUDA when the
+ * driver fails (failed_free: the handle is freed, the address goes to the
+ * failed-free ledger).  Memory is reused only after all device work
+ * submitted before the free has finished (the guarantee cudaFree gives by
+ * waiting). */
 CW_EXPORT int cw_free(cw_buf_t buf);
 
 /* Frees in stream order: reusable at once on stream, elsewhere once the
@@ -156,9 +163,14 @@ CW_EXPORT int cw_free(cw_buf_t buf);
 CW_EXPORT int cw_free_async(cw_buf_t buf, cw_stream_t stream);
 
 /* ------------------------------------------------------------ references */
+/* References are counted on allocations; given a view, these act on its
+ * allocation.  A freed handle is CW_EFREED (use_after_free). */
 CW_EXPORT int cw_retain(cw_buf_t buf);   /* adds a reference */
-CW_EXPORT int cw_release(cw_buf_t buf);  /* drops one taken by cw_retain */
-/* The reference count (>= 1, the owner's included), or a negative status. */
+/* Drops one taken by cw_retain; refused (CW_ECONTRACT, refcount_underflow)
+ * when it would take the owner's reference or a live view's. */
+CW_EXPORT int cw_release(cw_buf_t buf);
+/* The reference count (>= 1, the owner's and the views' included), or a
+ * negative status (CW_EFREED without a violation: asking is not using). */
 CW_EXPORT int cw_refcount(cw_buf_t buf);
 
 /* ---------------------------------------------------------------- owners */
@@ -167,13 +179,18 @@ CW_EXPORT int cw_owner_register(const char *name, cw_owner_t *owner);
 /* The owner's name, or NULL for an unknown owner. */
 CW_EXPORT const char *cw_owner_name(cw_owner_t owner);
 CW_EXPORT int cw_owner_of(cw_buf_t buf, cw_owner_t *owner);
-/* Hands buf to another owner; refused (CW_ECONTRACT) while shared. */
+/* Hands buf to owner to (CW_OWNER_NONE disowns it); refused
+ * (CW_ECONTRACT, transfer_while_shared) while the reference count is above
+ * 1, views included; CW_EINVAL for an unknown owner. */
 CW_EXPORT int cw_transfer(cw_buf_t buf, cw_owner_t to);
 
 /* ------------------------------------------------------------------ views */
 /* A non-owning byte range [offset, offset+len) of parent (an allocation
- * or a view) holding a reference on the allocation.  Freeing a view never
- * frees memory. */
+ * or a view) holding a reference on the allocation.  A view of a view
+ * refers to the allocation (offsets added; bounds checked against the
+ * parent view).  Freeing a view never frees memory.  Errors: CW_EINVAL
+ * (NULL view, len 0, bad handle), CW_EFREED (use_after_free), CW_EBOUNDS
+ * (out_of_bounds), CW_ENOTSUP (parent not made by cw_alloc). */
 CW_EXPORT int cw_view(cw_buf_t *view, cw_buf_t parent, size_t offset,
     size_t len);
 
@@ -184,10 +201,19 @@ CW_EXPORT void *cw_ptr(cw_buf_t buf);
 CW_EXPORT size_t cw_size(cw_buf_t buf);   /* 0 on a bad handle */
 CW_EXPORT int cw_kind(cw_buf_t buf);      /* cw_kind_t, or negative */
 CW_EXPORT int cw_device(cw_buf_t buf);    /* ordinal, or negative */
-/* The live allocation containing ptr, interior pointers included. */
+/* The live allocation containing ptr, interior pointers included: any
+ * live address-keyed record (under the preload shim, also the driver
+ * allocations it recorded); never a view.  CW_EINVAL when none. */
 CW_EXPORT int cw_lookup(const void *ptr, cw_buf_t *buf);
 
 /* ---------------------------------------------------- data, bounds-checked */
+/* Synchronous.  [off, off+n) is checked against the handle's own range
+ * (a view's) first: outside it, or off+n overflowing, is CW_EBOUNDS
+ * (out_of_bounds) and nothing is written.  n == 0 succeeds and does
+ * nothing.  A freed handle is CW_EFREED (use_after_free); a driver failure
+ * CW_ECUDA (cuda_error in cw_last_error).  cw_copy refuses (CW_EINVAL)
+ * overlapping ranges in device or managed memory.  cw_memset writes
+ * (unsigned char)value. */
 CW_EXPORT int cw_upload(cw_buf_t buf, size_t off, const void *src, size_t n);
 CW_EXPORT int cw_download(cw_buf_t buf, size_t off, void *dst, size_t n);
 CW_EXPORT int cw_copy(cw_buf_t dst, size_t dst_off, cw_buf_t src,
@@ -195,7 +221,9 @@ CW_EXPORT int cw_copy(cw_buf_t dst, size_t dst_off, cw_buf_t src,
 CW_EXPORT int cw_memset(cw_buf_t buf, size_t off, int value, size_t n);
 
 /* ---------------------------------------------------- unified memory hints */
-/* device: a CUDA ordinal or CW_CPU. */
+/* Managed memory only (CW_ENOTSUP otherwise); device: a present CUDA
+ * ordinal (any, not only the allocation's) or CW_CPU (CW_ENODEV
+ * otherwise); advice outside cw_advice_t is CW_EINVAL. */
 CW_EXPORT int cw_advise(cw_buf_t buf, cw_advice_t advice, int device);
 /* Prefetches managed memory to device or CW_CPU on stream.  Where the
  * device lacks concurrent managed access this is an advisory no-op that
@@ -211,7 +239,9 @@ CW_EXPORT int cw_trim(int device);
 CW_EXPORT int cw_stats(cw_stats_t *stats);
 /* Prints the statistics through out (NULL: the output callback). */
 CW_EXPORT int cw_stats_print(cw_output_fn out, void *arg);
-/* Writes a report of live allocations (leaks so far) and violations. */
+/* Writes a report of live allocations (leaks so far) and violations to
+ * fd: JSON (doc/report-schema.md, mode "library") or text.  CW_EINVAL for
+ * a negative fd, an unknown format or a write error. */
 CW_EXPORT int cw_report(int fd, cw_format_t format);
 /* Routes all output (warnings, violations, stats) through fn. */
 CW_EXPORT void cw_set_output(cw_output_fn fn, void *arg);
