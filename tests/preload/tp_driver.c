@@ -60,17 +60,24 @@ varx(const char *key, unsigned long long v)
 	printf("%s=0x%llx\n", key, v);
 }
 
-/* The driver's own cuMemAlloc_v2, past the shim: dlvsym is not
- * interposed, and libcuda has no symbol versions, so any version name
- * finds the unversioned export. */
+/* The driver's own cuMemAlloc_v2, past the shim: every lookup by name is
+ * redirected to the shim's wrapper, so the script hands us the distance
+ * between cuMemAlloc_v2 and cuDeviceGet (not hooked) in libcuda's symbol
+ * table (nm -D), and we add it to cuDeviceGet's address. */
+static long long real_alloc_delta;
+
 static CUresult
 real_mem_alloc(CUdeviceptr *p, size_t n)
 {
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	char *base = h != NULL ? dlsym(h, "cuDeviceGet") : NULL;
+
+	if (base == NULL || real_alloc_delta == 0)
+		return CUDA_ERROR_NOT_FOUND;
 	CUresult (*f)(CUdeviceptr *, size_t) =
-	    (CUresult (*)(CUdeviceptr *, size_t))dlvsym(h, "cuMemAlloc_v2",
-	    "ANY");
-	return f != NULL ? f(p, n) : CUDA_ERROR_NOT_FOUND;
+	    (CUresult (*)(CUdeviceptr *, size_t))(void *)(base +
+	    real_alloc_delta);
+	return f(p, n);
 }
 
 /* ------------------------------------------------------------ families */
@@ -574,8 +581,10 @@ main(int argc, char **argv)
 
 	if (strcmp(s, "families") == 0)
 		r = scenario_families();
-	else if (strcmp(s, "violations") == 0)
+	else if (strcmp(s, "violations") == 0 && argc > 2) {
+		real_alloc_delta = strtoll(argv[2], NULL, 0);
 		r = scenario_violations();
+	}
 	else if (strcmp(s, "double") == 0)
 		r = scenario_double();
 	else if (strcmp(s, "teardown") == 0)
