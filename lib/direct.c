@@ -11,9 +11,14 @@
  * goes to the failed-free ledger here, and only here.
  *
  * Invariants: the device's primary context is current (driver_bind) before
- * every driver call.  No state, no locks: safe from any thread.  After a
- * fork, driver_bind fails (CW_ENODEV) so nothing is allocated or freed for
- * the parent (nor added to the ledger).
+ * every driver call.  In the library it stays current afterwards (the
+ * seed's behaviour: cw_alloc binds the calling thread).  In the shim
+ * (config_in_shim) the thread's previous context is put back afterwards
+ * (driver_bind_save / driver_restore): an unmodified program that runs in
+ * a context of its own must not find the primary one current after its
+ * cuMemAlloc was served from a pool.  No state, no locks: safe from any
+ * thread.  After a fork, driver_bind fails (CW_ENODEV) so nothing is
+ * allocated or freed for the parent (nor added to the ledger).
  */
 
 #include "direct.h"
@@ -50,11 +55,29 @@ fill_cuda(CUresult r)
 	e->cuda_error_name = driver_error_name(r);
 }
 
+/* Binds device's primary context; in the shim, saves the caller's. */
+static int
+enter(int device, CUcontext *prev)
+{
+	*prev = NULL;
+	if (config_in_shim)
+		return driver_bind_save(device, prev);
+	return driver_bind(device);
+}
+
+static void
+leave(CUcontext prev)
+{
+	if (config_in_shim)
+		driver_restore(prev);
+}
+
 int
 direct_alloc(kind_t kind, int device, size_t size, uintptr_t *addr)
 {
 	const driver_fns_t *f;
 	CUdeviceptr dp = 0;
+	CUcontext prev;
 	void *hp = NULL;
 	CUresult r;
 	int st;
@@ -67,7 +90,7 @@ direct_alloc(kind_t kind, int device, size_t size, uintptr_t *addr)
 	if (!kind_ok(kind))
 		return lasterr_set(CW_EINVAL, __func__,
 		    "kind %d cannot be allocated directly", (int)kind);
-	if ((st = driver_bind(device)))
+	if ((st = enter(device, &prev)))
 		return st;
 	f = driver_get();
 	switch (kind) {
@@ -83,6 +106,7 @@ direct_alloc(kind_t kind, int device, size_t size, uintptr_t *addr)
 		dp = (CUdeviceptr)(uintptr_t)hp;
 		break;
 	}
+	leave(prev);
 	if (unlikely(r != CUDA_SUCCESS)) {
 		st = r == CUDA_ERROR_OUT_OF_MEMORY ? CW_ENOMEM : CW_ECUDA;
 		lasterr_set(st, __func__, "%s of %zu bytes on device %d: %s",
@@ -99,6 +123,7 @@ int
 direct_free(kind_t kind, int device, uintptr_t addr, size_t size)
 {
 	const driver_fns_t *f;
+	CUcontext prev;
 	CUresult r;
 	int st;
 
@@ -107,13 +132,14 @@ direct_free(kind_t kind, int device, uintptr_t addr, size_t size)
 		    "kind %d was not allocated directly", (int)kind);
 	if (addr == 0)
 		return lasterr_set(CW_EINVAL, __func__, "address is 0");
-	if ((st = driver_bind(device)))
+	if ((st = enter(device, &prev)))
 		return st;
 	f = driver_get();
 	if (kind == KIND_PINNED)
 		r = f->cuMemFreeHost((void *)addr);
 	else
 		r = f->cuMemFree_v2((CUdeviceptr)addr);
+	leave(prev);
 	if (unlikely(r != CUDA_SUCCESS)) {
 		lasterr_set(CW_ECUDA, __func__,
 		    "%s of %#lx (%zu bytes) failed: %s; the memory is lost",

@@ -4,6 +4,9 @@
  * LD_LIBRARY_PATH).  check forks each test, and the runner process never
  * touches CUDA, so every test starts with a fresh driver and may set
  * FAKECUDA_* variables before its first call.
+ *
+ * Built twice: check_driver links the library's modules, check_driver_shim
+ * the shim's (CW_IN_SHIM=1), where direct.c restores the caller's context.
  */
 #include "preamble.h"
 
@@ -308,7 +311,9 @@ START_TEST(test_driver_n_devices)
 		ck_assert_int_eq(ordinal, d);
 		ck_assert_int_eq(driver_get()->cuCtxGetDevice(&dev),
 		    CUDA_SUCCESS);
-		ck_assert_int_eq(dev, d);
+		/* The library leaves device d bound; the shim puts back the
+		 * context bound before (device 1's, bound above). */
+		ck_assert_int_eq(dev, config_in_shim ? 1 : d);
 		ck_assert_int_eq(direct_free(KIND_DEVICE, d, a, 1 << 20),
 		    CW_OK);
 	}
@@ -419,6 +424,7 @@ START_TEST(test_direct_each_kind)
 
 		*(void **)&get_flags = dlsym(driver_handle(),
 		    "cuMemHostGetFlags");
+		ck_assert_int_eq(driver_bind(0), CW_OK);
 		ck_assert_int_eq(get_flags(&flags, (void *)a[2]), CUDA_SUCCESS);
 		ck_assert_uint_ne(flags & CU_MEMHOSTALLOC_PORTABLE, 0);
 		ck_assert_uint_ne(flags & CU_MEMHOSTALLOC_DEVICEMAP, 0);
@@ -530,6 +536,43 @@ START_TEST(test_direct_free_failure_ledger)
 }
 END_TEST
 
+/* The calling thread runs in a context of its own: the library leaves the
+ * primary context current after a direct allocation (cw_alloc binds the
+ * thread), the shim puts the program's context back. */
+START_TEST(test_direct_context_policy)
+{
+	const driver_fns_t *f;
+	CUcontext own = NULL;
+	CUdevice dev;
+	uintptr_t a;
+	CUresult (*ctx_create)(CUcontext *, unsigned int, CUdevice);
+
+	load_fixture();
+	f = driver_get();
+	ck_assert_int_eq(driver_device_count(), 1);   /* cuInit */
+	*(void **)&ctx_create = dlsym(driver_handle(), "cuCtxCreate_v2");
+	ck_assert_int_eq(f->cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+	ck_assert_int_eq(ctx_create(&own, 0, dev), CUDA_SUCCESS);
+	ck_assert_ptr_eq(current_ctx(), own);
+	ck_assert_int_eq(direct_alloc(KIND_DEVICE, 0, 1 << 20, &a), CW_OK);
+	ck_assert_ptr_eq(current_ctx(), config_in_shim ? own :
+	    driver_primary_ctx(0));
+	ck_assert_int_eq(f->cuCtxSetCurrent(own), CUDA_SUCCESS);
+	ck_assert_int_eq(direct_free(KIND_DEVICE, 0, a, 1 << 20), CW_OK);
+	ck_assert_ptr_eq(current_ctx(), config_in_shim ? own :
+	    driver_primary_ctx(0));
+	/* No context at all before: none after, in the shim. */
+	ck_assert_int_eq(f->cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+	ck_assert_ptr_null(current_ctx());
+	ck_assert_int_eq(direct_alloc(KIND_PINNED, 0, 4096, &a), CW_OK);
+	if (config_in_shim)
+		ck_assert_ptr_null(current_ctx());
+	else
+		ck_assert_ptr_eq(current_ctx(), driver_primary_ctx(0));
+	ck_assert_int_eq(direct_free(KIND_PINNED, 0, a, 4096), CW_OK);
+}
+END_TEST
+
 /* ============================================================ fork */
 
 START_TEST(test_driver_fork_child_no_cuda)
@@ -617,6 +660,7 @@ make_driver_suite(void)
 	tcase_add_test(tc, test_direct_bad_args);
 	tcase_add_test(tc, test_direct_alloc_failure);
 	tcase_add_test(tc, test_direct_free_failure_ledger);
+	tcase_add_test(tc, test_direct_context_policy);
 	tcase_add_test(tc, test_driver_fork_child_no_cuda);
 	tcase_add_test(tc, test_driver_reset);
 	suite_add_tcase(s, tc);
