@@ -17,7 +17,8 @@
  *    list, the live counts and a ring of tombstones with two chained
  *    indexes (by (ns, base) and by handle).  A keyed record's stripe is
  *    picked by the hash of (ns, base); an unkeyed one (NS_NONE) by a
- *    per-thread rotation.
+ *    per-thread rotation.  Tombstone chains are never unlinked: the ring
+ *    overwrites its oldest entry and walks stop at a link to a newer one.
  *  - NROOTS intrusive treaps (links in the slots) keyed by (ns, level,
  *    base), guarded by TLOCKS tree locks (root index mod TLOCKS).  A
  *    record of size in [2^shift[L-1], 2^shift[L]) is at level L and sits
@@ -25,7 +26,7 @@
  *    Since its size is below 2^shift[L], a record containing p has its
  *    base in the region of p or in the one before, so an interior lookup
  *    searches at most 2 treaps per level in use (9 at most), each holding
- *    about n / NROOTS records.
+ *    about n / NROOTS records: O(log n), and no global lock anywhere.
  *
  * Handles: (generation << 32 | slot).  slot->seq counts issues and
  * removals: odd = live, and the generation of the last issued handle is
@@ -36,19 +37,23 @@
  * Invariants (registry_validate checks them all): a live keyed slot is in
  * exactly one hash chain (of its stripe, its bucket) and in exactly one
  * treap (the root of its ns, level_of(size) and region); treaps are
- * ordered by (ns, level, base) and heap-ordered by prio(slot); no two live records
- * share (ns, base); live + free + retired == high-water mark per stripe.
+ * ordered by (ns, level, base) and heap-ordered by prio(slot); no two
+ * live records share (ns, base); live + free + retired == high-water mark
+ * per stripe; every tombstone in a ring is reached from both its buckets.
  *
  * Locking: H stripe locks (rank 1) protect everything of their stripe,
- * slots included; T locks (rank 2) protect treap links and roots.
- * Order: at most one H lock, then at most one T lock under it; never two
- * of one rank, never any other lock of cuwarden under them, never a
- * driver call.  The base, ns, level and seq of a slot change only while
- * it is in no treap, so a T-lock holder may read them.  Callbacks
+ * slots included; T locks (rank 2) protect treap links and roots, and the
+ * size of the records in their treaps (registry_update changes a size
+ * under both).  Order: at most one H lock, then at most one T lock under
+ * it; never two of one rank, never any other lock of cuwarden under them,
+ * never a driver call.  The base, ns, level and seq of a slot change only
+ * while it is in no treap, so a T-lock holder may read them.  Callbacks
  * (registry_update, registry_remove's check) run under the H lock;
  * registry_foreach calls its function with no lock held.  Fork: prefork
- * takes every H then every T lock, in index order.
- *
+ * takes every H then every T lock, in index order.  Lock-free readers:
+ * registry_state (hw, seq) and the empty-root and level-in-use peeks of
+ * interior lookups (atomics, relaxed).
+
  * Memory: no malloc anywhere; slots, hash buckets and tombstones are
  * mmap'd.  Per live record: 88 bytes of slot, 4-8 of hash bucket, plus
  * the commit granularity and the tombstone ring shared by all.
@@ -156,6 +161,49 @@ static uint32_t tomb_per;   /* tombstones per stripe, from the option */
 static bool ready;          /* atomic */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static CW_TLS unsigned unkeyed_rr;
+
+/* ----------------------------------------------------------------- locks */
+
+/* Lock ranks, checked in debug builds: an H lock (1) only with no
+ * registry lock held, a T lock (2) only with at most an H lock held. */
+enum { RANK_H = 1, RANK_T = 2 };
+static CW_TLS unsigned held_rank;
+
+static inline void
+h_lock(stripe_t *st)
+{
+	cw_assert(held_rank == 0);
+	pthread_mutex_lock(&st->lock);
+	if (config_debug)
+		held_rank = RANK_H;
+}
+
+static inline void
+h_unlock(stripe_t *st)
+{
+	cw_assert(held_rank == RANK_H);
+	if (config_debug)
+		held_rank = 0;
+	pthread_mutex_unlock(&st->lock);
+}
+
+static inline void
+t_lock(tlock_t *tl)
+{
+	cw_assert(held_rank < RANK_T);
+	pthread_mutex_lock(&tl->lock);
+	if (config_debug)
+		held_rank = held_rank == RANK_H ? RANK_H | RANK_T : RANK_T;
+}
+
+static inline void
+t_unlock(tlock_t *tl)
+{
+	cw_assert(held_rank & RANK_T);
+	if (config_debug)
+		held_rank &= ~(unsigned)RANK_T;
+	pthread_mutex_unlock(&tl->lock);
+}
 
 /* ------------------------------------------------------------- helpers */
 
@@ -546,9 +594,9 @@ tree_add(uint32_t i)
 	if (!__atomic_load_n(&level_used[sl->ns][sl->level], __ATOMIC_RELAXED))
 		__atomic_store_n(&level_used[sl->ns][sl->level], 1,
 		    __ATOMIC_RELAXED);
-	pthread_mutex_lock(&tl->lock);
+	t_lock(tl);
 	treap_insert(&roots[root], i + 1);
-	pthread_mutex_unlock(&tl->lock);
+	t_unlock(tl);
 }
 
 /* H lock held. */
@@ -557,9 +605,9 @@ tree_del(uint32_t i)
 {
 	unsigned root = root_of_slot(slot_at(i));
 	tlock_t *tl = tlock_of(root);
-	pthread_mutex_lock(&tl->lock);
+	t_lock(tl);
 	treap_remove(&roots[root], i + 1);
-	pthread_mutex_unlock(&tl->lock);
+	t_unlock(tl);
 }
 
 /* ------------------------------------------------------------ tombstones */
@@ -730,11 +778,11 @@ live_lock(reg_handle_t h, stripe_t **stp, uint32_t *slotp, int *err)
 		return NULL;
 	}
 	stripe_t *st = &stripes[s];
-	pthread_mutex_lock(&st->lock);
+	h_lock(st);
 	slot_t *sl = slot_at(slot);
 	reg_state_t state = state_of(gen, sl->seq);
 	if (state != REG_LIVE) {
-		pthread_mutex_unlock(&st->lock);
+		h_unlock(st);
 		*err = -(int)state;
 		return NULL;
 	}
@@ -788,11 +836,11 @@ registry_insert(const reg_rec_t *rec, reg_handle_t *handle,
 		s = unkeyed_rr++ % NSTRIPES;
 	}
 	stripe_t *st = &stripes[s];
-	pthread_mutex_lock(&st->lock);
+	h_lock(st);
 	uint32_t i;
 	if ((keyed && hash_reserve(st, st->nkeyed + 1)) ||
 	    slot_alloc(st, s, &i)) {
-		pthread_mutex_unlock(&st->lock);
+		h_unlock(st);
 		return true;
 	}
 	uint32_t *link = NULL;
@@ -824,7 +872,7 @@ registry_insert(const reg_rec_t *rec, reg_handle_t *handle,
 		tree_add(i);
 	}
 	__atomic_store_n(&st->live, st->live + 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&st->lock);
+	h_unlock(st);
 	*handle = make_handle(i, seq);
 	return false;
 }
@@ -839,7 +887,7 @@ registry_get(reg_handle_t h, reg_rec_t *out)
 	if (sl == NULL)
 		return true;
 	slot_to_rec(sl, out);
-	pthread_mutex_unlock(&st->lock);
+	h_unlock(st);
 	return false;
 }
 
@@ -851,7 +899,7 @@ registry_find(ns_t ns, uintptr_t base, reg_handle_t *h, reg_rec_t *out)
 	uint64_t hh = key_hash(ns, base);
 	stripe_t *st = &stripes[hash_stripe(hh)];
 	bool miss = true;
-	pthread_mutex_lock(&st->lock);
+	h_lock(st);
 	if (st->nbuckets != 0) {
 		uint32_t n = *hash_link(st, ns, base, hh);
 		if (n != 0) {
@@ -862,7 +910,7 @@ registry_find(ns_t ns, uintptr_t base, reg_handle_t *h, reg_rec_t *out)
 			miss = false;
 		}
 	}
-	pthread_mutex_unlock(&st->lock);
+	h_unlock(st);
 	return miss;
 }
 
@@ -879,7 +927,7 @@ search_root(unsigned root, unsigned nl, unsigned level, uintptr_t region,
 		return 0;
 	tlock_t *tl = tlock_of(root);
 	int r = 0;
-	pthread_mutex_lock(&tl->lock);
+	t_lock(tl);
 	uint32_t n = treap_pred(roots[root], nl, p);
 	if (n != 0) {
 		slot_t *sl = NODE(n);
@@ -891,7 +939,7 @@ search_root(unsigned root, unsigned nl, unsigned level, uintptr_t region,
 			r = -1;
 		}
 	}
-	pthread_mutex_unlock(&tl->lock);
+	t_unlock(tl);
 	return r;
 }
 
@@ -936,7 +984,7 @@ registry_find_containing(ns_t ns, uintptr_t p, reg_handle_t *h,
 			return false;
 		}
 		stripe_t *st = &stripes[slot >> pshift];
-		pthread_mutex_lock(&st->lock);
+		h_lock(st);
 		slot_t *sl = slot_at(slot);
 		bool hit = sl->seq == seq && p - sl->base < sl->size;
 		if (hit) {
@@ -944,7 +992,7 @@ registry_find_containing(ns_t ns, uintptr_t p, reg_handle_t *h,
 				*h = make_handle(slot, seq);
 			slot_to_rec(sl, out);
 		}
-		pthread_mutex_unlock(&st->lock);
+		h_unlock(st);
 		if (hit)
 			return false;
 	}
@@ -979,12 +1027,12 @@ registry_update(reg_handle_t h, reg_update_fn fn, void *arg)
 			tree_add(i);
 		} else {
 			tlock_t *tl = tlock_of(root_of_slot(sl));
-			pthread_mutex_lock(&tl->lock);
+			t_lock(tl);
 			sl->size = size;
-			pthread_mutex_unlock(&tl->lock);
+			t_unlock(tl);
 		}
 	}
-	pthread_mutex_unlock(&st->lock);
+	h_unlock(st);
 	return r;
 }
 
@@ -1003,7 +1051,7 @@ registry_remove(reg_handle_t h, reg_update_fn check, void *arg,
 		slot_to_rec(sl, &tmp);
 		int r = check(&tmp, arg);
 		if (r != 0) {
-			pthread_mutex_unlock(&st->lock);
+			h_unlock(st);
 			return r;
 		}
 	}
@@ -1012,7 +1060,7 @@ registry_remove(reg_handle_t h, reg_update_fn check, void *arg,
 		out->free_stack = free_stack;
 	}
 	remove_locked(st, i, free_stack, NULL);
-	pthread_mutex_unlock(&st->lock);
+	h_unlock(st);
 	return 0;
 }
 
@@ -1024,7 +1072,7 @@ registry_tomb_find(ns_t ns, uintptr_t base, reg_rec_t *out)
 	uint64_t hh = key_hash(ns, base);
 	stripe_t *st = &stripes[hash_stripe(hh)];
 	bool miss = true;
-	pthread_mutex_lock(&st->lock);
+	h_lock(st);
 	if (st->tomb_cap != 0) {
 		uint32_t n = tomb_first(st, tomb_kbucket(st, ns, base), true);
 		for (; n != 0; n = tomb_next(st, n, true)) {
@@ -1037,7 +1085,7 @@ registry_tomb_find(ns_t ns, uintptr_t base, reg_rec_t *out)
 			}
 		}
 	}
-	pthread_mutex_unlock(&st->lock);
+	h_unlock(st);
 	return miss;
 }
 
@@ -1050,7 +1098,7 @@ registry_tomb_get(reg_handle_t h, reg_rec_t *out)
 		return true;
 	stripe_t *st = &stripes[s];
 	bool miss = true;
-	pthread_mutex_lock(&st->lock);
+	h_lock(st);
 	if (st->tomb_cap != 0) {
 		uint32_t n = tomb_first(st, tomb_hbucket(st, h), false);
 		for (; n != 0; n = tomb_next(st, n, false)) {
@@ -1063,7 +1111,7 @@ registry_tomb_get(reg_handle_t h, reg_rec_t *out)
 			}
 		}
 	}
-	pthread_mutex_unlock(&st->lock);
+	h_unlock(st);
 	return miss;
 }
 
@@ -1079,7 +1127,7 @@ registry_foreach(reg_walk_fn fn, void *arg)
 		uint32_t k = 0;
 		for (;;) {
 			unsigned n = 0;
-			pthread_mutex_lock(&st->lock);
+			h_lock(st);
 			uint32_t hw = st->hw;
 			for (; k < hw && n < FOREACH_BATCH; k++) {
 				uint32_t i = (s << pshift) + k;
@@ -1090,7 +1138,7 @@ registry_foreach(reg_walk_fn fn, void *arg)
 				hs[n] = make_handle(i, sl->seq);
 				n++;
 			}
-			pthread_mutex_unlock(&st->lock);
+			h_unlock(st);
 			for (unsigned j = 0; j < n; j++) {
 				int r = fn(hs[j], &recs[j], arg);
 				if (r != 0)
@@ -1118,12 +1166,12 @@ registry_bytes(void)
 	size_t n = sizeof(stripes) + sizeof(tlocks) + sizeof(roots);
 	for (unsigned s = 0; s < NSTRIPES; s++) {
 		stripe_t *st = &stripes[s];
-		pthread_mutex_lock(&st->lock);
+		h_lock(st);
 		n += (size_t)st->committed * sizeof(slot_t);
 		n += (size_t)st->nbuckets * sizeof(uint32_t);
 		n += (size_t)st->tomb_cap * sizeof(tomb_t);
 		n += (size_t)st->tomb_nb * 2 * sizeof(uint32_t);
-		pthread_mutex_unlock(&st->lock);
+		h_unlock(st);
 	}
 	return n;
 }

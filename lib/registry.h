@@ -70,7 +70,9 @@ bool registry_get(reg_handle_t h, reg_rec_t *out);
 /* Exact lookup by (ns, base).  Returns true if not found. */
 bool registry_find(ns_t ns, uintptr_t base, reg_handle_t *h, reg_rec_t *out);
 /* The live record of ns whose [base, base+size) contains p.  Returns true
- * if none. */
+ * if none.  Live ranges of one namespace are expected not to overlap (the
+ * driver never makes overlapping ones); where they do, which container is
+ * returned is unspecified. */
 bool registry_find_containing(ns_t ns, uintptr_t p, reg_handle_t *h,
     reg_rec_t *out);
 
@@ -95,7 +97,10 @@ bool registry_tomb_find(ns_t ns, uintptr_t base, reg_rec_t *out);
 /* The tombstone of a freed handle.  Returns true if none. */
 bool registry_tomb_get(reg_handle_t h, reg_rec_t *out);
 
-/* Calls fn for each live record; the callback sees a stable copy.
+/* Calls fn for each live record; the callback sees a stable copy and
+ * runs with no registry lock held (copies are taken under each stripe's
+ * lock, a batch at a time).  Every record live for the whole walk is seen
+ * exactly once; one inserted or removed during it may or may not be.
  * Returning non-zero stops the walk (and is returned). */
 typedef int (*reg_walk_fn)(reg_handle_t h, const reg_rec_t *rec, void *arg);
 int registry_foreach(reg_walk_fn fn, void *arg);
@@ -103,7 +108,9 @@ int registry_foreach(reg_walk_fn fn, void *arg);
 size_t registry_live_count(void);
 size_t registry_bytes(void); /* metadata bytes in use */
 
-/* Drops every record and tombstone (fork child, tests). */
+/* Drops every record and tombstone (fork child, tests); no other thread
+ * may use the registry meanwhile.  Handles issued before read FREED
+ * afterwards, never LIVE.  Re-reads CUWARDEN_TOMBSTONES. */
 void registry_reset(void);
 void registry_prefork(void);
 void registry_postfork_parent(void);

@@ -636,6 +636,17 @@ START_TEST(test_registry_million_records_128_bytes)
 		reg_handle_t h;
 		ck_assert(!registry_insert(&r, &h, NULL, NULL));
 	}
+	/* Free and make again a few thousand, so that every stripe's
+	 * tombstone ring is mapped and counted too. */
+	for (unsigned i = 0; i < N; i += 250) {
+		uintptr_t base = 0x7f0000000000 + (uintptr_t)i * 4096;
+		reg_handle_t h;
+		ck_assert(!registry_find(NS_ADDR, base, &h, NULL));
+		ck_assert_int_eq(registry_remove(h, NULL, NULL, 1, NULL), 0);
+		reg_rec_t r = mkrec(NS_ADDR, base, 256 + (i & 1023));
+		ck_assert(!registry_insert(&r, &h, NULL, NULL));
+	}
+	ck_assert(!registry_tomb_find(NS_ADDR, 0x7f0000000000, NULL));
 	size_t live = registry_live_count(), bytes = registry_bytes();
 	ck_assert_uint_eq(live, N);
 	ck_assert_msg(bytes / live <= 128, "%zu bytes for %zu records",
