@@ -251,7 +251,8 @@ typedef struct au_run_opts_s {
 char *run_find_shim(char *err, size_t errsize);
 /* Runs argv under the shim, waits for it and every process it started,
  * reads every report into m.  Returns the tool's exit status on failure
- * (125, 126, 127), 0 on success; m->exit_status is the program's. */
+ * (125, 126, 127, or 128+n when the program died of signal n leaving no
+ * report), 0 on success; m->exit_status is the program's. */
 int run_program(const au_run_opts_t *o, char **argv, au_model_t *m);
 /* The files of dir (not starting with '.'), sorted by name. */
 size_t run_list_files(const char *dir, char ***out);

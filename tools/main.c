@@ -155,7 +155,7 @@ parse_options(cfg_t *c, int argc, char **argv)
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+hvV", long_opts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "+:hvV", long_opts, NULL)) !=
 	    -1) {
 		switch (opt) {
 		case OPT_PRELOAD:

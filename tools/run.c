@@ -9,7 +9,7 @@
  *
  * Invariants: the tool never returns 0 for a run that audited nothing: no
  * report at all is an audit failure (125) unless the program died of a
- * signal (then its 128+n).  exec failures come back through a close-on-
+ * signal (then its 128+n, and nothing is rendered).  exec failures come back through a close-on-
  * exec pipe: 127 when the program is not found, 126 when it cannot run.
  */
 #include "config.h"
@@ -411,10 +411,12 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 			au_error("the program was killed by signal %d before "
 			    "any report was written: nothing was audited",
 			    WTERMSIG(status));
+			rc = m->exit_status;
 		} else {
-			au_error("the shim was not loaded: no process wrote a "
-			    "report (is %s statically linked, setuid, or does "
-			    "it clear LD_PRELOAD? shim: %s)", argv[0], shim);
+			au_error("the shim was not loaded, or no process used "
+			    "CUDA: no process wrote a report (is %s statically "
+			    "linked or setuid, or does it clear LD_PRELOAD? "
+			    "shim: %s)", argv[0], shim);
 			rc = AU_EXIT_AUDIT_FAILED;
 		}
 	} else if (rc == 0 && !main_reported && !WIFSIGNALED(status)) {

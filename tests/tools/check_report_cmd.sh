@@ -1,0 +1,164 @@
+#!/bin/bash
+# cuwarden-audit report: merging saved per-process reports, the text
+# report, exit statuses, suppressions (built-in, files, generated) and bad
+# input (corrupt, foreign and malformed reports; malformed suppressions;
+# bad options).
+. "$top_srcdir/tests/tools/testlib.sh"
+
+A="$DATA/proc_a.json"
+B="$DATA/proc_b.json"
+
+# Two processes: the same call stack in both is one group (4 allocations,
+# pids 100 and 101, devices 0 and 1); the libcublas-owned leak is
+# suppressed by the built-in rules; findings make the status 23.
+run merge "$AUDIT" report "$A" "$B"
+expect_rc merge 23
+expect_in merge err "== 4,194,304 bytes in 4 device allocations (1,048,576 each) leaked by /opt/app/libmodel.so [devices 0,1, cuMemAlloc_v2, pids 100,101]"
+expect_in merge err "==    at 0x1a2b: ??? (in /opt/app/libmodel.so, module file not found)"
+expect_in merge err "== 262,144 bytes in 1 pinned allocation leaked by /opt/app/trainer [host, cuMemHostAlloc, pid 100]"
+expect_in merge err "==    by 0x7fffdeadbeef: ??? (unknown module)"
+expect_in merge err "== double_free: cuMemFree_v2 of 0x7f5000300000 (device allocation of 65,536 bytes) -> CUDA_ERROR_INVALID_VALUE, 1 time [device 0, pid 100]"
+expect_in merge err "==  Allocated at:"
+expect_in merge err "==  First freed at:"
+expect_in merge err "== LEAK SUMMARY: 4456448 bytes leaked in 5 allocations (2 groups)"
+expect_in merge err "== SUPPRESSED: 1048576 bytes in 1 allocation, 0 violations"
+expect_in merge err "owner:libcublas.so* (built-in)"
+expect_in merge err "== ERROR SUMMARY: 6 errors (5 leaks, 1 violation)"
+expect_in merge err "== COVERAGE: 2 processes audited, 17 allocations seen, hooks active in 2, 1 untracked free"
+expect_not_in merge err "libcublas.so.12 ["
+# Largest first: the 4 MiB group before the 256 KiB one.
+first=$(grep -n "bytes in" "$WORK/merge.err" | head -1)
+case $first in *4,194,304*) ;; *) fail "merge: largest group not first: $first";; esac
+
+# The same with the text in a file, and a chosen exit status.
+run logfile "$AUDIT" --log-file "$WORK/log.txt" --error-exitcode 7 report "$A" "$B"
+expect_rc logfile 7
+grep -qF "LEAK SUMMARY: 4456448 bytes" "$WORK/log.txt" || fail "logfile: no summary in the log file"
+[ -s "$WORK/logfile.err" ] && fail "logfile: stderr not empty"
+run never "$AUDIT" --error-exitcode 0 report "$A"
+expect_rc never 0
+
+# Built-in suppressions off: the libcublas leak is reported.
+run nobuiltin "$AUDIT" --no-builtin-suppressions report "$A"
+expect_rc nobuiltin 23
+expect_in nobuiltin err "leaked by /usr/lib/x86_64-linux-gnu/libcublas.so.12"
+expect_not_in nobuiltin err "SUPPRESSED"
+
+# A process that never used CUDA is clean, and says so.
+run nocuda "$AUDIT" report "$DATA/nocuda.json"
+expect_rc nocuda 0
+expect_in nocuda err "== COVERAGE: 1 process audited, 0 allocations seen, hooks active in 0: no CUDA activity seen"
+expect_in nocuda err "== ERROR SUMMARY: 0 errors (0 leaks, 0 violations)"
+
+# A directory of reports (as --keep-reports leaves them).
+mkdir "$WORK/dir"
+cp "$A" "$B" "$WORK/dir/"
+run dir "$AUDIT" report "$WORK/dir"
+expect_rc dir 23
+expect_in dir err "== LEAK SUMMARY: 4456448 bytes leaked in 5 allocations (2 groups)"
+
+# Suppression files: function/module/file patterns, owner:, violation:.
+cat >"$WORK/s1.supp" <<'S'
+# the model library's leaks are known
+leak:libmodel.so      # module base name
+violation:double_free:trainer
+S
+run supp "$AUDIT" --suppressions "$WORK/s1.supp" report "$A" "$B"
+expect_rc supp 23
+expect_in supp err "== LEAK SUMMARY: 262144 bytes leaked in 1 allocation (1 group)"
+expect_in supp err "== SUPPRESSED: 5242880 bytes in 5 allocations, 1 violation"
+expect_in supp err "leak:libmodel.so ($WORK/s1.supp:2)"
+expect_in supp err "violation:double_free:trainer ($WORK/s1.supp:3)"
+expect_in supp err "== ERROR SUMMARY: 1 error (1 leak, 0 violations)"
+printf 'leak:/opt/app/*\nviolation:*\nowner:*/trainer\n' >"$WORK/s2.supp"
+run suppall "$AUDIT" --suppressions "$WORK/s2.supp" report "$A" "$B"
+expect_rc suppall 0
+expect_in suppall err "== ERROR SUMMARY: 0 errors (0 leaks, 0 violations)"
+
+# --gen-suppressions prints rules that, fed back, suppress everything.
+run gen "$AUDIT" --gen-suppressions --log-file "$WORK/gen.txt" report "$A" "$B"
+expect_rc gen 23
+grep -v '^==' "$WORK/gen.txt" >"$WORK/gen.supp"
+grep -q '^leak:libmodel.so$' "$WORK/gen.supp" || fail "gen: no leak:libmodel.so rule"
+grep -q '^violation:double_free:trainer$' "$WORK/gen.supp" || fail "gen: no violation rule"
+run regen "$AUDIT" --suppressions "$WORK/gen.supp" report "$A" "$B"
+expect_rc regen 0
+
+# Bad input: each names the file and what is wrong.
+run corrupt "$AUDIT" report "$DATA/corrupt.json"
+expect_rc corrupt 125
+expect_in corrupt err "corrupt.json:3:"
+expect_in corrupt err "invalid JSON"
+run empty "$AUDIT" report "$DATA/empty.json"
+expect_rc empty 125
+expect_in empty err "empty.json: empty file"
+run foreign "$AUDIT" report "$DATA/wrongformat.json"
+expect_rc foreign 125
+expect_in foreign err "wrongformat.json: not a cuwarden report: format is \"something-else\""
+run newer "$AUDIT" report "$DATA/newversion.json"
+expect_rc newer 125
+expect_in newer err "report version 2 is not supported"
+run badstack "$AUDIT" report "$DATA/badstack.json"
+expect_rc badstack 125
+expect_in badstack err "badstack.json: leaks[0].stack[1].module: index 4 out of range (1 modules)"
+run badcount "$AUDIT" report "$DATA/badcount.json"
+expect_rc badcount 125
+expect_in badcount err "badcount.json: leaks[0].count: expected a non-negative integer"
+run missing "$AUDIT" report "$WORK/nonexistent.json"
+expect_rc missing 125
+expect_in missing err "nonexistent.json: cannot read: No such file or directory"
+run merged "$AUDIT" --json "$WORK/m.json" report "$A"
+run merged2 "$AUDIT" report "$WORK/m.json"
+expect_rc merged2 125
+expect_in merged2 err "is a merged cuwarden-audit document"
+
+printf 'leak:ok\nfrob:bar\n' >"$WORK/bad.supp"
+run badsupp "$AUDIT" --suppressions "$WORK/bad.supp" report "$A"
+expect_rc badsupp 125
+expect_in badsupp err "bad.supp:2: malformed suppression \"frob:bar\": unknown rule type"
+printf 'leak:\n' >"$WORK/bad2.supp"
+run badsupp2 "$AUDIT" --suppressions "$WORK/bad2.supp" report "$A"
+expect_rc badsupp2 125
+expect_in badsupp2 err "bad2.supp:1: malformed suppression \"leak:\": empty pattern"
+run nosupp "$AUDIT" --suppressions "$WORK/none.supp" report "$A"
+expect_rc nosupp 125
+expect_in nosupp err "none.supp: cannot read the suppressions file"
+
+# Bad options.
+run noprog "$AUDIT"
+expect_rc noprog 125
+expect_in noprog err "missing program"
+run noreports "$AUDIT" report
+expect_rc noreports 125
+expect_in noreports err "report: give the report files"
+run badopt "$AUDIT" --frobnicate true
+expect_rc badopt 125
+expect_in badopt err "unknown option --frobnicate"
+run badexit "$AUDIT" --error-exitcode 300 true
+expect_rc badexit 125
+expect_in badexit err "--error-exitcode: \"300\" is not a number from 0 to 255"
+run badmode "$AUDIT" --mode fast true
+expect_rc badmode 125
+expect_in badmode err "--mode: \"fast\" is neither audit nor pool"
+run baddepth "$AUDIT" --stack-depth 65 true
+expect_rc baddepth 125
+run badsize "$AUDIT" --pool-limit 12Q true
+expect_rc badsize 125
+expect_in badsize err "--pool-limit: \"12Q\" is not a size"
+run shimopt "$AUDIT" --mode pool report "$A"
+expect_rc shimopt 125
+expect_in shimopt err "apply only when running a program"
+run noval "$AUDIT" --json
+expect_rc noval 125
+expect_in noval err "option --json needs a value"
+
+# --help and --version.
+run help "$AUDIT" --help
+expect_rc help 0
+expect_in help out "Usage: cuwarden-audit [options] [--] program [args...]"
+expect_in help out "owner:libcublas.so*"
+run version "$AUDIT" --version
+expect_rc version 0
+expect_in version out "cuwarden-audit (cuwarden) "
+
+finish

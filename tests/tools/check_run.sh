@@ -1,0 +1,169 @@
+#!/bin/bash
+# cuwarden-audit running programs under the real shim
+# (preload/.libs/libcuwarden_preload.so) on the simulated driver
+# (tests/fakecuda): exit statuses of clean, leaking, violating, crashing,
+# unauditable, missing and non-executable programs; symbolized leaks;
+# fork + exec and orphaned children; shim options; LD_PRELOAD kept;
+# --keep-reports; signal forwarding; the README's first command.
+. "$top_srcdir/tests/tools/testlib.sh"
+
+P="$top_builddir/tests/tools/cuprog"
+SP="$top_builddir/tests/tools/staticprog"
+SHIM="$top_builddir/preload/.libs/libcuwarden_preload.so"
+SRC="$TT/cuprog.c"
+for f in "$P" "$SP" "$SHIM" "$FAKECUDA_DIR/libcuda.so.1"; do
+	[ -e "$f" ] || { echo "harness: $f not built"; exit 99; }
+done
+alloc=$(line_of "$SRC" "LINE-ALLOC \*/")
+leak=$(line_of "$SRC" "LINE-LEAK \*/")
+export TMPDIR="$WORK/tmp"
+mkdir -p "$TMPDIR"
+
+run clean "$AUDIT" "$P" clean
+expect_rc clean 0
+expect_in clean err "== ERROR SUMMARY: 0 errors (0 leaks, 0 violations)"
+expect_in clean err "== COVERAGE: 1 process audited, 1 allocation seen, hooks active in 1"
+
+run status "$AUDIT" "$P" status
+expect_rc status 3
+
+run leak "$AUDIT" --json "$WORK/leak.json" "$P" leak
+expect_rc leak 23
+expect_in leak err "== 2,097,152 bytes in 2 device allocations (1,048,576 each) leaked by $P [device 0, cuMemAlloc_v2, pid "
+expect_in leak err ": alloc_buf (cuprog.c:$alloc)"
+expect_in leak err ": leak_some (cuprog.c:$leak)"
+expect_in leak err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+python3 "$TT/check_json.py" "$TT/audit.schema.json" "$WORK/leak.json" || fail "leak: JSON schema"
+run leak0 "$AUDIT" --error-exitcode 0 "$P" leak
+expect_rc leak0 0
+run leak9 "$AUDIT" --error-exitcode=9 "$P" leak
+expect_rc leak9 9
+
+run viol "$AUDIT" "$P" violation
+expect_rc viol 23
+expect_in viol err "== double_free: cuMemFree_v2 of 0x"
+expect_in viol err "==  Allocated at:"
+expect_in viol err ": alloc_buf (cuprog.c:$alloc)"
+expect_in viol err "==  First freed at:"
+expect_in viol err "== ERROR SUMMARY: 1 error (0 leaks, 1 violation)"
+
+# A crash: 128+11 when the shim could write no report; the findings'
+# status when it could.
+run crash "$AUDIT" "$P" crash
+if grep -q "before any report was written" "$WORK/crash.err"; then
+	expect_rc crash 139
+	expect_in crash err "killed by signal 11 (Segmentation fault)"
+	expect_not_in crash err "ERROR SUMMARY"
+else
+	expect_rc crash 23
+	expect_in crash err ": leak_some (cuprog.c:$leak)"
+fi
+
+# fork + exec: both processes are audited and merged.
+run fork "$AUDIT" "$P" fork
+expect_rc fork 23
+expect_in fork err "== COVERAGE: 2 processes audited, 3 allocations seen, hooks active in 2"
+expect_in fork err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 groups)"
+# An orphan, re-parented to the tool, is waited for.
+run orphan "$AUDIT" "$P" orphan
+expect_rc orphan 23
+expect_in orphan err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+run nowait "$AUDIT" --no-wait-descendants "$P" orphan
+[ "$rc" = 125 ] || [ "$rc" = 23 ] || fail "nowait: exit status $rc"
+sleep 0.5
+
+# A program that never touches CUDA is clean, or -- when the shim writes
+# no report for it -- an audit that cannot prove anything (125).
+run none "$AUDIT" "$P" none
+if [ "$rc" = 0 ]; then
+	expect_in none err "hooks active in 0: no CUDA activity seen"
+else
+	expect_rc none 125
+	expect_in none err "no process wrote a report"
+fi
+
+# Unauditable and unrunnable programs.
+run static "$AUDIT" "$SP"
+expect_rc static 125
+expect_in static err "the shim was not loaded"
+run noshim "$AUDIT" --preload "$WORK/nonexistent.so" "$P" clean
+expect_rc noshim 125
+expect_in noshim err "--preload $WORK/nonexistent.so: No such file or directory"
+run notfound "$AUDIT" cw-no-such-command-here
+expect_rc notfound 127
+expect_in notfound err "cw-no-such-command-here: command not found"
+run notfound2 "$AUDIT" "$WORK/nothere"
+expect_rc notfound2 127
+expect_in notfound2 err "cannot run $WORK/nothere: No such file or directory"
+printf '#!/bin/sh\nexit 0\n' >"$WORK/noexec"
+chmod 644 "$WORK/noexec"
+run noexec "$AUDIT" "$WORK/noexec"
+expect_rc noexec 126
+expect_in noexec err "cannot run $WORK/noexec: Permission denied"
+run explicit "$AUDIT" --preload "$SHIM" -- "$P" leak
+expect_rc explicit 23
+
+# The environment: our shim first, the user's LD_PRELOAD kept after it;
+# CUWARDEN_REPORT private; shim options as variables.
+LD_PRELOAD="$FAKECUDA_DIR/libcuda.so.1" run env "$AUDIT" --stack-depth 3 --check-bounds \
+	--on-violation report --owner-skip 'libfoo*' -- sh -c \
+	'echo "LD=$LD_PRELOAD"; echo "R=$CUWARDEN_REPORT"; echo "D=$CUWARDEN_STACK_DEPTH B=$CUWARDEN_CHECK_BOUNDS V=$CUWARDEN_ON_VIOLATION O=$CUWARDEN_OWNER_SKIP"'
+shim_real=$(readlink -f "$SHIM")
+expect_in env out "LD=$shim_real:$FAKECUDA_DIR/libcuda.so.1"
+expect_in env out "R=$TMPDIR/cuwarden-audit."
+expect_in env out "/report.%p.json"
+expect_in env out "D=3 B=1 V=report O=libfoo*"
+run depth "$AUDIT" --stack-depth 2 --json "$WORK/depth.json" "$P" leak
+expect_rc depth 23
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(len(l["stack"]) <= 2 for l in d["leaks"]), [len(l["stack"]) for l in d["leaks"]]
+' "$WORK/depth.json" || fail "depth: --stack-depth 2 not applied"
+
+# --keep-reports, and `report` over them gives the same answer.
+run keep "$AUDIT" --keep-reports "$WORK/kept" "$P" fork
+expect_rc keep 23
+n=$(ls "$WORK/kept" | grep -c '^report\.[0-9]*\.json$')
+[ "$n" = 2 ] || fail "keep: $n reports kept, expected 2"
+run rekeep "$AUDIT" report "$WORK/kept"
+expect_rc rekeep 23
+expect_in rekeep err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 groups)"
+
+# Nothing left behind in TMPDIR.
+left=$(ls -A "$TMPDIR")
+[ -z "$left" ] || fail "temporary files left: $left"
+
+# SIGTERM sent to the tool reaches the program.
+"$AUDIT" "$P" sleep >"$WORK/sig.out" 2>"$WORK/sig.err" &
+tool=$!
+sleep 1
+kill -TERM "$tool"
+start=$(date +%s)
+wait "$tool"
+rc=$?
+[ $(( $(date +%s) - start )) -lt 8 ] || fail "sig: the program did not stop"
+expect_rc sig 143
+
+# SARIF from a real run, located relative to the source tree.
+(cd "$top_srcdir" && "$AUDIT" --sarif "$WORK/run.sarif" "$P" leak >/dev/null 2>&1)
+python3 "$TT/check_sarif.py" "$WORK/run.sarif" || fail "run.sarif invalid"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]["results"][0]
+pl = r["locations"][0]["physicalLocation"]
+assert pl["artifactLocation"] == {"uri": "tests/tools/cuprog.c", "uriBaseId": "%SRCROOT%"}, pl
+assert pl["region"]["startLine"] == int(sys.argv[2]), pl
+' "$WORK/run.sarif" "$alloc" || fail "run.sarif: location"
+
+# The README's first command, from the build tree.
+if [ -x "$top_builddir/examples/leaky" ]; then
+	run readme "$AUDIT" "$top_builddir/examples/leaky"
+	expect_rc readme 23
+	expect_in readme err "== 3,145,728 bytes in 3 device allocations (1,048,576 each) leaked by $top_builddir/examples/leaky [device 0, cuMemAlloc_v2, pid"
+	expect_in readme err "== LEAK SUMMARY: 3407872 bytes leaked in 4 allocations (2 groups)"
+	expect_in readme err "== ERROR SUMMARY: 5 errors (4 leaks, 1 violation)"
+	expect_in readme err ": device_buffer (leaky.c:"
+fi
+
+finish

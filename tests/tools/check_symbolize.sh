@@ -1,0 +1,50 @@
+#!/bin/bash
+# Symbolization with libdw, on a program built with -g that reports its
+# own stack (tests/tools/symtarget.c): function and file:line of each
+# frame, the inlined call marked, the build-id checked, a frame without
+# debug info keeping its ELF symbol and module + offset.
+. "$top_srcdir/tests/tools/testlib.sh"
+
+ST="$top_builddir/tests/tools/symtarget"
+SRC="$TT/symtarget.c"
+[ -x "$ST" ] || { echo "harness: $ST not built"; exit 99; }
+inner=$(line_of "$SRC" "LINE-INNER \*/")
+call=$(line_of "$SRC" "LINE-CALL \*/")
+main=$(line_of "$SRC" "LINE-MAIN \*/")
+
+"$ST" "$WORK/sym.json" || { echo "harness: symtarget failed"; exit 99; }
+run sym "$AUDIT" --json "$WORK/symout.json" report "$WORK/sym.json"
+expect_rc sym 23
+expect_in sym err "inner (symtarget.c:$inner) [inlined]"
+expect_in sym err "leak_some (symtarget.c:$call)"
+expect_in sym err "main (symtarget.c:$main)"
+grep -q "^==    at 0x[0-9a-f]*: inner (symtarget.c:$inner) \[inlined\]$" "$WORK/sym.err" ||
+	fail "sym: the inlined frame is not the first, marked, line"
+grep -q "^==    by 0x[0-9a-f]*: leak_some (symtarget.c:$call)$" "$WORK/sym.err" ||
+	fail "sym: leak_some is not the next line"
+# The second leak names the program with a wrong build-id.
+expect_in sym err "(in $ST, build-id mismatch)"
+python3 - "$WORK/symout.json" "$call" "$inner" <<'P' || fail "sym: JSON frames"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [l for l in d["leaks"] if l["kind"] == "device"][0]["stack"][0]
+assert f["function"] == "leak_some" and f["line"] == int(sys.argv[2]), f
+assert f["file"].endswith("symtarget.c"), f
+assert f["inlined"] == [{"function": "inner", "file": f["file"], "line": int(sys.argv[3])}], f
+P
+
+# Without debug info: the ELF symbol stays, with module + offset.
+cp "$ST" "$WORK/nodbg"
+strip --strip-debug "$WORK/nodbg" 2>/dev/null || { echo "harness: strip failed"; exit 99; }
+"$WORK/nodbg" "$WORK/nodbg.json" || { echo "harness: nodbg failed"; exit 99; }
+run nodbg "$AUDIT" report "$WORK/nodbg.json"
+expect_rc nodbg 23
+expect_in nodbg err ": leak_some (in $WORK/nodbg, no debug info)"
+expect_not_in nodbg err "symtarget.c:"
+
+# A module that is gone.
+sed "s|\"exe\": \"[^\"]*\"|\"exe\": \"$WORK/gone\"|" "$WORK/nodbg.json" >"$WORK/gone.json"
+run gone "$AUDIT" report "$WORK/gone.json"
+expect_in gone err "(in $WORK/gone, module file not found)"
+
+finish

@@ -1,0 +1,152 @@
+/*
+ * cuprog.c -- a driver-API test program for cuwarden-audit, linked against
+ * tests/fakecuda/libcuda.so.1 (built with -g; the test checks the
+ * function and file:line of the leaking call, marked LINE-ALLOC and
+ * LINE-LEAK below).
+ *
+ * Usage: cuprog MODE
+ *   none       never touches CUDA, exits 0
+ *   clean      allocates and frees, exits 0
+ *   status     allocates and frees, exits 3
+ *   leak       leaks 2 x 1 MiB of device memory from leak_some()
+ *   violation  frees one allocation twice, leaks nothing
+ *   crash      leaks, then dies of SIGSEGV
+ *   fork       leaks 1 MiB, forks a child that execs "cuprog leak",
+ *              waits for it
+ *   orphan     forks a child that waits for its parent to exit, then execs
+ *              "cuprog leak"; the parent exits at once without waiting
+ *   sleep      allocates and frees, then sleeps up to 10 s (signal test)
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#define MIB ((size_t)1 << 20)
+
+static void
+check(CUresult r, const char *what)
+{
+	if (r != CUDA_SUCCESS) {
+		fprintf(stderr, "cuprog: %s failed: %d\n", what, (int)r);
+		exit(99);
+	}
+}
+
+static void
+setup(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+
+	check(cuInit(0), "cuInit");
+	check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+	check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+}
+
+__attribute__((noinline)) static CUdeviceptr
+alloc_buf(size_t size)
+{
+	CUdeviceptr p = 0;
+
+	check(cuMemAlloc(&p, size), "cuMemAlloc"); /* LINE-ALLOC */
+	return p;
+}
+
+__attribute__((noinline)) void leak_some(int n);
+
+__attribute__((noinline)) void
+leak_some(int n)
+{
+	for (int i = 0; i < n; i++)
+		(void)alloc_buf(MIB); /* LINE-LEAK */
+	__asm__ volatile("" ::: "memory");
+}
+
+static void
+clean(void)
+{
+	CUdeviceptr p = alloc_buf(4096);
+
+	check(cuMemFree(p), "cuMemFree");
+}
+
+static void
+exec_self(const char *self, const char *mode)
+{
+	execl(self, self, mode, (char *)NULL);
+	perror("cuprog: execl");
+	_exit(98);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	pid_t pid;
+	int st;
+
+	if (strcmp(mode, "none") == 0)
+		return 0;
+	if (strcmp(mode, "orphan") == 0) {
+		pid_t parent = getpid();
+
+		pid = fork();
+		if (pid == 0) {
+			while (getppid() == parent)
+				usleep(10000);
+			exec_self(argv[0], "leak");
+		}
+		return 0;
+	}
+	setup();
+	if (strcmp(mode, "clean") == 0) {
+		clean();
+		return 0;
+	}
+	if (strcmp(mode, "status") == 0) {
+		clean();
+		return 3;
+	}
+	if (strcmp(mode, "leak") == 0) {
+		leak_some(2);
+		return 0;
+	}
+	if (strcmp(mode, "violation") == 0) {
+		CUdeviceptr p = alloc_buf(65536);
+
+		check(cuMemFree(p), "cuMemFree");
+		if (cuMemFree(p) == CUDA_SUCCESS)
+			fprintf(stderr, "cuprog: second free succeeded?\n");
+		return 0;
+	}
+	if (strcmp(mode, "crash") == 0) {
+		leak_some(1);
+		fflush(NULL);
+		raise(SIGSEGV);
+		return 97;
+	}
+	if (strcmp(mode, "fork") == 0) {
+		leak_some(1);
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0)
+			exec_self(argv[0], "leak");
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || st != 0)
+			return 96;
+		return 0;
+	}
+	if (strcmp(mode, "sleep") == 0) {
+		clean();
+		sleep(10);
+		return 0;
+	}
+	fprintf(stderr, "usage: cuprog none|clean|status|leak|violation|"
+	    "crash|fork|orphan|sleep\n");
+	return 99;
+}
