@@ -11,7 +11,7 @@ s=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 prog=$b/examples/leaky
 shim=$b/preload/.libs/libcuwarden_preload.so
 check=$s/tests/gpu/check_report.py
-expect="--exact-leaks device=3:3145728,pinned=1:262144 --violations double_free=1 --min-allocations 8"
+expect="--exact-leaks device=3:3145728,pinned=1:262144 --violations double_free=1 --min-allocations 8 --max-untracked 0"
 
 [ -x "$prog" ] || { echo "check-leaky: $prog not built"; exit 99; }
 t=$(mktemp -d "${TMPDIR:-/tmp}/cw-leaky.XXXXXX") || exit 99

@@ -24,6 +24,9 @@ Usage: check_report.py [options] REPORT_OR_DIR...
         no invalid_free, double_free, interior_free or mismatched_free.
   --min-allocations N
         coverage.allocations >= N and hooks_active is true.
+  --max-untracked N
+        coverage.untracked_frees <= N (frees of memory the shim never saw
+        allocated: 0 for a program whose every allocation it hooks).
   --mode MODE
         every report says "mode": MODE.
   --sanitizer-log FILE
@@ -103,6 +106,7 @@ def main():
     ap.add_argument("--violations")
     ap.add_argument("--no-bad-frees", action="store_true")
     ap.add_argument("--min-allocations", type=int)
+    ap.add_argument("--max-untracked", type=int)
     ap.add_argument("--mode")
     ap.add_argument("--sanitizer-log")
     ap.add_argument("--quiet", action="store_true")
@@ -119,6 +123,7 @@ def main():
     by_kind_size = {}   # (kind, size) -> count
     viol = {}
     allocations = 0
+    untracked = 0
     hooks_active = False
     for d in docs:
         for l in d.get("leaks", []):
@@ -135,6 +140,7 @@ def main():
             viol[t] = viol.get(t, 0) + 1
         cov = d.get("coverage", {})
         allocations += int(cov.get("allocations", 0))
+        untracked += int(cov.get("untracked_frees", 0))
         hooks_active = hooks_active or bool(cov.get("hooks_active", False))
         if a.mode and d.get("format") == "cuwarden-report" and d.get("mode") != a.mode:
             fails.append("%s: mode %r, expected %r" % (d["_path"], d.get("mode"), a.mode))
@@ -186,6 +192,9 @@ def main():
         if allocations < a.min_allocations:
             fails.append("coverage.allocations %d < %d" % (allocations, a.min_allocations))
 
+    if a.max_untracked is not None and untracked > a.max_untracked:
+        fails.append("coverage.untracked_frees %d > %d" % (untracked, a.max_untracked))
+
     if a.sanitizer_log:
         s = sanitizer_summary(a.sanitizer_log)
         dp = [0, 0]
@@ -202,9 +211,9 @@ def main():
             print("check_report: compute-sanitizer agrees: %d bytes in %d allocations"
                   % s)
 
-    desc = "%d report(s); leaks %s; violations %s; allocations %d" % (
+    desc = "%d report(s); leaks %s; violations %s; allocations %d; untracked frees %d" % (
         len(docs), {k: tuple(v) for k, v in sorted(by_kind.items())} or "none",
-        viol or "none", allocations)
+        viol or "none", allocations, untracked)
     if fails:
         if not a.quiet:
             for f in fails:
