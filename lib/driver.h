@@ -22,8 +22,11 @@
  * retained, which we never undo.  (cuDevicePrimaryCtxReset by the program
  * keeps the handle valid too; the driver re-creates its state on next use.)
  *
- * Fork: after driver_postfork_child, every entry here fails with CW_ENODEV
- * and never calls CUDA (CUDA is unusable in a child until exec).
+ * Fork: after driver_postfork_child, driver_bind, driver_attr,
+ * driver_device_count and direct_* fail (CW_ENODEV, 0) and never call CUDA
+ * (CUDA is unusable in a child until exec).  driver_get still returns the
+ * table when the driver was loaded before the fork (so the shim can pass
+ * the program's own calls through), but never loads it in the child.
  */
 #ifndef CUWARDEN_DRIVER_H
 #define CUWARDEN_DRIVER_H
