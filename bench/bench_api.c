@@ -63,14 +63,14 @@ static void
 report(const char *what, uint64_t *t, size_t n)
 {
 	if (n == 0) {
-		printf("bench_api: %-44s skipped\n", what);
+		printf("bench_api: %-52s skipped\n", what);
 		return;
 	}
 	qsort(t, n, sizeof(*t), cmp_u64);
 	uint64_t med = t[n / 2], p99 = t[(n * 99) / 100];
 	med = med > timer_cost ? med - timer_cost : 0;
 	p99 = p99 > timer_cost ? p99 - timer_cost : 0;
-	printf("bench_api: %-44s median %8llu ns  p99 %9llu ns  (n=%zu)\n",
+	printf("bench_api: %-52s median %8llu ns  p99 %9llu ns  (n=%zu)\n",
 	    what, (unsigned long long)med, (unsigned long long)p99, n);
 	fflush(stdout);
 }
@@ -95,7 +95,7 @@ measure_timer(void)
 	}
 	qsort(t, N, sizeof(*t), cmp_u64);
 	timer_cost = t[N / 2];
-	printf("bench_api: %-44s median %8llu ns\n", "timer (subtracted below)",
+	printf("bench_api: %-52s median %8llu ns\n", "timer (subtracted below)",
 	    (unsigned long long)timer_cost);
 }
 

@@ -34,11 +34,15 @@ emit(cw_output_fn out, void *arg, const char *fmt, ...)
 static void
 emit(cw_output_fn out, void *arg, const char *fmt, ...)
 {
+	static const char prefix[] = "cuwarden: ";
 	char line[256];
 	va_list ap;
 
+	/* The same shape as log.c's lines: prefix, text, one newline. */
+	memcpy(line, prefix, sizeof(prefix) - 1);
 	va_start(ap, fmt);
-	log_vsnprintf(line, sizeof(line), fmt, ap);
+	log_vsnprintf(line + sizeof(prefix) - 1,
+	    sizeof(line) - (sizeof(prefix) - 1), fmt, ap);
 	va_end(ap);
 	if (out != NULL) {
 		size_t n = strlen(line);
@@ -48,7 +52,7 @@ emit(cw_output_fn out, void *arg, const char *fmt, ...)
 		}
 		out(line, arg);
 	} else {
-		log_printf("%s", line);
+		log_printf("%s", line + sizeof(prefix) - 1);
 	}
 }
 
@@ -82,6 +86,7 @@ cw_stats_print(cw_output_fn out, void *arg)
 	    (unsigned long long)s.stacks, (unsigned long long)s.stack_bytes);
 	for (int k = 0; k < 3; k++) {
 		const cw_pool_stats_t *p = &s.pool[k];
+		int frag = (int)(p->fragmentation * 100.0 + 0.5);
 		emit(out, arg, "stats: pool %-8s reserved %llu (peak %llu), "
 		    "allocated %llu (peak %llu), segments %llu, "
 		    "largest free %llu", pub_kinds[k],
@@ -98,8 +103,7 @@ cw_stats_print(cw_output_fn out, void *arg)
 		    (unsigned long long)p->driver_frees,
 		    (unsigned long long)p->fence_waits,
 		    (unsigned long long)p->trims,
-		    (int)p->fragmentation,
-		    (int)(p->fragmentation * 100.0 + 0.5) % 100);
+		    frag / 100, frag % 100);
 	}
 	return CW_OK;
 }

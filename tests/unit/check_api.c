@@ -218,6 +218,8 @@ START_TEST(test_api_stats_and_print)
 	unsigned long before = out_lines;
 	ck_assert_int_eq(cw_stats_print(out_capture, NULL), CW_OK);
 	ck_assert_uint_ge(out_lines - before, 8);
+	ck_assert_ptr_nonnull(strstr(out_last, "cuwarden: stats: pool"));
+	ck_assert_uint_eq(out_last[strlen(out_last) - 1], '\n');
 	/* NULL: through the output callback (here, the capture too). */
 	before = out_lines;
 	ck_assert_int_eq(cw_stats_print(NULL, NULL), CW_OK);
