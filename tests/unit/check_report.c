@@ -478,7 +478,7 @@ START_TEST(test_report_grouping)
 	 * (k + 1) * 4 KiB. */
 	for (int k = 0, n = 0; k < 50; k++)
 		for (int j = 0; j < (k % 7 + 1) * 20; j++, n++)
-			add(KIND_DEVICE, NS_ADDR, 0x100000000ULL +
+			add(KIND_DEVICE, NS_ADDR, 0x900000000ULL -
 			    (uintptr_t)n * 0x100000, (size_t)(k + 1) * 4096, 0,
 			    0, st[k], "cuMemAlloc_v2");
 	doc = render_json(NULL);
@@ -494,6 +494,16 @@ START_TEST(test_report_grouping)
 		ck_assert_uint_eq(json_array_size(member(l, "addresses")),
 		    int_of(l, "count") < 16 ? (size_t)int_of(l, "count") : 16);
 		ck_assert_uint_eq(json_array_size(member(l, "stack")), 3);
+		{
+			json_t *ad = member(l, "addresses");
+
+			/* The lowest addresses of the group, ascending. */
+			for (size_t k = 1; k < json_array_size(ad); k++)
+				ck_assert_uint_lt(strtoull(json_string_value(
+				    json_array_get(ad, k - 1)), NULL, 16),
+				    strtoull(json_string_value(
+				    json_array_get(ad, k)), NULL, 16));
+		}
 		total += b;
 		count += int_of(l, "count");
 	}
