@@ -78,6 +78,7 @@ typedef CUresult (*ctx_set_current_fn)(CUcontext);
 typedef CUresult (*primary_get_state_fn)(CUdevice, unsigned int *, int *);
 typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
 typedef CUresult (*primary_release_fn)(CUdevice);
+typedef CUresult (*addr_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
 
 static ctx_get_device_fn real_ctx_get_device;
 static ctx_get_current_fn real_ctx_get_current;
@@ -85,6 +86,7 @@ static ctx_set_current_fn real_ctx_set_current;
 static primary_get_state_fn real_primary_get_state;
 static primary_retain_fn real_primary_retain;
 static primary_release_fn real_primary_release;
+static addr_range_fn real_addr_range;
 static bool reals_done;         /* acquire/release */
 static pthread_mutex_t reals_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -278,6 +280,8 @@ resolve_reals(void)
 		    (primary_retain_fn)track_real("cuDevicePrimaryCtxRetain");
 		real_primary_release = (primary_release_fn)track_real(
 		    "cuDevicePrimaryCtxRelease_v2");
+		real_addr_range = (addr_range_fn)track_real(
+		    "cuMemGetAddressRange_v2");
 		__atomic_store_n(&reals_done, true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&reals_lock);
@@ -296,6 +300,20 @@ current_device(void)
 	    real_ctx_get_device(&d) != CUDA_SUCCESS)
 		return -1;
 	return (int)d;
+}
+
+/* The size of the driver allocation at base (IPC and pool imports, whose
+ * size the call does not say), 0 if unknown. */
+static size_t
+driver_size_of(CUdeviceptr base)
+{
+	size_t size = 0;
+
+	resolve_reals();
+	if (real_addr_range == NULL ||
+	    real_addr_range(NULL, &size, base) != CUDA_SUCCESS)
+		return 0;
+	return size;
 }
 
 static CUcontext
@@ -880,8 +898,8 @@ track_mem_pool_import(void *real, const char *api, CUdeviceptr *ptr_out,
 		STATS_INC(failed_calls);
 		return r;
 	}
-	/* Size unknown to us without another driver call: 0. */
-	record(NS_ADDR, KIND_ASYNC, (uintptr_t)*ptr_out, 0, current_device(),
+	record(NS_ADDR, KIND_ASYNC, (uintptr_t)*ptr_out,
+	    driver_size_of(*ptr_out), current_device(),
 	    NULL, (uintptr_t)pool, api, 0);
 	return r;
 }
@@ -897,7 +915,8 @@ track_ipc_open(void *real, const char *api, CUdeviceptr *pdptr,
 		STATS_INC(failed_calls);
 		return r;
 	}
-	record(NS_ADDR, KIND_IPC, (uintptr_t)*pdptr, 0, current_device(),
+	record(NS_ADDR, KIND_IPC, (uintptr_t)*pdptr, driver_size_of(*pdptr),
+	    current_device(),
 	    current_ctx(), 0, api, 0);
 	return r;
 }

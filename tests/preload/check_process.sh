@@ -1,2 +1,62 @@
 #!/bin/sh
-exit 77
+# Processes: fork (the child passes every call straight through and
+# writes no report; the parent's report is whole), exec (the child keeps
+# LD_PRELOAD and writes its own report: with %p, one file per process;
+# it also opens the parent's IPC handle), _exit and _Exit (the report is
+# written first, the status kept), _exit from a thread, exit from a
+# thread.
+. "${top_srcdir:-.}/tests/preload/lib.sh"
+
+# fork
+mkdir "$WORK/fork"
+CUWARDEN_REPORT=$WORK/fork/r.json run fork "$TP/tp_driver" fork
+expect_rc 0 "fork"
+n=$(ls "$WORK/fork" | wc -l)
+[ "$n" -eq 1 ] && pass "fork: one report (the child wrote none)" || { fail "fork: $n reports"; ls "$WORK/fork"; }
+check "$WORK/fork/r.json" -V "$WORK/fork.out" \
+	'leak(api="cuMemAlloc_v2")["addresses"] == [V["leak"]]' \
+	'cov["frees"] == 0 and cov["allocations"] == 1' \
+	'r["exit"]["how"] == "exit"'
+
+# exec: the child is found by its ppid
+mkdir "$WORK/exec"
+CUWARDEN_REPORT="$WORK/exec/r.%p.json" run exec "$TP/tp_driver" exec
+expect_rc 0 "exec"
+n=$(ls "$WORK/exec" | wc -l)
+[ "$n" -eq 2 ] && pass "exec: two reports" || { fail "exec: $n reports"; ls "$WORK/exec"; }
+parent=""; child=""
+for f in "$WORK"/exec/r.*.json; do
+	if "$PY" -c 'import json,sys; sys.exit(0 if "execchild" in json.load(open(sys.argv[1]))["command"] else 1)' "$f"; then
+		child=$f
+	else
+		parent=$f
+	fi
+done
+if [ -n "$parent" ] && [ -n "$child" ]; then
+	ppid=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$parent")
+	check "$parent" \
+		'leak(api="cuMemAlloc_v2")["bytes"] == 98304' \
+		'len(r["leaks"]) == 1'
+	check "$child" -v "parent=$ppid" \
+		'r["ppid"] == V["parent"]' \
+		'r["command"][1] == "execchild"' \
+		'leak(api="cuMemAlloc_v2")["bytes"] == 12345' \
+		'leak(kind="ipc", api="cuIpcOpenMemHandle_v2")["count"] == 1' \
+		'leak(kind="ipc")["bytes"] == 98304' \
+		'cov["frees"] == 1 and summ["violations"] == 0'
+else
+	fail "exec: reports not told apart"
+fi
+
+# _exit, _Exit, _exit from a thread, exit from a thread
+for how in _exit:3:_exit _Exit:4:_exit thread_exit:5:_exit thread_Exit:6:exit; do
+	arg=${how%%:*}; rest=${how#*:}; st=${rest%%:*}; kind=${rest#*:}
+	R=$WORK/x$arg.json
+	CUWARDEN_REPORT=$R run "x$arg" "$TP/tp_driver" exit "$arg"
+	expect_rc "$st" "$arg"
+	check "$R" -v "st=$st" -v "how=$kind" \
+		'r["exit"]["how"] == V["how"]' \
+		'r["exit"]["status"] == (V["st"] if V["how"] == "_exit" else -1)' \
+		'leak(api="cuMemAlloc_v2")["bytes"] == 3 * 4096'
+done
+finish

@@ -1,2 +1,23 @@
 #!/bin/sh
-exit 77
+# 8 threads allocate and free concurrently (synchronous and stream-ordered)
+# and leak one block each; a ninth thread has no context: the driver
+# refuses it, the shim records nothing and does not crash
+# (cuMemGetInfo(NULL, &total) included).  Counts are exact.
+. "${top_srcdir:-.}/tests/preload/lib.sh"
+
+R=$WORK/th.json
+CUWARDEN_REPORT=$R run th "$TP/tp_driver" threads
+expect_rc 0 "threads under the shim"
+check "$R" \
+	'leak(api="cuMemAlloc_v2")["count"] == 8' \
+	'leak(api="cuMemAlloc_v2")["bytes"] == 8 * 4096' \
+	'len(set(leak(api="cuMemAlloc_v2")["addresses"])) == 8' \
+	'len(r["leaks"]) == 1' \
+	'cov["allocations"] == 8 * (2 * 500 + 1)' \
+	'cov["frees"] == 8 * 2 * 500' \
+	'cov["failed_calls"] == 1' \
+	'cov["untracked_frees"] == 0' \
+	'summ["violations"] == 0' \
+	'r["stats"]["bytes"]["device"]["current"] == 8 * 4096' \
+	'r["stats"]["bytes"]["async"]["current"] == 0'
+finish

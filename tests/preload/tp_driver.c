@@ -311,18 +311,21 @@ scenario_teardown(void)
 	OK(cuCtxSetCurrent(pctx));
 	OK(cuMemAlloc(&p, 8192));
 	OK(cuDevicePrimaryCtxReset(dev));
-	/* The last release destroys it, with its memory. */
+	/* After a reset the context is inactive until the next retain
+	 * (driver 580); a release that is not the last frees nothing. */
+	OK(cuDevicePrimaryCtxRetain(&pctx, dev));   /* count 2 */
 	OK(cuCtxSetCurrent(pctx));
 	OK(cuMemAlloc(&p, 16384));
-	varx("after_reset", p);
-	OK(cuDevicePrimaryCtxRelease(dev));
-	/* Still retained elsewhere: a release that is not the last frees
-	 * nothing. */
-	OK(cuDevicePrimaryCtxRetain(&pctx, dev));
+	varx("before_last", p);
+	OK(cuDevicePrimaryCtxRelease(dev));          /* count 1 */
+	OK(cuMemFree(p)); /* still ours: a normal free */
+	OK(cuMemAlloc(&p, 24576));
+	/* The last release destroys it, with its memory. */
+	OK(cuDevicePrimaryCtxRelease(dev));          /* count 0 */
+	/* A new life: its memory is a leak. */
 	OK(cuDevicePrimaryCtxRetain(&pctx, dev));
 	OK(cuCtxSetCurrent(pctx));
 	OK(cuMemAlloc(&p, 32768));
-	OK(cuDevicePrimaryCtxRelease(dev));
 	return errors;
 }
 
