@@ -1,2 +1,30 @@
 #!/bin/sh
-exit 77
+# Malformed CUWARDEN_* values: a warning naming the variable, then the
+# default (the run and its report are otherwise normal).
+. "${top_srcdir:-.}/tests/preload/lib.sh"
+
+R=$WORK/o.json
+CUWARDEN_STACK_DEPTH=banana CUWARDEN_MODE=bogus CUWARDEN_REPORT=$R \
+	run o "$TP/tp_driver" threads
+expect_rc 0 "malformed options"
+grep -q 'warning:.*CUWARDEN_STACK_DEPTH' "$WORK/o.err" && pass "warned: STACK_DEPTH" || { fail "no warning for CUWARDEN_STACK_DEPTH"; cat "$WORK/o.err"; }
+grep -q 'warning:.*CUWARDEN_MODE' "$WORK/o.err" && pass "warned: MODE" || fail "no warning for CUWARDEN_MODE"
+check "$R" \
+	'r["mode"] == "audit"' \
+	'len(leak(api="cuMemAlloc_v2")["stack"]) > 0'
+
+# CUWARDEN_STACK_DEPTH=0: no stacks, owners unknown, still every leak.
+R=$WORK/o0.json
+CUWARDEN_STACK_DEPTH=0 CUWARDEN_REPORT=$R run o0 "$TP/tp_driver" threads
+expect_rc 0 "CUWARDEN_STACK_DEPTH=0"
+check "$R" \
+	'leak(api="cuMemAlloc_v2")["stack"] == []' \
+	'leak(api="cuMemAlloc_v2")["count"] == 8'
+
+# CUWARDEN_STACK_DEPTH=2: at most 2 frames.
+R=$WORK/o2.json
+CUWARDEN_STACK_DEPTH=2 CUWARDEN_REPORT=$R run o2 "$TP/tp_driver" families
+expect_rc 0 "CUWARDEN_STACK_DEPTH=2"
+check "$R" 'all(len(e["stack"]) <= 2 for e in r["leaks"])' \
+	'frame0(leak(api="cuMemAllocManaged")["stack"]).endswith("/tp_driver")'
+finish
