@@ -15,6 +15,7 @@
 #include "driver.h"
 #include "fork.h"
 #include "ledger.h"
+#include "log.h"
 #include "owner.h"
 #include "pool.h"
 #include "registry.h"
@@ -33,11 +34,13 @@ prefork(void)
 	pool_prefork();           /* LOCK_RANK_POOL */
 	owner_prefork();          /* LOCK_RANK_OWNER */
 	ledger_prefork();         /* LOCK_RANK_LEDGER */
+	log_prefork();            /* LOCK_RANK_LOG */
 }
 
 static void
 postfork_parent(void)
 {
+	log_postfork_parent();
 	ledger_postfork_parent();
 	owner_postfork_parent();
 	pool_postfork_parent();
@@ -49,6 +52,7 @@ postfork_parent(void)
 static void
 postfork_child(void)
 {
+	log_postfork_child();
 	ledger_postfork_child();
 	owner_postfork_child();
 	pool_postfork_child();
