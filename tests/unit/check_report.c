@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -742,6 +743,96 @@ START_TEST(test_report_env_foreign)
 }
 END_TEST
 
+/* Reports written by 4 threads at once while 2 others allocate and free:
+ * every document parses and its summary adds up. */
+static volatile int churn_stop;
+
+static void *
+churn(void *arg)
+{
+	uintptr_t base = (uintptr_t)arg;
+
+	for (int i = 0; !churn_stop; i++) {
+		reg_handle_t h = add(KIND_DEVICE, NS_ADDR,
+		    base + (uintptr_t)(i % 64) * 4096, 4096, 0, 0, 0,
+		    "cuMemAlloc_v2");
+
+		(void)registry_remove(h, NULL, NULL, 0, NULL);
+	}
+	return NULL;
+}
+
+static void *
+writer(void *arg)
+{
+	char path[] = "/tmp/cw-check-report-t-XXXXXX";
+	int fd = mkstemp(path), *ok = arg;
+
+	*ok = 0;
+	if (fd < 0)
+		return NULL;
+	unlink(path);
+	for (int r = 0; r < 10; r++) {
+		json_error_t err;
+		json_t *doc, *sum;
+
+		if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0 ||
+		    report_write(fd, CW_FORMAT_JSON, NULL) ||
+		    lseek(fd, 0, SEEK_SET) != 0)
+			return NULL;
+		doc = json_loadfd(fd, 0, &err);
+		if (doc == NULL) {
+			fprintf(stderr, "bad JSON: %s\n", err.text);
+			return NULL;
+		}
+		sum = json_object_get(doc, "summary");
+		/* 100 fixed leaks, plus what the walk catches of the churn
+		 * (registry_foreach is not a snapshot: a record moving to
+		 * another slot during the walk can be seen twice). */
+		if (json_integer_value(json_object_get(sum,
+		    "leaked_allocations")) < 100 ||
+		    json_integer_value(json_object_get(sum,
+		    "leaked_allocations")) > 150) {
+			fprintf(stderr, "leaked_allocations %lld\n",
+			    (long long)json_integer_value(json_object_get(sum,
+			    "leaked_allocations")));
+			json_decref(doc);
+			return NULL;
+		}
+		json_decref(doc);
+	}
+	close(fd);
+	*ok = 1;
+	return NULL;
+}
+
+START_TEST(test_report_concurrent)
+{
+	pthread_t c[2], w[4];
+	int ok[4];
+
+	reset_all();
+	for (int i = 0; i < 100; i++)
+		add(KIND_MANAGED, NS_ADDR, 0x200000000ULL + (uintptr_t)i * MIB,
+		    MIB, 0, 0, 0, "cuMemAllocManaged");
+	churn_stop = 0;
+	for (int i = 0; i < 2; i++)
+		pthread_create(&c[i], NULL, churn,
+		    (void *)(uintptr_t)(0x300000000ULL + (uintptr_t)i *
+		    0x10000000));
+	for (int i = 0; i < 4; i++)
+		pthread_create(&w[i], NULL, writer, &ok[i]);
+	for (int i = 0; i < 4; i++)
+		pthread_join(w[i], NULL);
+	churn_stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(c[i], NULL);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(ok[i], "writer %d failed", i);
+	reset_all();
+}
+END_TEST
+
 static Suite *
 make_report_suite(void)
 {
@@ -757,6 +848,7 @@ make_report_suite(void)
 	tcase_add_test(tc, test_report_expand);
 	tcase_add_test(tc, test_report_env_files);
 	tcase_add_test(tc, test_report_env_foreign);
+	tcase_add_test(tc, test_report_concurrent);
 	suite_add_tcase(s, tc);
 	return s;
 }
