@@ -28,7 +28,7 @@ enum {
 	OPT_GEN_SUPP, OPT_BASELINE, OPT_MODE, OPT_STACK_DEPTH,
 	OPT_ON_VIOLATION, OPT_OWNER_SKIP, OPT_POOL_LIMIT, OPT_CHECK_BOUNDS,
 	OPT_VERBOSE, OPT_NO_POOL, OPT_LARGE_BLOCK, OPT_SHOW_STATS,
-	OPT_TOMBSTONES, OPT_NUM_CALLERS, OPT_NO_WAIT, OPT_HELP, OPT_VERSION,
+	OPT_TOMBSTONES, OPT_SHIM_LOG, OPT_NUM_CALLERS, OPT_NO_WAIT, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +55,7 @@ static const struct option long_opts[] = {
 	{ "large-block", required_argument, NULL, OPT_LARGE_BLOCK },
 	{ "show-stats", no_argument, NULL, OPT_SHOW_STATS },
 	{ "tombstones", required_argument, NULL, OPT_TOMBSTONES },
+	{ "shim-log-file", required_argument, NULL, OPT_SHIM_LOG },
 	{ "num-callers", required_argument, NULL, OPT_NUM_CALLERS },
 	{ "no-wait-descendants", no_argument, NULL, OPT_NO_WAIT },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -99,6 +100,7 @@ static const char usage_text[] =
 "  --tombstones N           freed allocations remembered\n"
 "  --show-stats             the shim prints its statistics at exit\n"
 "  --verbose[=N]            shim log level (0..3)\n"
+"  --shim-log-file FILE     the shim's own messages to FILE\n"
 "\n"
 "  --help, --version\n"
 "\n"
@@ -264,6 +266,9 @@ parse_options(cfg_t *c, int argc, char **argv)
 			set_env(c, "CUWARDEN_VERBOSE", buf);
 			break;
 		}
+		case OPT_SHIM_LOG:
+			set_env(c, "CUWARDEN_LOG_FILE", optarg);
+			break;
 		case OPT_NUM_CALLERS:
 			if (parse_long(optarg, 0, 1000, &c->num_callers))
 				return usage_error("--num-callers: \"%s\" is "
@@ -449,8 +454,18 @@ main(int argc, char **argv)
 
 	model_totals(&m, &t);
 	status = m.ran && m.exit_status >= 0 ? m.exit_status : 0;
-	if (t.leaked_allocations + t.violations > 0 && c.error_exitcode != 0)
+	if (t.leaked_allocations + t.violations > 0 && c.error_exitcode != 0) {
 		status = (int)c.error_exitcode;
+		/* Why the job failed, where CI shows it: the last line. */
+		fprintf(log, "== EXIT STATUS: %d (%llu error%s reported",
+		    status, (unsigned long long)(t.leaked_allocations +
+		    t.violations), t.leaked_allocations + t.violations == 1 ?
+		    "" : "s");
+		if (m.ran && m.exit_status >= 0)
+			fprintf(log, "; the program exited with %d",
+			    m.exit_status);
+		fputs(")\n", log);
+	}
 	rc = status;
 out:
 	if (log != stderr && log != NULL)

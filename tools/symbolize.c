@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
@@ -114,6 +115,37 @@ module_open(const char *path, const char *build_id)
 	return sm;
 }
 
+/* C++ names, demangled with the C++ runtime's __cxa_demangle when it is
+ * installed (dlopen: the tool does not link libstdc++). */
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static char *
+demangle(const char *name)
+{
+	static demangle_fn fn;
+	static bool tried;
+	char *out;
+	int st = -1;
+
+	if (name == NULL || strncmp(name, "_Z", 2) != 0)
+		return name ? xstrdup(name) : NULL;
+	if (!tried) {
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+
+		tried = true;
+		if (h != NULL)
+			*(void **)&fn = dlsym(h, "__cxa_demangle");
+	}
+	if (fn == NULL)
+		return xstrdup(name);
+	out = fn(name, NULL, NULL, &st);
+	if (out == NULL || st != 0) {
+		free(out);
+		return xstrdup(name);
+	}
+	return out;
+}
+
 static char *
 die_name(Dwarf_Die *die)
 {
@@ -125,7 +157,7 @@ die_name(Dwarf_Die *die)
 	    NULL && dwarf_attr_integrate(die, DW_AT_name, &attr) == NULL)
 		return NULL;
 	s = dwarf_formstring(&attr);
-	return s ? xstrdup(s) : NULL;
+	return s ? demangle(s) : NULL;
 }
 
 static void
@@ -238,10 +270,10 @@ symbolize_frame(au_frame_t *f)
 		inline_chain(sm, pc, f, &file, &line, &outer);
 	if (name != NULL) {
 		size_t len = strcspn(name, "@"); /* foo@@GLIBC_2.34 */
+		char *plain = strndup(name, len);
 
-		f->function = strndup(name, len);
-		if (f->function == NULL)
-			f->function = xstrdup(name);
+		f->function = demangle(plain ? plain : name);
+		free(plain);
 		free(outer);
 	} else {
 		f->function = outer;
