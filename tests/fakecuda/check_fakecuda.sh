@@ -129,6 +129,36 @@ expect "$tmp/out" \
 	'gpa answers that are exports: all' \
 	'done'
 
+# -------------------------------------------- the real driver, line by line
+# probe-h200-driver580.txt is the probe's output on an NVIDIA H200 with driver
+# 580.159.04 (CUDA 13.0). Every fact the fixture prints must have the value the
+# driver printed (info: lines excepted). A key is the text before the last
+# ": "; repeated keys are compared in order. A fact the reference lacks (a
+# probe line added since it was recorded) is reported, not failed: record the
+# reference again on a GPU (README.md says how).
+golden=$srcdir/tests/fakecuda/probe-h200-driver580.txt
+if [ -f "$golden" ]; then
+	awk '
+	function key(l) { n = match(l, /.*: /); return n ? substr(l, 1, RLENGTH - 2) : l }
+	function val(l) { n = match(l, /.*: /); return n ? substr(l, RLENGTH + 1) : "" }
+	/^info:/ { next }
+	FNR == NR { k = key($0); g[k, ++gn[k]] = val($0); next }
+	{
+		k = key($0); i = ++fn[k]
+		if (!(k in gn)) { print "not in the reference (record it again): " $0; next }
+		if (i > gn[k]) { print "more often than in the reference: " $0; next }
+		if (g[k, i] != val($0)) {
+			print "DIFFERS from driver 580: " k ": fixture \"" val($0) "\", driver \"" g[k, i] "\""
+			bad = 1
+		}
+	}
+	END { exit bad }' "$golden" "$tmp/out" >"$tmp/golden.diff" ||
+		fail "probe output differs from the real driver: $(cat "$tmp/golden.diff")"
+	[ -s "$tmp/golden.diff" ] && cat "$tmp/golden.diff" >&2
+else
+	fail "missing $golden"
+fi
+
 # every line of the default run is comparable: no addresses
 if grep -Eq '0x[0-9a-f]{6,}' "$tmp/out"; then
 	fail "probe output contains an address"

@@ -23,6 +23,7 @@
 #endif
 #include <cuda.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -600,6 +601,49 @@ part_ipc(void)
 	cuMemFree(d);
 }
 
+/* Frees of valid memory from a thread that has no current context. */
+struct noctx_s {
+	CUdeviceptr d, m;
+	void *h, *reg;
+};
+
+static void *
+noctx_thread(void *arg)
+{
+	struct noctx_s *n = arg;
+	CUdeviceptr base = 0;
+	size_t sz = 0;
+	unsigned t = 0;
+
+	SAY("other thread: cuMemGetAddressRange no context", cuMemGetAddressRange(&base, &sz, n->d));
+	SAY("other thread: cuPointerGetAttribute no context",
+	    cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, n->d));
+	SAY("other thread: cuMemFree no context", cuMemFree(n->d));
+	SAY("other thread: cuMemFree managed no context", cuMemFree(n->m));
+	SAY("other thread: cuMemFreeHost no context", cuMemFreeHost(n->h));
+	SAY("other thread: cuMemHostUnregister no context", cuMemHostUnregister(n->reg));
+	return NULL;
+}
+
+static void
+part_other_thread(void)
+{
+	struct noctx_s n;
+	pthread_t th;
+
+	memset(&n, 0, sizeof(n));
+	cuMemAlloc(&n.d, 4096);
+	cuMemAllocManaged(&n.m, 4096, CU_MEM_ATTACH_GLOBAL);
+	cuMemHostAlloc(&n.h, 4096, 0);
+	if (posix_memalign(&n.reg, 4096, 8192) != 0)
+		return;
+	cuMemHostRegister(n.reg, 8192, 0);
+	if (pthread_create(&th, NULL, noctx_thread, &n) == 0)
+		pthread_join(th, NULL);
+	SAY("cuMemFree after other thread freed it", cuMemFree(n.d));
+	free(n.reg);
+}
+
 static void
 part_contexts(void)
 {
@@ -989,7 +1033,6 @@ part_dlsym_gpa(void)
 
 #ifdef PROBE_SIM
 #include "fakecuda.h"
-#include <pthread.h>
 #include <time.h>
 
 #define sim_counters_s fakecuda_counters
@@ -1328,6 +1371,7 @@ main(int argc, char **argv)
 	part_async();
 	part_vmm();
 	part_ipc();
+	part_other_thread();
 	part_contexts();
 	part_dlsym_gpa();
 	printf("done\n");
