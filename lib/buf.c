@@ -356,6 +356,14 @@ free_common(cw_buf_t h, bool async, cw_stream_t stream, const char *fn)
 		    out.size);
 	if (r == CW_OK)
 		return CW_OK;
+	if (r == CW_ENODEV) {
+		/* A fork child (or a driver gone): nothing may be freed
+		 * here, and nothing is lost that the parent does not still
+		 * hold.  The child forgets the handle. */
+		lasterr_get()->function = fn;
+		lasterr_get()->buf = h;
+		return r;
+	}
 
 	/* The driver failed: the handle is freed, the memory lost.  The
 	 * address is already in the ledger: direct_free is the one place a

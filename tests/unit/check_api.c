@@ -319,6 +319,13 @@ START_TEST(test_api_fork)
 		    cw_free(0x1111111111ULL) == CW_EINVAL;
 		cw_owner_t o;
 		ok = ok && cw_owner_register("child", &o) == CW_OK;
+		/* Inherited memory: the child forgets the handle (the pools
+		 * decide whether to answer CW_OK or CW_ENODEV; they touch no
+		 * CUDA) and no failed_free is recorded. */
+		uint64_t n = violation_count();
+		int r = cw_free(b);
+		ok = ok && (r == CW_OK || r == CW_ENODEV) &&
+		    violation_count() == n && registry_state(b) == REG_FREED;
 		_exit(ok ? 0 : 1);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
