@@ -230,6 +230,45 @@ START_TEST(test_api_stats_and_print)
 }
 END_TEST
 
+START_TEST(test_api_stats_counters)
+{
+	stats_counter_t c = { 0, 0, 0 };
+
+	stats_counter_add(&c, 10);
+	stats_counter_add(&c, 5);
+	stats_counter_sub(&c, 12);
+	stats_counter_add(&c, 1);
+	ck_assert_uint_eq(c.current, 4);
+	ck_assert_uint_eq(c.peak, 15);
+	ck_assert_uint_eq(c.total, 16);
+
+	/* Kinds beyond the public three are counted but not in bytes[]. */
+	stats_on_alloc(KIND_REGISTERED, 4096);
+	ck_assert_uint_eq(stats_bytes(KIND_REGISTERED).current, 4096);
+	ck_assert_uint_eq(stats_allocations(KIND_REGISTERED).current, 1);
+	stats_on_alloc((kind_t)KIND_COUNT, 1); /* ignored */
+	ck_assert_uint_eq(stats_bytes((kind_t)KIND_COUNT).total, 0);
+	cw_stats_t st;
+	cw_stats(&st);
+	for (int k = 0; k < 3; k++)
+		ck_assert_uint_eq(st.bytes[k].total, 0);
+	stats_on_free(KIND_REGISTERED, 4096);
+	ck_assert_uint_eq(stats_bytes(KIND_REGISTERED).current, 0);
+	ck_assert_uint_eq(stats_bytes(KIND_REGISTERED).peak, 4096);
+
+	/* Ledger and violations are merged in. */
+	ledger_add(0x1000, 1, KIND_DEVICE, 1);
+	cw_stats(&st);
+	ck_assert_uint_eq(st.failed_frees, 1);
+	ck_assert_uint_eq(st.failed_free_ledger, 1);
+	STATS_INC(allocations);
+	ck_assert_uint_eq(stats_coverage.allocations, 1);
+	stats_reset();
+	ck_assert_uint_eq(stats_coverage.allocations, 0);
+	ck_assert_uint_eq(stats_bytes(KIND_REGISTERED).total, 0);
+}
+END_TEST
+
 static void
 count_lines(const char *msg, void *arg)
 {
@@ -351,6 +390,7 @@ make_api_suite(void)
 	tcase_add_test(tc, test_api_null_out_pointers);
 	tcase_add_test(tc, test_api_owner_register);
 	tcase_add_test(tc, test_api_stats_and_print);
+	tcase_add_test(tc, test_api_stats_counters);
 	tcase_add_test(tc, test_api_set_output);
 	tcase_add_test(tc, test_api_report);
 	tcase_add_test(tc, test_api_trim);
