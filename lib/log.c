@@ -16,11 +16,13 @@
  * reach the output; the next one is replaced by a single "further
  * warnings suppressed" line, later ones are only counted.
  *
- * Locking: out_lock serialises calls of the output (so a host callback
- * never runs twice at once and lines never interleave); the thread that
- * holds it and logs again from inside its callback (recursion) writes to
- * fd 2 directly instead.  The warning counter is an atomic.  Nothing here
- * allocates, so it is safe on early paths, in hooks and at exit.
+ * Locking: out_lock guards the output's choice (callback, fd); the
+ * callback and write(2) run without it, one call per line, so a blocking
+ * host callback never holds up other threads, and a host callback may run
+ * in several threads at once.  A thread that logs again from inside the
+ * output (recursion) writes to fd 2 directly.  The warning counter is an
+ * atomic.  Nothing here allocates, so it is safe on early paths, in hooks
+ * and at exit.
  */
 
 #include <errno.h>
@@ -441,12 +443,18 @@ default_fd(void)
 	return out_fd;
 }
 
-/* Hands one line (with its newline) to the output. */
+/* Hands one line (with its newline) to the output.  The lock only guards
+ * reading the output's choice: the callback and write(2) run without it,
+ * so a host callback that blocks (on its own lock, Python's GIL) never
+ * stalls other threads' logging behind ours.  A line is one write(2), so
+ * lines of different threads never interleave within a line (pipes and
+ * O_APPEND files). */
 static void
 emit_line(const char *line, size_t len)
 {
 	cw_output_fn fn;
 	void *arg;
+	int fd = STDERR_FILENO;
 
 	if (in_output > 0) {
 		/* Logging from inside our own output (a host callback that
@@ -454,16 +462,18 @@ emit_line(const char *line, size_t len)
 		(void)log_write_all(STDERR_FILENO, line, len);
 		return;
 	}
-	pthread_mutex_lock(&out_lock);
 	in_output++;
+	pthread_mutex_lock(&out_lock);
 	fn = out_fn;
 	arg = out_arg;
+	if (fn == NULL)
+		fd = default_fd();
+	pthread_mutex_unlock(&out_lock);
 	if (fn != NULL)
 		fn(line, arg);
 	else
-		(void)log_write_all(default_fd(), line, len);
+		(void)log_write_all(fd, line, len);
 	in_output--;
-	pthread_mutex_unlock(&out_lock);
 }
 
 /* Formats prefix + message into a fixed buffer and emits it line by line:
