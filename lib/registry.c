@@ -336,11 +336,11 @@ slot_to_rec(const slot_t *sl, reg_rec_t *out)
 	out->device = sl->device;
 }
 
-/* Everything but base, ns and kind. */
+/* Everything but base, ns, kind and size (which tree-lock holders may be
+ * reading: see registry_update). */
 static void
 rec_to_slot(const reg_rec_t *rec, slot_t *sl)
 {
-	sl->size = rec->size;
 	sl->ctx = rec->ctx;
 	sl->aux = rec->aux;
 	sl->parent = rec->parent;
@@ -860,6 +860,7 @@ registry_insert(const reg_rec_t *rec, reg_handle_t *handle,
 	sl->base = rec->base;
 	sl->ns = rec->ns;
 	sl->kind = rec->kind;
+	sl->size = rec->size;
 	rec_to_slot(rec, sl);
 	sl->left = sl->right = 0;
 	sl->level = (uint8_t)level_of(rec->size);
@@ -1012,7 +1013,6 @@ registry_update(reg_handle_t h, reg_update_fn fn, void *arg)
 	slot_to_rec(sl, &tmp);
 	int r = fn(&tmp, arg);
 	size_t size = tmp.size;
-	tmp.size = sl->size;
 	rec_to_slot(&tmp, sl);
 	if (size != sl->size) {
 		/* Tree-lock holders read the size of records in their

@@ -692,6 +692,13 @@ incref(reg_rec_t *rec, void *arg)
 	return 0;
 }
 
+static int
+resize(reg_rec_t *rec, void *arg)
+{
+	rec->size = (size_t)(uintptr_t)arg;
+	return 0;
+}
+
 static void
 add(unsigned long *c, unsigned long v)
 {
@@ -742,6 +749,12 @@ worker(void *arg)
 			    NULL, NULL))
 				errors++;
 		}
+		/* Grow to another level and back, under the lookups of
+		 * other threads. */
+		if (i % 3 == 0 &&
+		    (registry_update(mine[i], resize, (void *)70000) != 0 ||
+		    registry_update(mine[i], resize, (void *)300) != 0))
+			errors++;
 		/* Someone else's range: whatever is found must fit. */
 		unsigned other = (unsigned)(xorshift(&rng) % THREADS);
 		uintptr_t p = ((uintptr_t)(other + 1) << 36) +
