@@ -219,10 +219,17 @@ cw_alloc(cw_buf_t *buf, size_t size, cw_kind_t kind, int device,
 	if ((r = buf_check_device(device, false, fn)) != CW_OK)
 		return r;
 
+	/* Tell the pools' detail from an older failure's: lasterr_set
+	 * always sets function, so clear it for the call (and restore it
+	 * on success: a success does not clear the last error). */
+	cw_error_t *e = lasterr_get();
+	const char *prev_fn = e->function;
+	e->function = NULL;
 	r = pool_alloc((kind_t)kind, device, size, &addr, &pflags);
+	if (r == CW_OK && e->function == NULL)
+		e->function = prev_fn;
 	if (r != CW_OK) {
-		cw_error_t *e = lasterr_get();
-		if (e->status != r) {
+		if (e->status != r || e->function == NULL) {
 			lasterr_set(r, fn, "%s of %zu bytes of %s memory on "
 			    "device %d failed", "allocation", size,
 			    kname(kind), device);
