@@ -54,7 +54,7 @@ static const char *const phrases[V_COUNT] = {
 	[V_TRANSFER_WHILE_SHARED] = "transfer refused: references are held",
 	[V_REFCOUNT_UNDERFLOW] = "released more often than retained",
 	[V_USE_AFTER_FREE] = "used after it was freed",
-	[V_OUT_OF_BOUNDS] = "range outside the allocation, nothing done",
+	[V_OUT_OF_BOUNDS] = "range outside it, nothing done",
 	[V_FAILED_FREE] = "the driver failed to free it; memory lost",
 };
 
@@ -79,7 +79,11 @@ log_one(const violation_t *v)
 	const char *phrase =
 	    (unsigned)v->type < V_COUNT ? phrases[v->type] : "";
 
-	if (v->kind >= 0 && (size_t)v->kind < CW_ARRAY_SIZE(vkind_names)) {
+	if (v->kind == KIND_VIEW) {
+		log_printf("%s: %s(%#lx) of a view (%zu bytes) %s", name, api,
+		    (unsigned long)v->address, v->size, phrase);
+	} else if (v->kind >= 0 &&
+	    (size_t)v->kind < CW_ARRAY_SIZE(vkind_names)) {
 		if (v->cuda_error != 0)
 			log_printf("%s: %s(%#lx) of %s memory (%zu bytes) %s "
 			    "(CUresult %d)", name, api,
