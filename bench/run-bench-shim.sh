@@ -1,0 +1,46 @@
+#!/bin/sh
+# run-bench-shim.sh -- the shim's added cost, side by side.
+#
+#   bench/run-bench-shim.sh [BUILDDIR] [-q]
+#
+# Runs bench/bench_shim plain, under libcuwarden_preload.so in audit mode
+# (CUWARDEN_STACK_DEPTH=24) and in pool mode, and prints ns per
+# allocation+free pair for each, with the difference to plain.  Meant for
+# the GPU machine: libcuda.so.1 must be on the loader's path (the real
+# driver; LD_LIBRARY_PATH=<builddir>/tests/fakecuda measures the shim
+# against the simulated driver).  CUWARDEN_SHIM overrides the shim's path.
+# Exit 77 when no driver can be loaded.
+set -u
+b=${1:-${top_builddir:-.}}
+quick=${2:-}
+bench=$b/bench/bench_shim
+shim=${CUWARDEN_SHIM:-$b/preload/.libs/libcuwarden_preload.so}
+[ -x "$bench" ] || { echo "run-bench-shim: $bench not built (make check builds it)" >&2; exit 99; }
+[ -f "$shim" ] || { echo "run-bench-shim: $shim not found" >&2; exit 99; }
+if ldd "$bench" 2>/dev/null | grep -q 'libcuda.so.1 => not found'; then
+	echo "run-bench-shim: no libcuda.so.1 on the loader path: skipped" >&2
+	exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cwbench.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+
+env -u LD_PRELOAD "$bench" $quick >"$tmp/plain" || exit $?
+LD_PRELOAD=$shim CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 \
+	CUWARDEN_REPORT=$tmp/audit.json "$bench" $quick >"$tmp/audit" || exit $?
+LD_PRELOAD=$shim CUWARDEN_MODE=pool CUWARDEN_STACK_DEPTH=24 \
+	CUWARDEN_REPORT=$tmp/pool.json "$bench" $quick >"$tmp/pool" || exit $?
+
+awk '
+FILENAME ~ /plain$/ { key = $1 " " $2; order[++n] = key; plain[key] = $3; next }
+FILENAME ~ /audit$/ { audit[$1 " " $2] = $3; next }
+FILENAME ~ /pool$/  { pool[$1 " " $2] = $3; next }
+END {
+	printf "%-32s %10s %12s %12s %10s %12s %10s\n", "pair", "bytes", \
+	    "plain ns", "audit ns", "+audit", "pool ns", "+pool"
+	for (i = 1; i <= n; i++) {
+		k = order[i]; split(k, f, " ")
+		printf "%-32s %10s %12.1f %12.1f %+10.1f %12.1f %+10.1f\n", \
+		    f[1], f[2], plain[k], audit[k], audit[k] - plain[k], \
+		    pool[k], pool[k] - plain[k]
+	}
+}' "$tmp/plain" "$tmp/audit" "$tmp/pool"
