@@ -162,7 +162,8 @@ measure_once(enum op_e op, size_t live, unsigned threads, size_t ops,
 	job_t jobs[16];
 	pthread_barrier_init(&barrier, NULL, threads);
 	for (unsigned t = 0; t < threads; t++) {
-		jobs[t] = (job_t){ .id = t, .op = op, .live = live, .ops = ops };
+		jobs[t] = (job_t){ .id = t, .op = op, .live = live,
+			.ops = ops };
 		if (pthread_create(&jobs[t].th, NULL, run, &jobs[t]) != 0)
 			return true;
 	}

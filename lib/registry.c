@@ -125,7 +125,7 @@ typedef struct tomb_s {
 typedef struct stripe_s {
 	pthread_mutex_t lock;
 	uint32_t *buckets;   /* slot + 1 */
-	uint32_t nbuckets;   /* power of 2, or 0 before the first keyed insert */
+	uint32_t nbuckets;   /* power of 2; 0 before the first keyed insert */
 	uint32_t nkeyed;     /* live keyed records */
 	uint32_t live;       /* live records (atomic for readers) */
 	uint32_t hw;         /* slots ever used (atomic for readers) */
@@ -1325,7 +1325,8 @@ validate_tombs(const stripe_t *st)
 			n = tomb_first(st, tomb_kbucket(st, t->rec.ns,
 			    t->rec.base), true);
 			for (; n != 0 && n != j + 1; n = tomb_next(st, n, true))
-				VCHECK(++steps <= st->tcount, "tombstone chain");
+				VCHECK(++steps <= st->tcount,
+				    "tombstone chain");
 			VCHECK(n == j + 1, "tombstone lost from the key index");
 		}
 		n = tomb_first(st, tomb_hbucket(st, t->h), false);
@@ -1370,7 +1371,8 @@ registry_validate(void)
 			VCHECK((i >> pshift) == s &&
 			    (i & ((1u << pshift) - 1)) < st->hw,
 			    "free list leaves its stripe");
-			VCHECK((NODE(n)->seq & 1) == 0, "live slot on free list");
+			VCHECK((NODE(n)->seq & 1) == 0,
+			    "live slot on free list");
 			VCHECK(++freed <= st->hw, "free list loops");
 		}
 		VCHECK(live + freed + retired == st->hw,
@@ -1383,7 +1385,8 @@ registry_validate(void)
 				VCHECK(((n - 1) >> pshift) == s,
 				    "hash chain leaves its stripe");
 				VCHECK(sl->seq & 1, "freed record hashed");
-				VCHECK(sl->ns != NS_NONE, "unkeyed record hashed");
+				VCHECK(sl->ns != NS_NONE,
+				    "unkeyed record hashed");
 				VCHECK((key_hash(sl->ns, sl->base) &
 				    (st->nbuckets - 1)) == b, "wrong bucket");
 				VCHECK(++chained <= keyed, "hash chain loops");

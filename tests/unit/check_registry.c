@@ -726,7 +726,8 @@ worker(void *arg)
 	}
 	for (unsigned i = 0; i < PER_THREAD; i++) {
 		/* Own records, own address range. */
-		uintptr_t base = ((uintptr_t)(t + 1) << 36) + (uintptr_t)i * 512;
+		uintptr_t base = ((uintptr_t)(t + 1) << 36) +
+		    (uintptr_t)i * 512;
 		reg_rec_t r = mkrec(i % 7 == 0 ? NS_NONE : NS_ADDR, base, 300);
 		r.owner = t;
 		if (registry_insert(&r, &mine[i], NULL, NULL)) {
