@@ -20,7 +20,7 @@
  *    per-thread rotation.  Tombstone chains are never unlinked: the ring
  *    overwrites its oldest entry and walks stop at a link to a newer one.
  *  - NROOTS intrusive treaps (links in the slots) keyed by (ns, level,
- *    base), guarded by TLOCKS tree locks (root index mod TLOCKS).  A
+ *    base), guarded by TLOCKS tree locks (a lock per line of roots).  A
  *    record of size in [2^shift[L-1], 2^shift[L]) is at level L and sits
  *    in the treap hashed from (ns, L, base >> shift[L]) (its "region").
  *    Since its size is below 2^shift[L], a record containing p has its
@@ -269,10 +269,12 @@ root_of(unsigned ns, unsigned level, uintptr_t region)
 	return (unsigned)(h >> (64 - NROOTS_BITS));
 }
 
+/* The 16 roots of one cache line share a lock, so that no two threads
+ * write one line of roots at once. */
 static inline tlock_t *
 tlock_of(unsigned root)
 {
-	return &tlocks[root % TLOCKS];
+	return &tlocks[(root / 16) % TLOCKS];
 }
 
 /* The treap key: (ns, level, base), ns and level packed as nl. */
