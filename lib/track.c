@@ -69,6 +69,7 @@ static bool init_done;          /* acquire/release */
 static bool dead;               /* fork child */
 static track_mode_t mode;
 static bool report_done;        /* atomic exchange */
+static pid_t shim_pid;          /* the process the engine belongs to */
 
 static void *drv_handle;        /* acquire/release */
 
@@ -185,6 +186,7 @@ do_init(void)
 	mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
 	    TRACK_AUDIT;
 	init_owner_patterns();
+	shim_pid = getpid();
 	dl_iterate_phdr(find_self_cb, (void *)(uintptr_t)&do_init);
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 	exe_path[n > 0 ? n : 0] = '\0';
@@ -598,6 +600,8 @@ teardown(CUcontext ctx, int device)
 
 /* ------------------------------------------------------------ pool mode */
 
+static CUcontext primary_ctx_of(CUdevice dev);
+
 static bool
 pool_mode(void)
 {
@@ -614,7 +618,11 @@ pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, const char *api,
 		return false; /* the driver says what is wrong */
 	CUcontext ctx = current_ctx();
 	int dev = current_device();
-	if (ctx == NULL || dev < 0)
+	if (ctx == NULL || dev < 0 || dev >= MAX_DEVICES)
+		return false;
+	/* The pools allocate in the device's primary context: memory for a
+	 * context of the program's own comes from the driver, as asked. */
+	if (primary_ctx_of(dev) != ctx)
 		return false;
 	uintptr_t addr = 0;
 	unsigned pflags = 0;
@@ -1306,6 +1314,10 @@ primary_ctx_of(CUdevice dev)
 	if (real_primary_retain(&c, dev) != CUDA_SUCCESS)
 		return NULL;
 	real_primary_release(dev);
+	pthread_mutex_lock(&plock);
+	if (primary[dev].ctx == NULL)
+		primary[dev].ctx = c; /* the handle is stable (driver 580) */
+	pthread_mutex_unlock(&plock);
 	return c;
 }
 
@@ -1519,9 +1531,13 @@ track_write_report(const char *how, int status)
 	if (__atomic_load_n(&stats_coverage.hooks_active, __ATOMIC_RELAXED)
 	    == 0)
 		return; /* CUDA never used: inert */
+	track_init();
+	/* A vfork child (or posix_spawn's) shares our memory and may call
+	 * _exit: it must neither write our report nor mark it written. */
+	if (getpid() != shim_pid)
+		return;
 	if (__atomic_exchange_n(&report_done, true, __ATOMIC_ACQ_REL))
 		return;
-	track_init();
 	meta.mode = mode == TRACK_POOL ? "pool" : "audit";
 	meta.exit_how = how;
 	meta.exit_status = status;

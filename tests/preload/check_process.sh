@@ -59,4 +59,14 @@ for how in _exit:3:_exit _Exit:4:_exit thread_exit:5:_exit thread_Exit:6:exit; d
 		'r["exit"]["status"] == (V["st"] if V["how"] == "_exit" else -1)' \
 		'leak(api="cuMemAlloc_v2")["bytes"] == 3 * 4096'
 done
+# vfork: the child's _exit shares our memory; the report stays the parent's
+mkdir "$WORK/vf"
+CUWARDEN_REPORT=$WORK/vf/r.json run vf "$TP/tp_driver" vfork
+expect_rc 0 "vfork"
+n=$(ls "$WORK/vf" | wc -l)
+[ "$n" -eq 1 ] && pass "vfork: one report" || { fail "vfork: $n reports"; ls "$WORK/vf"; }
+check "$WORK/vf/r.json" -V "$WORK/vf.out" \
+	'r["pid"] == V["pid"]' \
+	'r["exit"]["how"] == "exit"' \
+	'leak(api="cuMemAlloc_v2")["bytes"] == 5 * 4096'
 finish

@@ -456,6 +456,27 @@ scenario_execchild(const char *hex)
 	return errors;
 }
 
+/* A vfork child that _exits: the parent's report must still be written,
+ * by the parent, at its own exit. */
+static int
+scenario_vfork(void)
+{
+	CUdeviceptr p;
+
+	init();
+	OK(cuMemAlloc(&p, 4096 * 5));
+	fflush(stdout);
+	pid_t pid = vfork();
+	if (pid == 0)
+		_exit(9);
+	int st;
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 9)
+		fprintf(stderr, "vfork child: status %d\n", st), errors++;
+	var("pid", (unsigned long long)getpid());
+	return errors;
+}
+
 static void *
 thread_exit_fn(void *arg)
 {
@@ -575,6 +596,14 @@ scenario_pool(bool audit)
 	OK(cuMemAlloc(&p, 7000)); /* a device leak */
 	fakecuda_counters(&c1);
 	var("driver_allocs", c1.mem_alloc - c0.mem_alloc);
+	/* A context of the program's own: the driver serves it. */
+	CUcontext c2;
+	OK(cuCtxCreate(&c2, NULL, 0, dev));
+	OK(cuMemAlloc(&q, 1000));
+	fakecuda_counters(&c0);
+	var("own_ctx_driver_allocs", c0.mem_alloc - c1.mem_alloc);
+	OK(cuMemFree(q));
+	OK(cuCtxDestroy(c2));
 	return errors;
 }
 
@@ -621,6 +650,8 @@ main(int argc, char **argv)
 		r = scenario_owner(argv[2]);
 	else if (strcmp(s, "pool") == 0)
 		r = scenario_pool(argc > 2 && strcmp(argv[2], "audit") == 0);
+	else if (strcmp(s, "vfork") == 0)
+		r = scenario_vfork();
 	else if (strcmp(s, "oom") == 0)
 		r = scenario_oom();
 	else {
