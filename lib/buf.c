@@ -57,15 +57,10 @@ typedef struct cb_ctx_s {
 	owner_id_t to;   /* transfer / set_owner target */
 } cb_ctx_t;
 
-static const char *const kind_names[KIND_COUNT] = {
-	"device", "managed", "pinned", "registered", "async", "vmm", "va",
-	"mapping", "array", "ipc", "view",
-};
-
 static const char *
 kname(unsigned kind)
 {
-	return kind < KIND_COUNT ? kind_names[kind] : "unknown";
+	return kind < KIND_COUNT ? kind_name((kind_t)kind) : "unknown";
 }
 
 /* ------------------------------------------------------------ helpers */
