@@ -7,6 +7,7 @@
 #   sets it, else the tree this script sits in).
 # Environment (all optional):
 #   CUWARDEN_PRELOAD  the shim (default BUILDDIR/preload/.libs/libcuwarden_preload.so)
+#   CUWARDEN_AUDIT    the audit tool (default BUILDDIR/tools/cuwarden-audit)
 #   CUDA_HOME         the CUDA Toolkit (default /usr/local/cuda)
 #   NVCC, COMPUTE_SANITIZER, PYTHON   the tools (defaults from CUDA_HOME, python3)
 #   CW_GPU_ONLY       a regular expression: run only the cases it matches
@@ -261,7 +262,7 @@ fi
 
 # The README's first command, on the real GPU: the audit tool on
 # examples/leaky must exit 23 and its merged JSON hold the planted bugs.
-tool=$builddir/tools/cuwarden-audit
+tool=${CUWARDEN_AUDIT:-$builddir/tools/cuwarden-audit}
 if [[ audit-tool =~ $only ]]; then
 	if [ ! -x "$tool" ]; then
 		skip "audit-tool: $tool not built"
