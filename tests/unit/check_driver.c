@@ -477,7 +477,8 @@ START_TEST(test_direct_alloc_failure)
 		ck_assert_int_eq(direct_alloc(kinds[i], 0, size, &a),
 		    CW_ENOMEM);
 		ck_assert_uint_eq(a, 0);
-		e = lasterr_get();
+		e = cw_last_error();   /* what a library user sees */
+		ck_assert_ptr_eq(e, lasterr_get());
 		ck_assert_int_eq(e->status, CW_ENOMEM);
 		ck_assert_uint_eq(e->requested, size);
 		ck_assert_int_eq(e->cuda_error, CUDA_ERROR_OUT_OF_MEMORY);
@@ -511,7 +512,7 @@ START_TEST(test_direct_free_failure_ledger)
 	ck_assert_int_eq(direct_alloc(KIND_PINNED, 0, 1 << 16, &b), CW_OK);
 	ck_assert_int_eq(fc_inject("fail_free", 1), 0);
 	ck_assert_int_eq(direct_free(KIND_DEVICE, 0, a, 1 << 20), CW_ECUDA);
-	e = lasterr_get();
+	e = cw_last_error();
 	ck_assert_int_eq(e->status, CW_ECUDA);
 	ck_assert_int_ne(e->cuda_error, 0);
 	ck_assert_ptr_nonnull(e->cuda_error_name);
