@@ -17,6 +17,14 @@
  *
  * Usage: bench_api [scale]   scale 0.01..1 shrinks the iteration counts
  * (default 1).  Exit 77 when no driver can be loaded.
+ *
+ * Measured 2026-12-02 on one H200 (driver 580, CUDA 13.0), pools on,
+ * median / p99 ns:
+ *   cw_alloc+cw_free     device    722 / 20754   driver pair  56519 / 77392
+ *                        managed  1045 / 25253   driver pair   9346 / 16927
+ *                        pinned   1123 / 26547   driver pair 655172 / 826191
+ *   cw_lookup            10^3 live  158 / 237     10^6 live  960 / 2000
+ *   cw_retain+release    10^3 live   70 / 80      10^6 live  202 / 383
  */
 #include "preamble.h"
 
