@@ -4,6 +4,7 @@
  *
  *   tp_dlopen dlsym [hooked]   dlopen("libcuda.so.1") + dlsym of each
  *                              versioned name
+ *   tp_dlopen table hooked NAME...  every hooked name is redirected
  *   tp_dlopen gpa [hooked]     dlopen + dlsym("cuGetProcAddress_v2"),
  *                              then every entry point by base name and
  *                              version, with and without the per-thread
@@ -14,7 +15,8 @@
  * shim's exports are what RTLD_DEFAULT finds first), and that names the
  * shim does not hook come back untouched.  Leaks: cuMemAlloc_v2 4096,
  * cuMemAllocAsync 8192 (flags 0), cuMemAllocAsync_ptsz 16384 (flags 2),
- * cuMemAllocManaged 32768.
+ * cuMemAllocManaged 32768; gpa ends with the last release of the primary
+ * context through the v1 export, which frees the first and the last.
  */
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
@@ -115,6 +117,24 @@ main(int argc, char **argv)
 	/* Names that are not the driver's come back as they are. */
 	if (dlsym(lib, "cudnnCreate") != NULL || dlsym(lib, "cuNoSuchThing"))
 		FAIL("unknown names resolved");
+	if (strcmp(mode, "table") == 0) {
+		/* Every hooked name (argv[3..]): under the shim, dlsym of the
+		 * driver's handle answers the shim's export of that name when
+		 * the driver exports it, NULL when it does not. */
+		int n = 0, missing = 0;
+		for (int i = 3; i < argc; i++) {
+			void *sym = dlsym(lib, argv[i]);
+			if (sym == NULL) {
+				missing++;
+				continue;
+			}
+			n++;
+			if (hooked && sym != shim_export(argv[i]))
+				FAIL("dlsym(%s) not redirected", argv[i]);
+		}
+		printf("exported=%d missing=%d\n", n, missing);
+		return errors != 0;
+	}
 	if (strcmp(mode, "dlsym") == 0) {
 		init = (CUresult (*)(unsigned int))by_dlsym("cuInit", 1);
 		dev_get = (CUresult (*)(CUdevice *, int))by_dlsym(
@@ -214,6 +234,16 @@ main(int argc, char **argv)
 		FAIL("managed");
 	if (stream_sync(NULL))
 		FAIL("sync");
+	if (strcmp(mode, "gpa") == 0) {
+		/* The v1 release cudart asks for at 7000: the last one, so the
+		 * primary context's memory goes with it (not the stream-ordered
+		 * memory). */
+		CUresult (*release)(CUdevice) = (CUresult (*)(CUdevice))by_gpa(
+		    "cuDevicePrimaryCtxRelease", 7000, 0,
+		    "cuDevicePrimaryCtxRelease");
+		if (release == NULL || release(dev))
+			FAIL("release");
+	}
 	printf("errors=%d\n", errors);
 	return errors != 0;
 }
