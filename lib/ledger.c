@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "lockrank.h"
 #include "ledger.h"
 
 #define LEDGER_SLOTS (2 * LEDGER_MAX) /* power of two */
@@ -67,6 +68,7 @@ ledger_add(uintptr_t address, size_t size, int kind, int cuda_error)
 		return;
 	}
 	pthread_mutex_lock(&llock);
+	lockrank_take(LOCK_RANK_LEDGER);
 	size_t i = probe(address);
 	if (table[i].address == address) {
 		table[i].size = size;
@@ -81,6 +83,7 @@ ledger_add(uintptr_t address, size_t size, int kind, int cuda_error)
 	} else {
 		__atomic_fetch_add(&overflow, 1, __ATOMIC_RELAXED);
 	}
+	lockrank_drop(LOCK_RANK_LEDGER);
 	pthread_mutex_unlock(&llock);
 }
 
@@ -92,7 +95,9 @@ ledger_contains(uintptr_t address)
 	if (address == 0)
 		return false;
 	pthread_mutex_lock(&llock);
+	lockrank_take(LOCK_RANK_LEDGER);
 	found = table[probe(address)].address == address;
+	lockrank_drop(LOCK_RANK_LEDGER);
 	pthread_mutex_unlock(&llock);
 	return found;
 }
@@ -123,9 +128,11 @@ ledger_addresses(uintptr_t *out, size_t max)
 	if (out == NULL)
 		return 0;
 	pthread_mutex_lock(&llock);
+	lockrank_take(LOCK_RANK_LEDGER);
 	for (size_t i = 0; i < LEDGER_SLOTS && n < max; i++)
 		if (table[i].address != 0)
 			out[n++] = table[i].address;
+	lockrank_drop(LOCK_RANK_LEDGER);
 	pthread_mutex_unlock(&llock);
 	return n;
 }
@@ -134,10 +141,12 @@ void
 ledger_reset(void)
 {
 	pthread_mutex_lock(&llock);
+	lockrank_take(LOCK_RANK_LEDGER);
 	memset(table, 0, sizeof(table));
 	__atomic_store_n(&nkept, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&failures, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&overflow, 0, __ATOMIC_RELAXED);
+	lockrank_drop(LOCK_RANK_LEDGER);
 	pthread_mutex_unlock(&llock);
 }
 

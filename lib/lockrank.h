@@ -34,4 +34,22 @@ typedef enum lock_rank_e {
 	LOCK_RANK_COUNT
 } lock_rank_t;
 
+/* Debug builds (--enable-debug): each thread keeps the ranks it holds;
+ * taking a lock whose rank is not above every rank held is a lock-order
+ * bug and stops the process (cw_assert_fail).  Locks of one rank taken
+ * together (the registry's stripes in lock_all) are taken once, as one
+ * rank.  Release builds compile these to nothing. */
+void lockrank_check_take(lock_rank_t rank);
+void lockrank_check_drop(lock_rank_t rank);
+#define lockrank_take(rank) \
+	do { \
+		if (config_debug) \
+			lockrank_check_take(rank); \
+	} while (0)
+#define lockrank_drop(rank) \
+	do { \
+		if (config_debug) \
+			lockrank_check_drop(rank); \
+	} while (0)
+
 #endif /* CUWARDEN_LOCKRANK_H */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "lockrank.h"
 #include "owner.h"
 
 #define OWNER_MAX 65536        /* ids 1..OWNER_MAX-1 */
@@ -120,6 +121,7 @@ owner_intern(const char *name)
 		return id;
 
 	pthread_mutex_lock(&olock);
+	lockrank_take(LOCK_RANK_OWNER);
 	id = lookup(name, len, h, &slot); /* someone may have won the race */
 	if (id == 0 && count + 1 < OWNER_MAX) {
 		char *s = store_name(name, len);
@@ -130,6 +132,7 @@ owner_intern(const char *name)
 			__atomic_store_n(&hash[slot], id, __ATOMIC_RELEASE);
 		}
 	}
+	lockrank_drop(LOCK_RANK_OWNER);
 	pthread_mutex_unlock(&olock);
 	return id;
 }
@@ -152,6 +155,7 @@ void
 owner_reset(void)
 {
 	pthread_mutex_lock(&olock);
+	lockrank_take(LOCK_RANK_OWNER);
 	__atomic_store_n(&count, 0, __ATOMIC_RELEASE);
 	memset(hash, 0, sizeof(hash));
 	memset(names, 0, sizeof(names));
@@ -159,6 +163,7 @@ owner_reset(void)
 	 * before the reset must not fault.  Tests reset rarely. */
 	chunk = NULL;
 	chunk_used = 0;
+	lockrank_drop(LOCK_RANK_OWNER);
 	pthread_mutex_unlock(&olock);
 }
 

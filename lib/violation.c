@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "lockrank.h"
 #include "violation.h"
 
 static pthread_mutex_t vlock = PTHREAD_MUTEX_INITIALIZER;
@@ -110,12 +111,14 @@ violation_record(const violation_t *v)
 	__atomic_fetch_add(&total, 1, __ATOMIC_RELAXED);
 
 	pthread_mutex_lock(&vlock);
+	lockrank_take(LOCK_RANK_VIOLATION);
 	size_t n = __atomic_load_n(&nkept, __ATOMIC_RELAXED);
 	if (n < VIOLATION_KEEP) {
 		kept[n] = *v;
 		kept[n].type = t;
 		__atomic_store_n(&nkept, n + 1, __ATOMIC_RELEASE);
 	}
+	lockrank_drop(LOCK_RANK_VIOLATION);
 	pthread_mutex_unlock(&vlock);
 
 	log_one(v);
@@ -158,10 +161,12 @@ void
 violation_reset(void)
 {
 	pthread_mutex_lock(&vlock);
+	lockrank_take(LOCK_RANK_VIOLATION);
 	__atomic_store_n(&nkept, 0, __ATOMIC_RELEASE);
 	for (size_t i = 0; i < V_COUNT; i++)
 		__atomic_store_n(&counts[i], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&total, 0, __ATOMIC_RELAXED);
+	lockrank_drop(LOCK_RANK_VIOLATION);
 	pthread_mutex_unlock(&vlock);
 }
 

@@ -6,11 +6,14 @@
 #include "preamble.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core_test.h"
 #include "fork.h"
+#include "log.h"
+#include "lockrank.h"
 #include "unit.h"
 
 static void
@@ -377,6 +380,37 @@ START_TEST(test_api_fork)
 }
 END_TEST
 
+START_TEST(test_api_lockrank_order_ok)
+{
+	lockrank_check_take(LOCK_RANK_REGISTRY);
+	lockrank_check_take(LOCK_RANK_OWNER);
+	lockrank_check_take(LOCK_RANK_LOG);
+	lockrank_check_drop(LOCK_RANK_LOG);
+	lockrank_check_drop(LOCK_RANK_OWNER);
+	lockrank_check_take(LOCK_RANK_VIOLATION);
+	lockrank_check_drop(LOCK_RANK_VIOLATION);
+	lockrank_check_drop(LOCK_RANK_REGISTRY);
+	lockrank_check_take(LOCK_RANK_REGISTRY); /* all dropped: anything */
+	lockrank_check_drop(LOCK_RANK_REGISTRY);
+}
+END_TEST
+
+START_TEST(test_api_lockrank_out_of_order_aborts)
+{
+	log_set_output(out_capture, NULL);
+	lockrank_check_take(LOCK_RANK_OWNER);
+	lockrank_check_take(LOCK_RANK_VIOLATION); /* lower rank: stops */
+}
+END_TEST
+
+START_TEST(test_api_lockrank_same_rank_twice_aborts)
+{
+	log_set_output(out_capture, NULL);
+	lockrank_check_take(LOCK_RANK_LEDGER);
+	lockrank_check_take(LOCK_RANK_LEDGER);
+}
+END_TEST
+
 static Suite *
 make_api_suite(void)
 {
@@ -395,6 +429,11 @@ make_api_suite(void)
 	tcase_add_test(tc, test_api_report);
 	tcase_add_test(tc, test_api_trim);
 	tcase_add_test(tc, test_api_fork);
+	tcase_add_test(tc, test_api_lockrank_order_ok);
+	tcase_add_test_raise_signal(tc, test_api_lockrank_out_of_order_aborts,
+	    SIGABRT);
+	tcase_add_test_raise_signal(tc,
+	    test_api_lockrank_same_rank_twice_aborts, SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;
 }
