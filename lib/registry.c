@@ -90,10 +90,23 @@ static const unsigned level_shift[LEVELS] = { 16, 24, 32, 40, 64 };
 
 /* ----------------------------------------------------------------- types */
 
-/* A record as stored: reg_rec_t less free_stack, plus links. 88 bytes. */
+/* A record as stored: reg_rec_t less free_stack, plus links. 88 bytes.
+ * What hash and treap walks read (base, size, links, seq, ns, level) is in
+ * the first 40 bytes, so a visit touches one cache line more often than
+ * not. */
 typedef struct slot_s {
 	uintptr_t base;
 	size_t size;
+	uint32_t left;    /* treap links: slot + 1, 0 = none */
+	uint32_t right;
+	uint32_t seq;     /* odd = live; generation = (seq + 1) / 2 */
+	uint32_t hnext;   /* hash chain or free list: slot + 1, 0 = end */
+	uint8_t ns;
+	uint8_t level;    /* keyed: the treap level it sits in */
+	uint8_t kind;
+	uint8_t unused;
+	uint16_t flags;
+	int16_t device;
 	uintptr_t ctx;
 	uintptr_t aux;
 	reg_handle_t parent;
@@ -101,16 +114,6 @@ typedef struct slot_s {
 	stack_id_t alloc_stack;
 	owner_id_t owner;
 	int32_t refcount;
-	uint32_t seq;     /* odd = live; generation = (seq + 1) / 2 */
-	uint32_t hnext;   /* hash chain or free list: slot + 1, 0 = end */
-	uint32_t left;    /* treap links: slot + 1, 0 = none */
-	uint32_t right;
-	uint16_t flags;
-	uint8_t kind;
-	uint8_t ns;
-	int16_t device;
-	uint8_t level;    /* keyed: the treap level it sits in */
-	uint8_t unused;
 } slot_t;
 
 _Static_assert(sizeof(slot_t) == 88, "slot_t is 88 bytes");
