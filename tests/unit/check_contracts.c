@@ -7,6 +7,7 @@
  */
 #include "preamble.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -773,6 +774,19 @@ START_TEST(test_contracts_free_async)
 }
 END_TEST
 
+START_TEST(test_contracts_abort_on_violation)
+{
+	setenv("CUWARDEN_ON_VIOLATION", "abort", 1);
+	setup();
+	options_reset();
+	cw_buf_t b = alloc_ok(64, CW_DEVICE, 0);
+	ck_assert_int_eq(cw_retain(b), CW_OK);
+	ck_assert_int_eq(cw_release(b), CW_OK); /* no violation: goes on */
+	cw_free(b);
+	cw_free(b); /* double_free: logged, then abort() */
+}
+END_TEST
+
 static Suite *
 make_contracts_suite(void)
 {
@@ -805,6 +819,8 @@ make_contracts_suite(void)
 	tcase_add_test(tc, test_contracts_annotations_on_foreign_records);
 	tcase_add_test(tc, test_contracts_lookup);
 	tcase_add_test(tc, test_contracts_free_async);
+	tcase_add_test_raise_signal(tc, test_contracts_abort_on_violation,
+	    SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;
 }
