@@ -3,6 +3,12 @@
  * addresses are kept; every failure is counted, and those not kept are
  * counted as overflow, so an operator can see that a process should be
  * recycled.  Owner: core.
+ *
+ * Who adds: exactly one place per failed driver free -- direct_free
+ * (every driver free of the library and the pools goes through it) and
+ * track.c (the shim forwarding a program's own free).  cw_free does not
+ * add: it records the failed_free violation only.  A second failure of an
+ * address already kept counts as a failure, not as a second entry.
  */
 #ifndef CUWARDEN_LEDGER_H
 #define CUWARDEN_LEDGER_H
