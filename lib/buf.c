@@ -65,6 +65,8 @@ kname(unsigned kind)
 
 /* ------------------------------------------------------------ helpers */
 
+static uintptr_t views_of(const reg_rec_t *rec);
+
 int
 buf_violation(int status, vtype_t type, const char *api, uint64_t h,
     const reg_rec_t *rec, bool tomb, int cuda_error)
@@ -85,14 +87,54 @@ buf_violation(int status, vtype_t type, const char *api, uint64_t h,
 	v.free_stack = rec != NULL && tomb ? rec->free_stack : 0;
 	violation_record(&v);
 
-	if (rec != NULL)
-		lasterr_set(status, api, "%s: handle %#llx (%s memory, %zu "
-		    "bytes at %#lx, refcount %d)", violation_name(type),
-		    (unsigned long long)h, kname(rec->kind), rec->size,
-		    (unsigned long)rec->base, (int)rec->refcount);
-	else
-		lasterr_set(status, api, "%s: handle %#llx was never issued",
-		    violation_name(type), (unsigned long long)h);
+	if (rec == NULL) {
+		lasterr_set(status, api, "%s: handle %#llx %s",
+		    violation_name(type), (unsigned long long)h,
+		    type == V_INVALID_FREE ? "was never issued" :
+		    "was freed (its tombstone is forgotten)");
+	} else {
+		char what[128];
+		int views = (int)views_of(rec);
+		int retains = (int)rec->refcount - 1 - views;
+		log_snprintf(what, sizeof(what), "handle %#llx (%s memory, %zu "
+		    "bytes at %#lx)", (unsigned long long)h, kname(rec->kind),
+		    rec->size, (unsigned long)rec->base);
+		switch (type) {
+		case V_DOUBLE_FREE:
+			lasterr_set(status, api, "double_free: %s was already "
+			    "freed", what);
+			break;
+		case V_USE_AFTER_FREE:
+			lasterr_set(status, api, "use_after_free: %s was freed",
+			    what);
+			break;
+		case V_FREE_WHILE_REFERENCED:
+			lasterr_set(status, api, "free_while_referenced: %s is "
+			    "held by %d retain(s) and %d view(s) besides its "
+			    "owner; nothing freed", what, retains, views);
+			break;
+		case V_TRANSFER_WHILE_SHARED:
+			lasterr_set(status, api, "transfer_while_shared: %s is "
+			    "held by %d retain(s) and %d view(s) besides its "
+			    "owner; owner unchanged", what, retains, views);
+			break;
+		case V_REFCOUNT_UNDERFLOW:
+			lasterr_set(status, api, "refcount_underflow: %s has no "
+			    "retained reference to release (the owner's and "
+			    "the views' are not released by cw_release)", what);
+			break;
+		case V_FAILED_FREE:
+			lasterr_set(status, api, "failed_free: the driver failed "
+			    "to free %s (CUresult %d); the handle is freed, the "
+			    "address is in the failed-free ledger", what,
+			    cuda_error);
+			break;
+		default:
+			lasterr_set(status, api, "%s: %s", violation_name(type),
+			    what);
+			break;
+		}
+	}
 	cw_error_t *e = lasterr_get();
 	e->rule = violation_name(type);
 	e->buf = h;

@@ -774,6 +774,52 @@ START_TEST(test_contracts_free_async)
 }
 END_TEST
 
+START_TEST(test_contracts_freed_without_tombstone)
+{
+	/* No tombstones kept: a freed handle is still told from one never
+	 * issued (generations), only its stacks are gone. */
+	setenv("CUWARDEN_TOMBSTONES", "0", 1);
+	options_reset();
+	setup();
+	cw_buf_t b = alloc_ok(4096, CW_DEVICE, 0);
+	ck_assert_int_eq(cw_free(b), CW_OK);
+	ck_assert_int_eq(cw_free(b), CW_EFREED);
+	assert_violation(V_DOUBLE_FREE, "cw_free", b, false, false);
+	ck_assert_ptr_nonnull(strstr(cw_last_error()->message, "forgotten"));
+	ck_assert_int_eq(cw_retain(b), CW_EFREED);
+	assert_violation(V_USE_AFTER_FREE, "cw_retain", b, false, false);
+}
+END_TEST
+
+START_TEST(test_contracts_refusal_messages)
+{
+	cw_buf_t v;
+
+	setup();
+	cw_buf_t b = alloc_ok(4096, CW_DEVICE, 0);
+	ck_assert_int_eq(cw_view(&v, b, 0, 8), CW_OK);
+	ck_assert_int_eq(cw_retain(b), CW_OK);
+	ck_assert_int_eq(cw_retain(b), CW_OK);
+	ck_assert_int_eq(cw_free(b), CW_ECONTRACT);
+	ck_assert_msg(strstr(cw_last_error()->message,
+	    "2 retain(s) and 1 view(s)") != NULL, "%s",
+	    cw_last_error()->message);
+	ck_assert_int_eq(cw_transfer(b, 0), CW_ECONTRACT);
+	ck_assert_ptr_nonnull(strstr(cw_last_error()->message,
+	    "owner unchanged"));
+	ck_assert_int_eq(cw_release(b), CW_OK);
+	ck_assert_int_eq(cw_release(b), CW_OK);
+	ck_assert_int_eq(cw_release(b), CW_ECONTRACT);
+	ck_assert_ptr_nonnull(strstr(cw_last_error()->message,
+	    "no retained reference"));
+	ck_assert_int_eq(cw_last_error()->status, CW_ECONTRACT);
+	ck_assert_str_eq(cw_last_error()->function, "cw_release");
+	ck_assert_uint_eq(cw_last_error()->buf, b);
+	ck_assert_int_eq(cw_free(v), CW_OK);
+	ck_assert_int_eq(cw_free(b), CW_OK);
+}
+END_TEST
+
 START_TEST(test_contracts_abort_on_violation)
 {
 	setenv("CUWARDEN_ON_VIOLATION", "abort", 1);
@@ -819,6 +865,8 @@ make_contracts_suite(void)
 	tcase_add_test(tc, test_contracts_annotations_on_foreign_records);
 	tcase_add_test(tc, test_contracts_lookup);
 	tcase_add_test(tc, test_contracts_free_async);
+	tcase_add_test(tc, test_contracts_freed_without_tombstone);
+	tcase_add_test(tc, test_contracts_refusal_messages);
 	tcase_add_test_raise_signal(tc, test_contracts_abort_on_violation,
 	    SIGABRT);
 	suite_add_tcase(s, tc);
