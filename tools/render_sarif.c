@@ -4,7 +4,8 @@
  * One rule per leak kind ("cuwarden.leak.<kind>") and per violation type
  * ("cuwarden.violation.<type>"), all listed whether used or not, so
  * ruleIndex is stable.  One result per reported finding group (suppressed
- * and baseline findings are left out), located at the innermost frame
+ * and baseline findings are left out; violations first, then leaks largest
+ * first, at most 25,000 results, GitHub's limit), located at the innermost frame
  * whose source file lies under the current directory (uri relative to it,
  * uriBaseId %SRCROOT%), else the innermost frame with a source file
  * (absolute file: uri), else the first module outside CUDA (line 1).  The
@@ -23,6 +24,7 @@
 
 #include "audit.h"
 
+#define SARIF_MAX_RESULTS 25000 /* GitHub code scanning's limit */
 #define SARIF_SCHEMA \
 	"https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -403,14 +405,18 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 
 	rules_init(&rules);
 	results = json_array();
-	for (i = 0; i < m->nleaks; i++)
-		if (finding_reported(m->leaks[i]))
-			json_array_append_new(results, result_json(&rules,
-			    m->leaks[i], o->baseline != NULL));
+	/* Violations first (they are few and always worth a look), then
+	 * leaks largest first, at most GitHub's 25,000 results a run. */
 	for (i = 0; i < m->nviols; i++)
-		if (finding_reported(m->viols[i]))
+		if (finding_reported(m->viols[i]) &&
+		    json_array_size(results) < SARIF_MAX_RESULTS)
 			json_array_append_new(results, result_json(&rules,
 			    m->viols[i], o->baseline != NULL));
+	for (i = 0; i < m->nleaks; i++)
+		if (finding_reported(m->leaks[i]) &&
+		    json_array_size(results) < SARIF_MAX_RESULTS)
+			json_array_append_new(results, result_json(&rules,
+			    m->leaks[i], o->baseline != NULL));
 	if (getcwd(cwd, sizeof(cwd)) == NULL)
 		strcpy(cwd, "/");
 	root = xasprintf("file://%s%s", cwd, strcmp(cwd, "/") ? "/" : "");
@@ -436,7 +442,8 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	    "results", results);
 	doc = json_pack("{s:s,s:s,s:[o]}", "$schema", SARIF_SCHEMA,
 	    "version", "2.1.0", "runs", run);
-	rc = json_dump_file(doc, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	/* Compact: SARIF is for machines, and uploads have size limits. */
+	rc = json_dump_file(doc, path, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(doc);
 	free(root);
 	for (i = 0; i < rules.n; i++)

@@ -14,6 +14,11 @@
  * debug info keeps its ELF symbol when there is one.  Debug info in
  * separate files is found the standard way (.gnu_debuglink,
  * /usr/lib/debug/.build-id/...).
+ *
+ * Speed: libdwfl's own symbol lookup is a linear scan, so each module's
+ * function symbols are sorted once and searched by bisection; and every
+ * (module, offset) is resolved once, whatever the number of stacks that
+ * share it (a per-module hash of results).
  */
 #include "config.h"
 
@@ -26,6 +31,13 @@
 
 #include "audit.h"
 
+typedef struct syment_s {
+	GElf_Addr addr; /* dwfl address */
+	GElf_Xword size;
+	const char *name; /* in the ELF file's string table */
+	int rank;         /* GLOBAL 0, WEAK 1, LOCAL 2 */
+} syment_t;
+
 typedef struct symmod_s {
 	char *path;
 	char *build_id;
@@ -33,6 +45,11 @@ typedef struct symmod_s {
 	Dwfl_Module *mod;
 	Dwarf_Addr bias; /* dwfl address = ELF vaddr + bias */
 	const char *note;
+	syment_t *syms;  /* sorted by addr; NULL until first use */
+	size_t nsyms;
+	bool syms_read;
+	au_frame_t **cache; /* offset -> resolved frame, open addressing */
+	size_t ncache, capcache;
 	struct symmod_s *next;
 } symmod_t;
 
@@ -219,39 +236,170 @@ inline_chain(symmod_t *sm, Dwarf_Addr pc, au_frame_t *f, const char **file,
 	free(scopes);
 }
 
-void
-symbolize_frame(au_frame_t *f)
+/* ------------------------------------------------------------ symbols */
+
+static int
+cmp_sym(const void *a, const void *b)
 {
-	symmod_t *sm;
+	const syment_t *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->rank - y->rank;
+}
+
+static void
+read_symbols(symmod_t *sm)
+{
+	int i, n;
+	size_t k = 0;
+
+	sm->syms_read = true;
+	n = dwfl_module_getsymtab(sm->mod);
+	if (n <= 0)
+		return;
+	sm->syms = xcalloc((size_t)n, sizeof(*sm->syms));
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name;
+		int type;
+
+		name = dwfl_module_getsym_info(sm->mod, i, &sym, &addr, &shndx,
+		    NULL, NULL);
+		if (name == NULL || name[0] == '\0' || sym.st_shndx ==
+		    SHN_UNDEF || shndx == (GElf_Word)-1)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		sm->syms[k].addr = addr;
+		sm->syms[k].size = sym.st_size;
+		sm->syms[k].name = name;
+		switch (GELF_ST_BIND(sym.st_info)) {
+		case STB_GLOBAL:
+			sm->syms[k].rank = 0;
+			break;
+		case STB_WEAK:
+			sm->syms[k].rank = 1;
+			break;
+		default:
+			sm->syms[k].rank = 2;
+			break;
+		}
+		k++;
+	}
+	qsort(sm->syms, k, sizeof(*sm->syms), cmp_sym);
+	sm->nsyms = k;
+}
+
+/* The function symbol holding pc, or NULL; *start is its address. */
+static const char *
+find_symbol(symmod_t *sm, GElf_Addr pc, GElf_Addr *start)
+{
+	size_t lo = 0, hi, i;
+
+	if (!sm->syms_read)
+		read_symbols(sm);
+	hi = sm->nsyms;
+	if (hi == 0 || pc < sm->syms[0].addr)
+		return NULL;
+	while (hi - lo > 1) { /* last entry with addr <= pc */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sm->syms[mid].addr <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	i = lo;
+	/* Among symbols at the same address, the best ranked is first. */
+	while (i > 0 && sm->syms[i - 1].addr == sm->syms[i].addr)
+		i--;
+	if (sm->syms[i].size > 0 ? pc >= sm->syms[i].addr + sm->syms[i].size
+	    : (lo + 1 < sm->nsyms && pc >= sm->syms[lo + 1].addr))
+		return NULL;
+	*start = sm->syms[i].addr;
+	return sm->syms[i].name;
+}
+
+/* ------------------------------------------------------------ cache */
+
+static au_frame_t **
+cache_slot(symmod_t *sm, uint64_t offset)
+{
+	size_t i;
+
+	if (2 * (sm->ncache + 1) > sm->capcache) {
+		au_frame_t **old = sm->cache;
+		size_t oldcap = sm->capcache, j;
+
+		sm->capcache = oldcap ? 2 * oldcap : 1024;
+		sm->cache = xcalloc(sm->capcache, sizeof(*sm->cache));
+		for (j = 0; j < oldcap; j++) {
+			if (old[j] == NULL)
+				continue;
+			i = (size_t)(old[j]->offset * 0x9e3779b97f4a7c15ULL) &
+			    (sm->capcache - 1);
+			while (sm->cache[i] != NULL)
+				i = (i + 1) & (sm->capcache - 1);
+			sm->cache[i] = old[j];
+		}
+		free(old);
+	}
+	i = (size_t)(offset * 0x9e3779b97f4a7c15ULL) & (sm->capcache - 1);
+	while (sm->cache[i] != NULL && sm->cache[i]->offset != offset)
+		i = (i + 1) & (sm->capcache - 1);
+	return &sm->cache[i];
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* Copies the symbolized part of src into dst. */
+static void
+frame_copy(au_frame_t *dst, const au_frame_t *src)
+{
+	size_t i;
+
+	dst->function = dup_or_null(src->function);
+	dst->file = dup_or_null(src->file);
+	dst->line = src->line;
+	dst->note = src->note;
+	dst->ninlined = src->ninlined;
+	dst->inlined = NULL;
+	if (src->ninlined > 0) {
+		dst->inlined = xcalloc(src->ninlined, sizeof(*dst->inlined));
+		for (i = 0; i < src->ninlined; i++) {
+			dst->inlined[i].function =
+			    dup_or_null(src->inlined[i].function);
+			dst->inlined[i].file = dup_or_null(src->inlined[i].file);
+			dst->inlined[i].line = src->inlined[i].line;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ frames */
+
+/* Resolves pc of sm into f (function, file, line, inlined, note). */
+static void
+resolve(symmod_t *sm, au_frame_t *f)
+{
 	Dwarf_Addr pc;
 	Dwfl_Line *ln;
+	GElf_Addr symstart = 0;
 	const char *name, *file = NULL;
 	char *outer = NULL;
 	int line = 0;
-	GElf_Off symoff = 0;
-	GElf_Sym sym;
 
-	if (f->symbolized)
-		return;
-	f->symbolized = true;
-	if (f->module == NULL) {
-		f->note = "unknown module";
-		return;
-	}
-	if (f->module[0] == '\0') {
-		f->note = "module path unknown";
-		return;
-	}
-	sm = module_open(f->module, f->build_id ? f->build_id : "");
-	if (sm->mod == NULL) {
-		f->note = sm->note;
-		return;
-	}
 	pc = f->offset + sm->bias;
 	if (f->offset > 0)
 		pc--;
-	name = dwfl_module_addrinfo(sm->mod, pc, &symoff, &sym, NULL, NULL,
-	    NULL);
+	name = find_symbol(sm, pc, &symstart);
 	ln = dwfl_module_getsrc(sm->mod, pc);
 	if (ln != NULL) {
 		Dwarf_Addr laddr = 0;
@@ -260,7 +408,7 @@ symbolize_frame(au_frame_t *f)
 		/* A line row before the start of the symbol holding pc is
 		 * another function's (e.g. _start, which has no debug info,
 		 * next to a CU that does): not ours. */
-		if (name != NULL && laddr < pc - symoff) {
+		if (name != NULL && laddr < symstart) {
 			ln = NULL;
 			file = NULL;
 			line = 0;
@@ -284,6 +432,40 @@ symbolize_frame(au_frame_t *f)
 	} else if (ln == NULL) {
 		f->note = "no debug info";
 	}
+}
+
+void
+symbolize_frame(au_frame_t *f)
+{
+	symmod_t *sm;
+	au_frame_t **slot;
+
+	if (f->symbolized)
+		return;
+	f->symbolized = true;
+	if (f->module == NULL) {
+		f->note = "unknown module";
+		return;
+	}
+	if (f->module[0] == '\0') {
+		f->note = "module path unknown";
+		return;
+	}
+	sm = module_open(f->module, f->build_id ? f->build_id : "");
+	if (sm->mod == NULL) {
+		f->note = sm->note;
+		return;
+	}
+	slot = cache_slot(sm, f->offset);
+	if (*slot == NULL) {
+		au_frame_t *c = xcalloc(1, sizeof(*c));
+
+		c->offset = f->offset;
+		resolve(sm, c);
+		*slot = c;
+		sm->ncache++;
+	}
+	frame_copy(f, *slot);
 }
 
 static void
@@ -316,6 +498,17 @@ symbolize_done(void)
 		symmod_t *sm = modules;
 
 		modules = sm->next;
+		for (size_t i = 0; i < sm->capcache; i++) {
+			au_stack_t one;
+
+			if (sm->cache[i] == NULL)
+				continue;
+			one.frames = sm->cache[i];
+			one.n = 1;
+			stack_free(&one); /* frees the frame too */
+		}
+		free(sm->cache);
+		free(sm->syms);
 		if (sm->dwfl != NULL)
 			dwfl_end(sm->dwfl);
 		free(sm->path);

@@ -51,10 +51,14 @@ assert r["version"] == "2.1.0"
 res = run["results"]
 assert len(res) == 3, len(res)
 rules = run["tool"]["driver"]["rules"]
-assert res[0]["ruleId"] == "cuwarden.leak.device" and rules[res[0]["ruleIndex"]]["id"] == res[0]["ruleId"]
-assert res[2]["ruleId"] == "cuwarden.violation.double_free"
-assert res[0]["partialFingerprints"]["cuwarden/v1"] == l["fingerprint"]
-assert res[0]["stacks"][0]["frames"][0]["module"] == "/opt/app/libmodel.so"
+# Violations first, then leaks largest first.
+assert res[0]["ruleId"] == "cuwarden.violation.double_free", res[0]["ruleId"]
+assert res[0]["partialFingerprints"]["cuwarden/v1"] == v["fingerprint"]
+assert [x["ruleId"] for x in res[1:]] == ["cuwarden.leak.device", "cuwarden.leak.pinned"]
+assert rules[res[1]["ruleIndex"]]["id"] == res[1]["ruleId"]
+assert res[1]["partialFingerprints"]["cuwarden/v1"] == l["fingerprint"]
+assert res[1]["stacks"][0]["frames"][0]["module"] == "/opt/app/libmodel.so"
+assert len(res[0]["stacks"]) == 3, res[0]["stacks"]
 ids = {x["id"] for x in rules}
 for k in ("device", "managed", "pinned", "async", "vmm"):
     assert "cuwarden.leak." + k in ids, k
@@ -77,9 +81,9 @@ expect_in schemabad out "fingerprint"
 import json, sys
 d = json.load(open(sys.argv[1]))
 r = d["runs"][0]["results"]
-r[0]["ruleIndex"] = 3
-r[1]["level"] = "fatal"
-r[2]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0
+r[1]["ruleIndex"] = 3
+r[2]["level"] = "fatal"
+r[0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0
 d["runs"][0]["results"].append({"ruleId": "x", "message": {"text": "t"}})
 json.dump(d, open(sys.argv[2], "w"))
 P

@@ -103,6 +103,32 @@ expect_in noexec err "cannot run $WORK/noexec: Permission denied"
 run explicit "$AUDIT" --preload "$SHIM" -- "$P" leak
 expect_rc explicit 23
 
+# A moved installation tree finds its own shim: <prefix>/bin and
+# <prefix>/lib/cuwarden (or lib64/cuwarden), wherever <prefix> is.
+if head -c4 "$AUDIT" | grep -q ELF; then
+	for libdir in lib lib64; do
+		pre="$WORK/moved-$libdir/usr"
+		mkdir -p "$pre/bin" "$pre/$libdir/cuwarden"
+		cp "$AUDIT" "$pre/bin/"
+		cp "$SHIM" "$pre/$libdir/cuwarden/"
+		run moved "$pre/bin/cuwarden-audit" --json "$WORK/moved.json" "$P" leak
+		expect_rc moved 23
+		expect_in moved err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+	done
+fi
+
+# Pool mode: the same findings, the mode recorded.
+run pool "$AUDIT" --mode pool --json "$WORK/pool.json" "$P" leak
+expect_rc pool 23
+expect_in pool err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["processes"][0]["mode"] == "pool"
+' "$WORK/pool.json" || fail "pool: mode not recorded"
+run poolv "$AUDIT" --mode pool "$P" violation
+expect_rc poolv 23
+expect_in poolv err "== double_free: cuMemFree_v2 of 0x"
+
 # The environment: our shim first, the user's LD_PRELOAD kept after it;
 # CUWARDEN_REPORT private; shim options as variables.
 LD_PRELOAD="$FAKECUDA_DIR/libcuda.so.1" run env "$AUDIT" --stack-depth 3 --check-bounds \
