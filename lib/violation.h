@@ -31,7 +31,9 @@ typedef enum vtype_e {
 typedef struct violation_s {
 	vtype_t type;
 	const char *api;       /* static string: the call that broke it */
-	uintptr_t address;     /* the pointer/handle passed */
+	uintptr_t address;     /* the pointer passed (shim); the allocation's
+	                        * base, or the handle when never issued or
+	                        * forgotten (library) */
 	size_t size;           /* size of the allocation concerned, or 0 */
 	int kind;              /* kind_t of the allocation, or -1 */
 	int device;            /* -1 if unknown */
@@ -42,7 +44,10 @@ typedef struct violation_s {
 	stack_id_t free_stack; /* where it was first freed, or 0 */
 } violation_t;
 
-/* Records v (copied).  Thread-safe; never calls the driver. */
+/* Records v (copied), logs one line, aborts after it with
+ * CUWARDEN_ON_VIOLATION=abort.  Thread-safe; never calls the driver or
+ * malloc; call it with no registry lock held (never from a registry
+ * callback): the output callback may call back into cuwarden. */
 void violation_record(const violation_t *v);
 const char *violation_name(vtype_t type); /* "double_free", ... */
 uint64_t violation_count(void);
