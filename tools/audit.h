@@ -91,6 +91,7 @@ typedef struct au_finding_s {
 	size_t seq;             /* order of first occurrence */
 	char fingerprint[17];
 	uint64_t fp;            /* the fingerprint as a number */
+	char sym_fingerprint[17]; /* symbolic: after symbolize_model() */
 	/* Set by suppress_apply()/baseline_apply(): NULL when reported. */
 	const char *suppressed_by;
 	bool in_baseline;
@@ -190,6 +191,11 @@ bool supp_frame_matches(const char *pat, const au_frame_t *f);
 /* The fingerprint of a finding, from kind/type, api and the first
  * AU_FINGERPRINT_FRAMES frames (module base name, build-id, offset). */
 void fingerprint_compute(au_finding_t *f);
+/* The symbolic fingerprint of every finding (after symbolization): kind or
+ * type, api and the first AU_FINGERPRINT_FRAMES frames as (module base
+ * name, function) -- (module, offset) for a frame without a function --
+ * so it survives a rebuild that moves code. */
+void fingerprint_symbolic(au_model_t *m);
 typedef struct au_baseline_s au_baseline_t;
 /* Reads a saved --json document.  Returns NULL on error (message in err). */
 au_baseline_t *baseline_load(const char *path, char *err, size_t errsize);

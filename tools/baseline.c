@@ -9,6 +9,12 @@
  * (module base name, build-id, offset).  Never absolute addresses, never
  * line numbers, never pids.  A frame of an unknown module (an absolute
  * address) contributes only the word "?".
+ *
+ * The symbolic fingerprint hashes the same but with each frame as (module
+ * base name, function name, and the inlined functions at that pc): it
+ * survives rebuilds that move code, so a baseline made on one commit still
+ * knows the findings of the next.  A frame without a function name falls
+ * back to its offset.  --baseline matches either fingerprint.
  */
 #include "config.h"
 
@@ -63,6 +69,50 @@ fingerprint_compute(au_finding_t *f)
 	    (unsigned long long)h);
 }
 
+static void
+symbolic_one(au_finding_t *f)
+{
+	uint64_t h = FNV_OFFSET;
+	size_t i, k;
+
+	h = fnv(h, f->cls == AU_LEAK ? "leak/symbolic" : "violation/symbolic");
+	h = fnv(h, f->type);
+	h = fnv(h, f->api);
+	for (i = 0; i < f->stack.n && i < AU_FINGERPRINT_FRAMES; i++) {
+		const au_frame_t *fr = &f->stack.frames[i];
+		char off[24];
+
+		if (fr->module == NULL) {
+			h = fnv(h, "?");
+			continue;
+		}
+		h = fnv(h, base_name(fr->module));
+		if (fr->function == NULL) {
+			snprintf(off, sizeof(off), "%llx",
+			    (unsigned long long)fr->offset);
+			h = fnv(h, off);
+			continue;
+		}
+		for (k = 0; k < fr->ninlined; k++)
+			h = fnv(h, fr->inlined[k].function ?
+			    fr->inlined[k].function : "?");
+		h = fnv(h, fr->function);
+	}
+	snprintf(f->sym_fingerprint, sizeof(f->sym_fingerprint), "%016llx",
+	    (unsigned long long)h);
+}
+
+void
+fingerprint_symbolic(au_model_t *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nleaks; i++)
+		symbolic_one(m->leaks[i]);
+	for (i = 0; i < m->nviols; i++)
+		symbolic_one(m->viols[i]);
+}
+
 struct au_baseline_s {
 	char **fps;
 	size_t n;
@@ -90,6 +140,7 @@ collect(au_baseline_t *b, const json_t *arr, const char *path,
 	for (i = 0; i < json_array_size(arr); i++) {
 		const json_t *o = json_array_get(arr, i);
 		const char *fp = json_str(o, "fingerprint", NULL);
+		const char *sfp = json_str(o, "symbolic_fingerprint", NULL);
 
 		if (fp == NULL) {
 			snprintf(err, errsize, "%s: %s[%zu] has no "
@@ -99,8 +150,11 @@ collect(au_baseline_t *b, const json_t *arr, const char *path,
 		if (only_baseline && strcmp(json_str(o, "suppressed_by", ""),
 		    "baseline") != 0)
 			continue;
-		b->fps = xrealloc(b->fps, (b->n + 1) * sizeof(*b->fps));
+		b->fps = xrealloc(b->fps, (b->n + 2) * sizeof(*b->fps));
 		b->fps[b->n++] = xstrdup(fp);
+		/* Prefixed, so the two kinds never match each other. */
+		if (sfp != NULL)
+			b->fps[b->n++] = xasprintf("s:%s", sfp);
 	}
 	return false;
 }
@@ -149,10 +203,23 @@ baseline_load(const char *path, char *err, size_t errsize)
 }
 
 static bool
-baseline_has(const au_baseline_t *b, const char *fp)
+baseline_has1(const au_baseline_t *b, const char *fp)
 {
 	return b->n > 0 && bsearch(&fp, b->fps, b->n, sizeof(*b->fps),
 	    cmp_str) != NULL;
+}
+
+static bool
+baseline_has(const au_baseline_t *b, const au_finding_t *f)
+{
+	char sfp[24];
+
+	if (baseline_has1(b, f->fingerprint))
+		return true;
+	if (f->sym_fingerprint[0] == '\0')
+		return false;
+	snprintf(sfp, sizeof(sfp), "s:%s", f->sym_fingerprint);
+	return baseline_has1(b, sfp);
 }
 
 void
@@ -162,11 +229,11 @@ baseline_apply(const au_baseline_t *b, au_model_t *m)
 
 	for (i = 0; i < m->nleaks; i++)
 		if (m->leaks[i]->suppressed_by == NULL &&
-		    baseline_has(b, m->leaks[i]->fingerprint))
+		    baseline_has(b, m->leaks[i]))
 			m->leaks[i]->in_baseline = true;
 	for (i = 0; i < m->nviols; i++)
 		if (m->viols[i]->suppressed_by == NULL &&
-		    baseline_has(b, m->viols[i]->fingerprint))
+		    baseline_has(b, m->viols[i]))
 			m->viols[i]->in_baseline = true;
 }
 

@@ -432,6 +432,7 @@ main(int argc, char **argv)
 	}
 
 	symbolize_model(&m);
+	fingerprint_symbolic(&m);
 	supp_apply(supp, &m);
 	if (base != NULL)
 		baseline_apply(base, &m);

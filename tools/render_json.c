@@ -105,6 +105,8 @@ finding_json(const au_finding_t *f)
 		json_array_append_new(a, json_integer(f->pids[i]));
 	json_object_set_new(o, "pids", a);
 	json_object_set_new(o, "fingerprint", json_string(f->fingerprint));
+	json_object_set_new(o, "symbolic_fingerprint",
+	    json_string(f->sym_fingerprint));
 	json_object_set_new(o, "stack", render_stack_json(&f->stack));
 	if (f->cls == AU_VIOLATION) {
 		json_object_set_new(o, "alloc_stack",

@@ -11,7 +11,8 @@
  * (absolute file: uri), else the first module outside CUDA (line 1).  The
  * allocation, violating, allocation and first-free stacks go into
  * result.stacks; the primary stack, outermost first, into a code flow;
- * the fingerprint into partialFingerprints["cuwarden/v1"].
+ * the fingerprints into partialFingerprints ("cuwarden/v1", and the
+ * symbolic one, which survives rebuilds, "cuwarden-symbolic/v1").
  */
 #include "config.h"
 
@@ -374,13 +375,14 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 			json_array_append_new(stacks, stack_json(
 			    &f->free_stack, "first free"));
 	}
-	o = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o],s:o,s:{s:s},s:{s:s,s:s,s:I,"
+	o = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o],s:o,s:{s:s,s:s},s:{s:s,s:s,s:I,"
 	    "s:I,s:o}}",
 	    "ruleId", rules->ids[idx], "ruleIndex", (json_int_t)idx,
 	    "level", "error", "message", "text", msg,
 	    "locations", primary_location(f),
 	    "stacks", stacks,
 	    "partialFingerprints", "cuwarden/v1", f->fingerprint,
+	    "cuwarden-symbolic/v1", f->sym_fingerprint,
 	    "properties", "api", f->api, "owner", f->owner,
 	    "count", (json_int_t)f->count, "bytes", (json_int_t)f->bytes,
 	    "pids", pids);

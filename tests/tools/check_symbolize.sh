@@ -11,6 +11,7 @@ SRC="$TT/symtarget.c"
 inner=$(line_of "$SRC" "LINE-INNER \*/")
 call=$(line_of "$SRC" "LINE-CALL \*/")
 main=$(line_of "$SRC" "LINE-MAIN \*/")
+main2=$(line_of "$SRC" "LINE-MAIN2 \*/")
 
 "$ST" "$WORK/sym.json" || { echo "harness: symtarget failed"; exit 99; }
 run sym "$AUDIT" --json "$WORK/symout.json" report "$WORK/sym.json"
@@ -32,6 +33,33 @@ assert f["function"] == "leak_some" and f["line"] == int(sys.argv[2]), f
 assert f["file"].endswith("symtarget.c"), f
 assert f["inlined"] == [{"function": "inner", "file": f["file"], "line": int(sys.argv[3])}], f
 P
+
+expect_in sym err "main (symtarget.c:$main2)"
+
+# Two call sites of leak_some(): two groups, two fingerprints, one
+# symbolic fingerprint.  A baseline holding one group's symbolic
+# fingerprint also knows the other (as after a rebuild that moved main's
+# code); without symbolic fingerprints, it does not.
+python3 - "$WORK/symout.json" "$WORK/base.json" "$WORK/base_nosym.json" <<'P' || fail "sym: baseline files"
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = [l for l in d["leaks"] if l["kind"] == "device"]
+assert len(dev) == 2, len(dev)
+assert dev[0]["fingerprint"] != dev[1]["fingerprint"]
+assert dev[0]["symbolic_fingerprint"] == dev[1]["symbolic_fingerprint"]
+d["leaks"] = [l for l in d["leaks"] if l is not dev[1]]
+json.dump(d, open(sys.argv[2], "w"))
+for l in d["leaks"]:
+    del l["symbolic_fingerprint"]
+json.dump(d, open(sys.argv[3], "w"))
+P
+run symbase "$AUDIT" --baseline "$WORK/base.json" report "$WORK/sym.json"
+expect_rc symbase 0
+expect_in symbase err "== BASELINE: 3 leak groups and 0 violation groups already in"
+run symbase2 "$AUDIT" --baseline "$WORK/base_nosym.json" report "$WORK/sym.json"
+expect_rc symbase2 23
+expect_in symbase2 err "== ERROR SUMMARY: 1 error (1 leak, 0 violations)"
+expect_in symbase2 err "main (symtarget.c:$main2)"
 
 # Without debug info: the ELF symbol stays, with module + offset.
 cp "$ST" "$WORK/nodbg"

@@ -3,12 +3,14 @@
  * report about itself, so symbolization is tested without the shim: the
  * leak's stack is the return address of capture() (inside leak_some(),
  * through the always-inlined helper inner()) and the return address of
- * leak_some() in main().  Offsets are runtime address minus the load
+ * leak_some() in main().  leak_some() is called from two lines of main():
+ * two stacks that differ only in the caller's offset (two fingerprints,
+ * one symbolic fingerprint).  Offsets are runtime address minus the load
  * bias (dlpi_addr), as lib/stackdepot.c records them.
  *
  * Usage: symtarget REPORT.json
- * The line numbers the test expects are marked LINE-CALL, LINE-INNER and
- * LINE-MAIN in this file.
+ * The line numbers the test expects are marked LINE-CALL, LINE-INNER,
+ * LINE-MAIN and LINE-MAIN2 in this file.
  */
 #include <elf.h>
 #include <link.h>
@@ -17,7 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static void *frames[2];
+static void *frames[2][2];
+static int slot;
 static char build_id[129];
 static uintptr_t bias;
 
@@ -56,7 +59,7 @@ find_main(struct dl_phdr_info *info, size_t size, void *arg)
 __attribute__((noinline)) static void
 capture(void)
 {
-	frames[0] = __builtin_return_address(0);
+	frames[slot][0] = __builtin_return_address(0);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -71,7 +74,7 @@ __attribute__((noinline)) void leak_some(void);
 __attribute__((noinline)) void
 leak_some(void)
 {
-	frames[1] = __builtin_return_address(0);
+	frames[slot][1] = __builtin_return_address(0);
 	inner(); /* LINE-CALL */
 	__asm__ volatile("" ::: "memory");
 }
@@ -87,7 +90,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: symtarget REPORT.json\n");
 		return 99;
 	}
+	slot = 0;
 	leak_some(); /* LINE-MAIN */
+	slot = 1;
+	leak_some(); /* LINE-MAIN2 */
 	dl_iterate_phdr(find_main, NULL);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
@@ -112,6 +118,11 @@ main(int argc, char **argv)
 	    "\"api\": \"cuMemAlloc_v2\", \"addresses\": [\"0x1000\"], "
 	    "\"stack\": [{\"module\": 0, \"offset\": \"0x%lx\"}, "
 	    "{\"module\": 0, \"offset\": \"0x%lx\"}]}, "
+	    "{\"kind\": \"device\", \"size\": 4096, \"count\": 1, "
+	    "\"bytes\": 4096, \"device\": 0, \"owner\": \"%s\", "
+	    "\"api\": \"cuMemAlloc_v2\", \"addresses\": [\"0x9000\"], "
+	    "\"stack\": [{\"module\": 0, \"offset\": \"0x%lx\"}, "
+	    "{\"module\": 0, \"offset\": \"0x%lx\"}]}, "
 	    "{\"kind\": \"managed\", \"size\": 64, \"count\": 1, "
 	    "\"bytes\": 64, \"device\": 0, \"owner\": \"\", "
 	    "\"api\": \"cuMemAllocManaged\", "
@@ -119,8 +130,10 @@ main(int argc, char **argv)
 	    "\"violations\": []}\n",
 	    (int)getpid(), (int)getppid(), exe, build_id,
 	    (unsigned long)bias, exe, exe,
-	    (unsigned long)((uintptr_t)frames[0] - bias),
-	    (unsigned long)((uintptr_t)frames[1] - bias),
-	    (unsigned long)((uintptr_t)frames[0] - bias));
+	    (unsigned long)((uintptr_t)frames[0][0] - bias),
+	    (unsigned long)((uintptr_t)frames[0][1] - bias), exe,
+	    (unsigned long)((uintptr_t)frames[1][0] - bias),
+	    (unsigned long)((uintptr_t)frames[1][1] - bias),
+	    (unsigned long)((uintptr_t)frames[0][0] - bias));
 	return fclose(f) != 0 ? 99 : 0;
 }
