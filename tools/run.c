@@ -247,10 +247,15 @@ keep_reports(const char *dir, char **files, size_t n)
 	for (i = 0; i < n; i++) {
 		char *to = xasprintf("%s/%s", dir, base_name(files[i]));
 
-		if (copy_file(files[i], to))
+		if (copy_file(files[i], to)) {
 			au_warn("--keep-reports: cannot copy %s to %s: %s",
 			    files[i], to, strerror(errno));
-		free(to);
+			free(to);
+			continue;
+		}
+		/* Read (and name in the JSON) the copy that stays. */
+		free(files[i]);
+		files[i] = to;
 	}
 }
 
@@ -393,6 +398,7 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	n = run_list_files(tmpl, &files);
 	if (o->keep_reports != NULL)
 		keep_reports(o->keep_reports, files, n);
+	/* (the originals are removed with the directory below) */
 	for (i = 0; i < n; i++) {
 		if (report_read_file(m, files[i], err, sizeof(err))) {
 			au_error("unreadable report: %s", err);

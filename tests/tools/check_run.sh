@@ -148,10 +148,15 @@ assert all(len(l["stack"]) <= 2 for l in d["leaks"]), [len(l["stack"]) for l in 
 ' "$WORK/depth.json" || fail "depth: --stack-depth 2 not applied"
 
 # --keep-reports, and `report` over them gives the same answer.
-run keep "$AUDIT" --keep-reports "$WORK/kept" "$P" fork
+run keep "$AUDIT" --keep-reports "$WORK/kept" --json "$WORK/keep.json" "$P" fork
 expect_rc keep 23
 n=$(ls "$WORK/kept" | grep -c '^report\.[0-9]*\.json$')
 [ "$n" = 2 ] || fail "keep: $n reports kept, expected 2"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(p["report"].startswith(sys.argv[2] + "/") for p in d["processes"]), d["processes"]
+' "$WORK/keep.json" "$WORK/kept" || fail "keep: processes[].report does not name the kept copies"
 run rekeep "$AUDIT" report "$WORK/kept"
 expect_rc rekeep 23
 expect_in rekeep err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 groups)"
