@@ -349,6 +349,55 @@ parse_value(option_t o, const char *v)
 	return true;
 }
 
+/* Edit distance of [a, a+na) and b, capped at 3 (names are short; no
+ * malloc: two rows on the stack). */
+static int
+distance(const char *a, size_t na, const char *b)
+{
+	int row[2][64];
+	size_t nb = strlen(b);
+
+	if (na >= 63 || nb >= 63)
+		return 3;
+	for (size_t j = 0; j <= nb; j++)
+		row[0][j] = (int)j;
+	for (size_t i = 1; i <= na; i++) {
+		int *prev = row[(i - 1) & 1], *cur = row[i & 1];
+
+		cur[0] = (int)i;
+		for (size_t j = 1; j <= nb; j++) {
+			int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			int del = prev[j] + 1, ins = cur[j - 1] + 1;
+
+			cur[j] = sub < del ? (sub < ins ? sub : ins) :
+			    (del < ins ? del : ins);
+		}
+	}
+	return row[na & 1][nb] < 3 ? row[na & 1][nb] : 3;
+}
+
+/* A CUWARDEN_ variable that is no option but one or two typos away from
+ * one is most likely a misspelling: say so.  (Others, e.g. variables of
+ * scripts that happen to share the prefix, are left alone.) */
+static void
+check_typo(const char *name, size_t nlen)
+{
+	int best = 3, which = -1;
+
+	for (int o = 0; o < OPT_COUNT; o++) {
+		int d = distance(name, nlen, table[o].name);
+
+		if (d < best) {
+			best = d;
+			which = o;
+		}
+	}
+	if (which >= 0 && best <= 2)
+		pend("%s%.*s is not a cuwarden variable (did you mean %s%s?); "
+		    "ignored", PREFIX, (int)nlen, name, PREFIX,
+		    table[which].name);
+}
+
 static void
 read_environment(void)
 {
@@ -362,6 +411,7 @@ read_environment(void)
 	for (char **ep = environ; *ep != NULL; ep++) {
 		const char *kv = *ep, *eq, *v;
 		size_t nlen;
+		bool known;
 
 		if (strncmp(kv, PREFIX, PREFIX_LEN) != 0)
 			continue;
@@ -370,6 +420,14 @@ read_environment(void)
 			continue;
 		v = eq + 1;
 		nlen = (size_t)(eq - kv) - PREFIX_LEN;
+		known = false;
+		for (int o = 0; o < OPT_COUNT && !known; o++)
+			known = strlen(table[o].name) == nlen &&
+			    strncmp(kv + PREFIX_LEN, table[o].name, nlen) == 0;
+		if (!known) {
+			check_typo(kv + PREFIX_LEN, nlen);
+			continue;
+		}
 		for (int o = 0; o < OPT_COUNT; o++) {
 			char def[64], allowed[128];
 

@@ -190,9 +190,20 @@ START_TEST(test_options_malformed)
 		ck_assert_int_eq(with("CUWARDEN_REPORT", longval), 1);
 		ck_assert_ptr_null(options_get_str(OPT_REPORT));
 	}
-	/* Unknown CUWARDEN_ variables are not ours to judge. */
+	/* Unknown CUWARDEN_ variables are not ours to judge (scripts use
+	 * the prefix too), unless they look like a misspelt option. */
 	ck_assert_int_eq(with("CUWARDEN_NO_SUCH_OPTION", "1"), 0);
 	unsetenv("CUWARDEN_NO_SUCH_OPTION");
+	ck_assert_int_eq(with("CUWARDEN_PRELOAD", "/x.so"), 0);
+	unsetenv("CUWARDEN_PRELOAD");
+	ck_assert_int_eq(with("CUWARDEN_REPROT", "/tmp/r.json"), 1);
+	ck_assert_ptr_nonnull(strstr(lines[0], "CUWARDEN_REPROT"));
+	ck_assert_ptr_nonnull(strstr(lines[0], "did you mean CUWARDEN_REPORT"));
+	ck_assert_ptr_null(options_get_str(OPT_REPORT));
+	unsetenv("CUWARDEN_REPROT");
+	ck_assert_int_eq(with("CUWARDEN_STACKDEPTH", "8"), 1);
+	ck_assert_ptr_nonnull(strstr(lines[0], "CUWARDEN_STACK_DEPTH"));
+	unsetenv("CUWARDEN_STACKDEPTH");
 }
 END_TEST
 
