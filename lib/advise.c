@@ -12,7 +12,8 @@
  * cw_prefetch is gated on CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
  * of the target device (of the allocation's device for CW_CPU): where it
  * is 0, prefetching is an advisory no-op returning CW_OK, logged once per
- * process; otherwise cuMemPrefetchAsync_v2 (or the unversioned one).
+ * process; otherwise cuMemPrefetchAsync_v2 (or the unversioned one), made
+ * in the stream's context (cuStreamGetCtx) when a stream is given.
  *
  * State: one flag (warned once), atomic.  No locks.
  */
@@ -128,6 +129,14 @@ cw_prefetch(cw_buf_t buf, int device, cw_stream_t stream)
 			    "managed access; prefetching is a no-op there",
 			    gate);
 		return CW_OK;
+	}
+	/* The call is made in the stream's context: a program's stream may
+	 * belong to another device's (or a non-primary) context. */
+	if (stream != NULL && d->cuStreamGetCtx != NULL) {
+		CUcontext sc = NULL;
+		if (d->cuStreamGetCtx((CUstream)stream, &sc) == CUDA_SUCCESS &&
+		    sc != NULL)
+			d->cuCtxSetCurrent(sc);
 	}
 	if (d->cuMemPrefetchAsync_v2 != NULL) {
 		cr = d->cuMemPrefetchAsync_v2((CUdeviceptr)t.addr, t.size,

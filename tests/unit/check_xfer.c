@@ -319,6 +319,40 @@ START_TEST(test_xfer_prefetch_noop_without_concurrent_access)
 }
 END_TEST
 
+START_TEST(test_xfer_second_device)
+{
+	static unsigned char in[4096], out[4096];
+	CUstream s = NULL;
+
+	setenv("FAKECUDA_DEVICES", "2", 1);
+	setup();
+	pattern(in, sizeof(in), 3);
+	for (int k = 0; k < 3; k++) {
+		cw_buf_t b;
+		ck_assert_int_eq(cw_alloc(&b, sizeof(in), (cw_kind_t)k, 1, 0),
+		    CW_OK);
+		ck_assert_int_eq(cw_device(b), 1);
+		ck_assert_int_eq(cw_upload(b, 0, in, sizeof(in)), CW_OK);
+		ck_assert_int_eq(cw_download(b, 0, out, sizeof(out)), CW_OK);
+		ck_assert_int_eq(memcmp(in, out, sizeof(in)), 0);
+		if (k == CW_MANAGED) {
+			/* Prefetch on a stream of device 0's context. */
+			ck_assert_int_eq(driver_bind(0), CW_OK);
+			ck_assert_int_eq(driver_get()->cuStreamCreate(&s, 0),
+			    CUDA_SUCCESS);
+			ck_assert_int_eq(cw_prefetch(b, 0, (cw_stream_t)s),
+			    CW_OK);
+			ck_assert_int_eq(cw_prefetch(b, 1, NULL), CW_OK);
+			ck_assert_int_eq(driver_get()->cuStreamSynchronize(s),
+			    CUDA_SUCCESS);
+		}
+		ck_assert_int_eq(cw_free(b), CW_OK);
+	}
+	ck_assert_int_eq(cw_trim(1), CW_OK);
+	ck_assert_uint_eq(violation_count(), 0);
+}
+END_TEST
+
 static Suite *
 make_xfer_suite(void)
 {
@@ -335,6 +369,7 @@ make_xfer_suite(void)
 	tcase_add_test(tc, test_xfer_advise);
 	tcase_add_test(tc, test_xfer_prefetch);
 	tcase_add_test(tc, test_xfer_prefetch_noop_without_concurrent_access);
+	tcase_add_test(tc, test_xfer_second_device);
 	suite_add_tcase(s, tc);
 	return s;
 }
