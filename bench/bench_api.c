@@ -6,6 +6,8 @@
  *     sizes 512 B .. 1 MiB, and the driver's cuMemAlloc_v2 + cuMemFree_v2
  *     (cuMemAllocManaged + cuMemFree_v2, cuMemHostAlloc + cuMemFreeHost) on
  *     the same sizes, through driver_get();
+ *   - the device pair from 1 and from 16 threads at once (or as many as
+ *     there are CPUs), 512 B .. 64 KiB;
  *   - cw_lookup (interior pointers) and cw_retain + cw_release at 10^3 and
  *     10^6 live allocations.
  *
@@ -32,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <pthread.h>
 
 #include "driver.h"
 #include "log.h"
@@ -249,6 +253,68 @@ bench_live(size_t live)
 	free(t);
 }
 
+/* The same pair from many threads at once (small sizes, the common case
+ * of a multi-threaded program): median and p99 per pair per thread. */
+typedef struct mt_arg_s {
+	size_t n;
+	uint64_t *t;
+	int failed;
+} mt_arg_t;
+
+static void *
+mt_worker(void *p)
+{
+	mt_arg_t *a = p;
+	uint64_t s = (uint64_t)(uintptr_t)p | 1;
+
+	for (size_t i = 0; i < a->n; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		cw_buf_t b;
+		uint64_t t0 = now_ns();
+		int r = cw_alloc(&b, 512 + s % 65536, CW_DEVICE, 0, 0);
+		if (r == CW_OK)
+			r = cw_free(b);
+		a->t[i] = now_ns() - t0;
+		if (r != CW_OK) {
+			a->failed = 1;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void
+bench_threads(int nthreads)
+{
+	size_t n = iters(20000);
+	pthread_t th[64];
+	mt_arg_t args[64];
+	uint64_t *all = calloc(n * (size_t)nthreads, sizeof(*all));
+	char what[64];
+
+	for (int i = 0; i < nthreads; i++) {
+		args[i].n = n;
+		args[i].t = all + (size_t)i * n;
+		args[i].failed = 0;
+		pthread_create(&th[i], NULL, mt_worker, &args[i]);
+	}
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < nthreads; i++)
+		if (args[i].failed) {
+			fprintf(stderr, "bench_api: threads: %s\n",
+			    cw_last_error()->message);
+			free(all);
+			return;
+		}
+	snprintf(what, sizeof(what), "cw_alloc+cw_free device 512B-64KiB, %d "
+	    "threads", nthreads);
+	report(what, all, n * (size_t)nthreads);
+	free(all);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -275,6 +341,9 @@ main(int argc, char **argv)
 		bench_cw_pair((cw_kind_t)k, iters(pair_n[k]));
 		bench_driver_pair((cw_kind_t)k, iters(drv_n[k]));
 	}
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	bench_threads(1);
+	bench_threads(cpus >= 16 ? 16 : cpus < 2 ? 2 : (int)cpus);
 	bench_live(1000);
 	bench_live(scale >= 1.0 ? 1000000 : (size_t)(1000000 * scale));
 	return 0;
