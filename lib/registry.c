@@ -73,7 +73,7 @@
 #define STRIPE_BITS 6
 #define NSTRIPES (1u << STRIPE_BITS)  /* H stripes */
 #define TLOCKS 64u                    /* tree locks */
-#define NROOTS_BITS 16
+#define NROOTS_BITS 18
 #define NROOTS (1u << NROOTS_BITS)    /* treaps */
 #define NS_KEYED ((unsigned)NS_NONE)  /* namespaces with a key */
 #define LEVELS 5
