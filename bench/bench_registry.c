@@ -1,7 +1,9 @@
 /*
  * bench_registry.c -- what the registry costs: ns per insert+remove pair,
  * per find by base and per find_containing (interior pointer), with 10^3
- * and 10^6 live records, from 1 and from 16 threads.  No GPU, no driver.
+ * and 10^6 live records, from 1 and from 16 threads.  The records are 256
+ * B - 4 KiB, 4 KiB apart; a last figure looks up interior pointers among
+ * records of mixed sizes (256 B - 4 MiB, packed).  No GPU, no driver.
  *
  * One line per figure:
  *   registry <op> live=<n> threads=<t>: <ns> ns/op (<m> Mop/s total)
@@ -31,10 +33,18 @@
 #define STRIDE 4096u
 #define REPS 3
 
-enum op_e { OP_PAIR, OP_FIND, OP_CONTAINING, OP_COUNT };
+enum op_e { OP_PAIR, OP_FIND, OP_CONTAINING, OP_MIXED, OP_COUNT };
 static const char *const op_names[OP_COUNT] = {
-	"insert+remove", "find", "find_containing"
+	"insert+remove", "find", "find_containing",
+	"find_containing(mixed sizes)"
 };
+
+/* The mixed layout: sizes log-uniform in [256 B, 4 MiB], packed one after
+ * the other (512-byte aligned), as a pool hands them out; kept in arrays
+ * (so each lookup also reads the arrays: one more cache miss). */
+#define MIXED_MAX 1000000
+static uintptr_t mixed_base[MIXED_MAX];
+static size_t mixed_size[MIXED_MAX];
 
 typedef struct job_s {
 	pthread_t th;
@@ -113,6 +123,19 @@ run(void *arg)
 			sink += h;
 		}
 		break;
+	case OP_MIXED:
+		for (size_t i = 0; i < j->ops; i++) {
+			size_t k = xorshift(&rng) % j->live;
+			uintptr_t p = mixed_base[k] +
+			    xorshift(&rng) % mixed_size[k];
+			reg_handle_t h;
+			if (registry_find_containing(NS_ADDR, p, &h, NULL)) {
+				j->failed = 1;
+				break;
+			}
+			sink += h;
+		}
+		break;
 	case OP_CONTAINING:
 		for (size_t i = 0; i < j->ops; i++) {
 			size_t k = xorshift(&rng) % j->live;
@@ -135,7 +158,7 @@ run(void *arg)
 }
 
 static int
-prefill(size_t live)
+prefill(size_t live, bool mixed)
 {
 	registry_reset();
 	reg_rec_t r;
@@ -144,10 +167,22 @@ prefill(size_t live)
 	r.kind = KIND_DEVICE;
 	r.refcount = 1;
 	r.api = "bench";
+	uint64_t rng = 88172645463325252ull;
+	uintptr_t next = PREFILL_BASE;
 	for (size_t i = 0; i < live; i++) {
 		reg_handle_t h;
-		r.base = PREFILL_BASE + i * STRIDE;
-		r.size = size_of(i);
+		if (mixed) {
+			/* 2^8 .. 2^22 bytes, log-uniform. */
+			double e = 8 + (double)(xorshift(&rng) % 14000) / 1000;
+			mixed_size[i] = (size_t)__builtin_exp2(e);
+			mixed_base[i] = next;
+			next += (mixed_size[i] + 511) & ~(size_t)511;
+			r.base = mixed_base[i];
+			r.size = mixed_size[i];
+		} else {
+			r.base = PREFILL_BASE + i * STRIDE;
+			r.size = size_of(i);
+		}
 		if (registry_insert(&r, &h, NULL, NULL))
 			return 1;
 	}
@@ -217,7 +252,7 @@ main(int argc, char **argv)
 	printf("# bench_registry: %ld cpus online, %zu ops per figure\n",
 	    sysconf(_SC_NPROCESSORS_ONLN), total);
 	for (size_t l = 0; l < CW_ARRAY_SIZE(lives); l++) {
-		if (prefill(lives[l])) {
+		if (prefill(lives[l], false)) {
 			fprintf(stderr, "bench_registry: prefill failed\n");
 			return 99;
 		}
@@ -225,10 +260,19 @@ main(int argc, char **argv)
 		    lives[l], registry_bytes(),
 		    (double)registry_bytes() / (double)lives[l]);
 		for (size_t t = 0; t < CW_ARRAY_SIZE(threads); t++)
-			for (int op = 0; op < OP_COUNT; op++)
+			for (int op = 0; op < OP_MIXED; op++)
 				if (measure((enum op_e)op, lives[l], threads[t],
 				    total))
 					return 99;
+	}
+	for (size_t l = 0; l < CW_ARRAY_SIZE(lives); l++) {
+		if (prefill(lives[l], true)) {
+			fprintf(stderr, "bench_registry: prefill failed\n");
+			return 99;
+		}
+		for (size_t t = 0; t < CW_ARRAY_SIZE(threads); t++)
+			if (measure(OP_MIXED, lives[l], threads[t], total))
+				return 99;
 	}
 	return 0;
 }
