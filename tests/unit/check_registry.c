@@ -908,6 +908,115 @@ START_TEST(test_registry_reset)
 }
 END_TEST
 
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+/* Counts this thread's calls of the allocator while `counting` is set
+ * (the sanitizers own malloc, so this test is left out of their builds). */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+static __thread volatile int counting;
+static __thread volatile unsigned allocs;
+
+void *malloc(size_t n);
+void *calloc(size_t n, size_t m);
+void *realloc(void *p, size_t n);
+int posix_memalign(void **p, size_t a, size_t n);
+void *aligned_alloc(size_t a, size_t n);
+
+void *
+malloc(size_t n)
+{
+	allocs += counting;
+	return __libc_malloc(n);
+}
+
+void *
+calloc(size_t n, size_t m)
+{
+	allocs += counting;
+	return __libc_calloc(n, m);
+}
+
+void *
+realloc(void *p, size_t n)
+{
+	allocs += counting;
+	return __libc_realloc(p, n);
+}
+
+int
+posix_memalign(void **p, size_t a, size_t n)
+{
+	allocs += counting;
+	*p = __libc_memalign(a, n);
+	return *p == NULL ? 12 /* ENOMEM */ : 0;
+}
+
+void *
+aligned_alloc(size_t a, size_t n)
+{
+	allocs += counting;
+	return __libc_memalign(a, n);
+}
+
+static int
+noop_walk(reg_handle_t h, const reg_rec_t *rec, void *arg)
+{
+	(void)h;
+	(void)rec;
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+START_TEST(test_registry_never_mallocs)
+{
+	/* From the very first call (initialisation, option read, first
+	 * mappings) through growth of every table. */
+	enum { N = 20000 };
+	static reg_handle_t hs[N];
+	unsigned bad = 0, walked = 0;
+	void *volatile probe = malloc(1); /* the counter itself works */
+	free(probe);
+	counting = 1;
+	probe = malloc(1);
+	counting = 0;
+	free(probe);
+	ck_assert_uint_eq(allocs, 1);
+	allocs = 0;
+	counting = 1;
+	for (unsigned i = 0; i < N; i++) {
+		reg_rec_t r = mkrec(i % 9 ? NS_ADDR : NS_NONE,
+		    0x7e0000000000 + (uintptr_t)i * 8192, 100 + i);
+		bad += registry_insert(&r, &hs[i], NULL, NULL);
+		bad += registry_state(hs[i]) != REG_LIVE;
+		bad += registry_update(hs[i], bump, NULL) != 17;
+		if (r.ns == NS_ADDR) {
+			bad += registry_find(NS_ADDR, r.base, NULL, &r);
+			bad += registry_find_containing(NS_ADDR, r.base + 50,
+			    NULL, &r);
+		}
+	}
+	for (unsigned i = 0; i < N; i += 2) {
+		reg_rec_t o;
+		bad += registry_remove(hs[i], NULL, NULL, 5, &o) != 0;
+		bad += registry_tomb_get(hs[i], &o);
+	}
+	bad += registry_foreach(noop_walk, &walked);
+	registry_validate();
+	(void)registry_bytes();
+	(void)registry_live_count();
+	registry_prefork();
+	registry_postfork_parent();
+	registry_reset();
+	counting = 0;
+	ck_assert_uint_eq(bad, 0);
+	ck_assert_uint_eq(walked, N / 2);
+	ck_assert_uint_eq(allocs, 0);
+}
+END_TEST
+#endif
+
 START_TEST(test_registry_kind_names)
 {
 	const char *want[] = { "device", "managed", "pinned", "registered",
@@ -940,6 +1049,9 @@ make_registry_suite(void)
 	tcase_add_test(tc, test_registry_fork_hooks);
 	tcase_add_test(tc, test_registry_reset);
 	tcase_add_test(tc, test_registry_kind_names);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	tcase_add_test(tc, test_registry_never_mallocs);
+#endif
 	suite_add_tcase(s, tc);
 	tc = tcase_create("scale");
 	tcase_set_timeout(tc, 120);
