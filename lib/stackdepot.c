@@ -694,6 +694,52 @@ stack_self_module(void)
 	return __atomic_load_n(&self_module, __ATOMIC_RELAXED);
 }
 
+/* Every invariant of the depot; aborts (cw_assert_fail) on a broken
+ * one.  Takes the insert lock, so the depot is still while it looks. */
+void
+stack_validate(void)
+{
+	uint32_t n, nm;
+
+	pthread_mutex_lock(&depot_lock);
+	n = nstacks;
+	nm = module_count;
+	for (uint32_t id = 1; id <= n; id++) {
+		const srec_t *r = recs[id];
+		const stack_frame_t *fr;
+		uint32_t c;
+		bool found = false;
+
+		if (r == NULL || r->n == 0 || r->n > STACK_MAX_DEPTH ||
+		    r->hash != hash_ips(r->ips, r->n))
+			cw_assert_fail("stack record", __FILE__, __LINE__);
+		/* Reachable from its bucket, and its chain only goes down. */
+		for (c = buckets[r->hash & (DEPOT_BUCKETS - 1)]; c != 0;
+		    c = recs[c]->next) {
+			if (c > n)
+				cw_assert_fail("stack chain", __FILE__,
+				    __LINE__);
+			if (c == id)
+				found = true;
+		}
+		if (!found || (r->next != 0 && r->next >= id))
+			cw_assert_fail("stack bucket", __FILE__, __LINE__);
+		fr = rec_frames(r);
+		for (uint32_t i = 0; i < r->n; i++) {
+			if (fr[i].module == UINT32_MAX ?
+			    fr[i].offset != r->ips[i] :
+			    (fr[i].module >= nm || fr[i].offset !=
+			    r->ips[i] - modules[fr[i].module].base))
+				cw_assert_fail("stack frame", __FILE__,
+				    __LINE__);
+		}
+	}
+	for (uint32_t m = 0; m < nm; m++)
+		if (modules[m].path == NULL || modules[m].build_id == NULL)
+			cw_assert_fail("stack module", __FILE__, __LINE__);
+	pthread_mutex_unlock(&depot_lock);
+}
+
 size_t
 stack_count(void)
 {

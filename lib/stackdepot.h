@@ -71,6 +71,9 @@ uint32_t stack_first_module_outside(stack_id_t id,
 uint32_t stack_self_module(void);
 
 size_t stack_count(void);       /* unique stacks stored */
+/* Checks every invariant of the depot (tests, debug); aborts on a broken
+ * one. */
+void stack_validate(void);
 size_t stack_bytes(void);       /* bytes the depot uses */
 
 /* Fork: the depot stays valid in the child (it is only read and

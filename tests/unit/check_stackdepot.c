@@ -251,6 +251,21 @@ START_TEST(test_stackdepot_intern)
 	ck_assert_uint_ne(id, 0);
 	ck_assert_uint_eq(stack_intern(ips, 5), id);
 	id2 = stack_intern(ips, 4);
+	/* More stacks than buckets (65536): chains of several, each stack
+	 * still found, the depot still valid. */
+	for (uintptr_t k = 0; k < 100000; k++) {
+		uintptr_t more[2] = { 0x100000 + k, 0xa000 };
+
+		ck_assert_uint_ne(stack_intern(more, 2), 0);
+	}
+	for (uintptr_t k = 0; k < 100000; k += 997) {
+		uintptr_t more[2] = { 0x100000 + k, 0xa000 };
+		size_t before = stack_count();
+
+		(void)stack_intern(more, 2);
+		ck_assert_uint_eq(stack_count(), before);
+	}
+	stack_validate();
 	ck_assert_uint_ne(id2, id);
 	ck_assert_uint_eq(stack_get_ips(id, out, 8), 5);
 	ck_assert_mem_eq(out, ips, sizeof(ips));
@@ -435,6 +450,7 @@ START_TEST(test_stackdepot_dlclose)
 	ck_assert_str_eq(m.path, path);
 	ck_assert_str_eq(m.build_id, bid);
 	ck_assert_uint_eq(stack_first_module_outside(id, NULL, 0), mod);
+	stack_validate();
 	/* And a new stack after the dlclose resolves normally. */
 	id = site_b();
 	ck_assert_uint_eq(stack_get(id, fr, STACK_MAX_DEPTH) > 0, 1);
@@ -524,6 +540,7 @@ START_TEST(test_stackdepot_threads)
 	ck_assert_uint_ne(ids[0][0], ids[0][1]);
 	/* Two stacks in all, however the eight threads raced. */
 	ck_assert_uint_eq(stack_count(), before + 2);
+	stack_validate();
 }
 END_TEST
 
