@@ -36,7 +36,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1236,58 +1235,20 @@ report_expand_path(const char *pattern, char *buf, size_t size)
 static char last_path[PATH_MAX];
 static pid_t last_pid;
 
-/* Leading decimal digits of s.  Returns true if there are none. */
+/* True if pattern has a "%p" escape ("%%p" is a literal "%p"). */
 static bool
-parse_ll(const char *s, long long *out)
+has_pid(const char *pattern)
 {
-	long long v = 0;
-	const char *b = s;
-
-	while (*s >= '0' && *s <= '9' && v < LLONG_MAX / 16)
-		v = v * 10 + (*s++ - '0');
-	if (s == b)
-		return true;
-	*out = v;
+	for (const char *p = pattern; *p != '\0'; p++) {
+		if (*p != '%')
+			continue;
+		if (p[1] == 'p')
+			return true;
+		if (p[1] == '\0')
+			break;
+		p++;
+	}
 	return false;
-}
-
-/* When this process started, in seconds since the epoch (0 if unknown):
- * btime of /proc/stat plus field 22 of /proc/self/stat. */
-static long long
-process_start(void)
-{
-	char buf[4096];
-	long long btime = -1, ticks = -1, hz = sysconf(_SC_CLK_TCK);
-	ssize_t n;
-	int fd;
-	char *s;
-
-	fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	s = strstr(buf, "\nbtime ");
-	if (s != NULL)
-		(void)parse_ll(s + 7, &btime);
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	s = strrchr(buf, ')'); /* the command may hold spaces */
-	if (s == NULL)
-		return 0;
-	/* After ") " come fields 3, 4, ...: skip to field 22. */
-	for (int f = 2; f < 22 && s != NULL; f++)
-		s = strchr(s + 1, ' ');
-	if (s != NULL)
-		(void)parse_ll(s + 1, &ticks);
-	if (btime < 0 || ticks < 0 || hz <= 0)
-		return 0;
-	return btime + ticks / hz;
 }
 
 /* Opens the report file per the rules of report.h.  *out gets the path
@@ -1297,7 +1258,6 @@ open_report(const char *pattern, char *out, size_t size)
 {
 	const int wr = O_WRONLY | O_CLOEXEC;
 	char path[PATH_MAX];
-	struct stat st;
 	int fd;
 
 	if (report_expand_path(pattern, path, sizeof(path))) {
@@ -1305,23 +1265,16 @@ open_report(const char *pattern, char *out, size_t size)
 		return -1;
 	}
 	log_snprintf(out, size, "%s", path);
-	if (strstr(pattern, "%p") != NULL)
+	if (has_pid(pattern))
 		return open(path, wr | O_CREAT | O_TRUNC, 0644);
 	/* This process wrote it before: overwrite its own report. */
 	if (last_pid == getpid() && strcmp(last_path, path) == 0)
 		return open(path, wr | O_CREAT | O_TRUNC, 0644);
-	for (int tries = 0; tries < 2; tries++) {
-		fd = open(path, wr | O_CREAT | O_EXCL, 0644);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
-		/* A report from before this process started (an earlier
-		 * run) is stale: replace it.  One written since (a parent, a
-		 * sibling, a child) is kept. */
-		if (tries > 0 || last_pid != 0 || stat(path, &st) != 0 ||
-		    (long long)st.st_mtime >= process_start() ||
-		    unlink(path) != 0)
-			break;
-	}
+	fd = open(path, wr | O_CREAT | O_EXCL, 0644);
+	if (fd >= 0 || errno != EEXIST)
+		return fd;
+	/* Written by another process (the parent, a sibling, an earlier
+	 * run): never overwritten; this process writes <path>.<pid>. */
 	if (log_snprintf(out, size, "%s.%d", path, (int)getpid()) >=
 	    (int)size) {
 		errno = ENAMETOOLONG;

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -677,66 +676,53 @@ START_TEST(test_report_env_files)
 }
 END_TEST
 
-/* In a fresh process (a child that never wrote): a file written since it
- * started belongs to someone else (kept, "<path>.<pid>" instead); one
- * from before it started is stale (replaced). */
+/* Any existing file this process did not write -- an earlier run's, a
+ * sibling's -- is kept: "<path>.<pid>" instead.  "%%p" is no pid. */
 START_TEST(test_report_env_foreign)
 {
 	static const report_meta_t meta = { "audit", "exit", 0 };
-	char path[256], alt[PATH_MAX];
-	struct timeval old[2];
-	pid_t pid;
-	int st, fd;
+	char path[256], alt[PATH_MAX], pat[300];
+	char buf[16] = { 0 };
+	int fd;
 
 	reset_all();
 	snprintf(path, sizeof(path), "/tmp/cw-check-report-f-%d.json",
 	    (int)getpid());
 	unlink(path);
-
-	/* Stale: mtime a day ago. */
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, "old", 3), 3);
+	ck_assert_int_eq(write(fd, "earlier", 7), 7);
 	close(fd);
-	gettimeofday(&old[0], NULL);
-	old[0].tv_sec -= 86400;
-	old[1] = old[0];
-	ck_assert_int_eq(utimes(path, old), 0);
 	setenv("CUWARDEN_REPORT", path, 1);
 	options_reset();
 	ck_assert(!report_write_env(&meta));
-	ck_assert_int_eq(pid_in(path), getpid());
 	snprintf(alt, sizeof(alt), "%s.%d", path, (int)getpid());
-	ck_assert(!exists(alt));
-
-	/* Fresh and foreign: a new process sees a file written after it
-	 * started (a sibling's) and keeps it. */
+	ck_assert_int_eq(pid_in(alt), getpid());
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, buf, sizeof(buf) - 1), 7);
+	close(fd);
+	ck_assert_str_eq(buf, "earlier");
+	/* Writing again overwrites its own "<path>.<pid>", nothing more. */
+	ck_assert(!report_write_env(&meta));
+	ck_assert_int_eq(pid_in(alt), getpid());
+	unlink(alt);
 	unlink(path);
-	pid = fork();
-	if (pid == 0) {
-		int cfd;
 
-		sleep(1); /* start time < the file's mtime, in seconds */
-		cfd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (cfd < 0 || write(cfd, "sibling", 7) != 7)
-			_exit(2);
-		close(cfd);
-		_exit(report_write_env(&meta) ? 1 : 0);
-	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snprintf(alt, sizeof(alt), "%s.%d", path, (int)pid);
+	/* "%%p" is a literal "%p": the no-overwrite rule applies. */
+	snprintf(pat, sizeof(pat), "/tmp/cw-check-report-%d-%%%%p.json",
+	    (int)getpid());
+	snprintf(path, sizeof(path), "/tmp/cw-check-report-%d-%%p.json",
+	    (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	setenv("CUWARDEN_REPORT", pat, 1);
+	options_reset();
+	ck_assert(!report_write_env(&meta));
+	snprintf(alt, sizeof(alt), "%s.%d", path, (int)getpid());
 	ck_assert(exists(alt));
-	ck_assert_int_eq(pid_in(alt), pid);
-	{
-		char buf[16] = { 0 };
-
-		fd = open(path, O_RDONLY);
-		ck_assert_int_ge(fd, 0);
-		ck_assert_int_eq(read(fd, buf, sizeof(buf) - 1), 7);
-		close(fd);
-		ck_assert_str_eq(buf, "sibling");
-	}
+	ck_assert_int_eq(pid_in(alt), getpid());
 	unlink(alt);
 	unlink(path);
 	reset_all();
