@@ -28,8 +28,9 @@ bool report_expand_path(const char *pattern, char *buf, size_t size);
 /* Opens the report file named by CUWARDEN_REPORT for this process and
  * writes it (JSON unless CUWARDEN_REPORT_FORMAT=text).  A path without %p
  * is never overwritten by another process: a child whose parent already
- * wrote there (or any second writer) gets "<path>.<pid>".  Returns true
- * on error (logged).  Does nothing and returns false when unset. */
+ * wrote there (or any second writer) gets "<path>.<pid>"; the same process
+ * writing again overwrites its own report.  Returns true on error
+ * (logged).  Does nothing and returns false when unset. */
 bool report_write_env(const report_meta_t *meta);
 
 /* True for the kinds whose live records are leaks: all but views and
