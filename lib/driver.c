@@ -32,6 +32,12 @@
  * atomics: two threads may both query the driver, both store the same value.
  * driver_postfork_child re-initialises init_lock (another thread may have
  * held it at fork time) and forgets every context.
+ *
+ * Re-entry: while a thread holds init_lock it is inside dlopen (libcuda's
+ * constructors), cuInit or the first retain, any of which may call dlsym,
+ * which the shim interposes.  Should that path come back here on the same
+ * thread, the thread-local in_init makes it fail (driver_get NULL, binding
+ * CW_ENODEV) instead of deadlocking on init_lock.
  */
 
 #include <dlfcn.h>
@@ -65,6 +71,23 @@ static CUcontext _Atomic primary[DRIVER_MAX_DEVICES];
 /* Attribute cache: bit 32 = valid, low 32 bits = value. */
 #define ATTR_VALID ((uint64_t)1 << 32)
 static _Atomic uint64_t attr_cache[DRIVER_MAX_DEVICES][CU_DEVICE_ATTRIBUTE_MAX];
+
+/* This thread holds init_lock (see "Re-entry" above). */
+static CW_TLS bool in_init;
+
+static void
+init_lock_take(void)
+{
+	pthread_mutex_lock(&init_lock);
+	in_init = true;
+}
+
+static void
+init_lock_drop(void)
+{
+	in_init = false;
+	pthread_mutex_unlock(&init_lock);
+}
 
 typedef void *(*dlsym_fn)(void *, const char *);
 static _Atomic(dlsym_fn) real_dlsym_ptr;
@@ -209,15 +232,15 @@ driver_get(void)
 
 	if (likely(st == LOAD_OK))
 		return &fns;
-	if (st == LOAD_FAILED || atomic_load(&forked))
+	if (st == LOAD_FAILED || atomic_load(&forked) || in_init)
 		return NULL;
-	pthread_mutex_lock(&init_lock);
+	init_lock_take();
 	st = atomic_load_explicit(&load_state, memory_order_relaxed);
 	if (st == LOAD_NONE) {
 		st = load_locked() ? LOAD_FAILED : LOAD_OK;
 		atomic_store_explicit(&load_state, st, memory_order_release);
 	}
-	pthread_mutex_unlock(&init_lock);
+	init_lock_drop();
 	return st == LOAD_OK ? &fns : NULL;
 }
 
@@ -336,7 +359,10 @@ ensure_init(const char *function)
 	if (likely(atomic_load_explicit(&init_done, memory_order_acquire))) {
 		r = init_result;
 	} else {
-		pthread_mutex_lock(&init_lock);
+		if (unlikely(in_init))
+			return lasterr_set(CW_ENODEV, function,
+			    "re-entered while the driver initialises");
+		init_lock_take();
 		if (!atomic_load_explicit(&init_done, memory_order_relaxed)) {
 			init_result = f->cuInit(0);
 			n = 0;
@@ -351,7 +377,7 @@ ensure_init(const char *function)
 			    memory_order_release);
 		}
 		r = init_result;
-		pthread_mutex_unlock(&init_lock);
+		init_lock_drop();
 	}
 	if (unlikely(r != CUDA_SUCCESS))
 		return cuda_fail(r == CUDA_ERROR_NO_DEVICE ? CW_ENODEV :
@@ -403,7 +429,10 @@ retain_slow(int device, CUcontext *out)
 	if ((st = check_ordinal(device, "driver_bind")))
 		return st;
 	f = &fns;
-	pthread_mutex_lock(&init_lock);
+	if (unlikely(in_init))
+		return lasterr_set(CW_ENODEV, "driver_bind",
+		    "re-entered while the driver initialises");
+	init_lock_take();
 	ctx = atomic_load_explicit(&primary[device], memory_order_relaxed);
 	if (ctx)
 		goto out_unlock;
@@ -421,7 +450,7 @@ retain_slow(int device, CUcontext *out)
 	log_debug(2, "retained the primary context of device %d", device);
 	atomic_store_explicit(&primary[device], ctx, memory_order_release);
 out_unlock:
-	pthread_mutex_unlock(&init_lock);
+	init_lock_drop();
 	*out = ctx;
 	return st;
 }
@@ -548,12 +577,13 @@ driver_postfork_child(void)
 	atomic_store(&forked, true);
 	forget_contexts();
 	pthread_mutex_init(&init_lock, NULL);
+	in_init = false;
 }
 
 void
 driver_reset(void)
 {
-	pthread_mutex_lock(&init_lock);
+	init_lock_take();
 	forget_contexts();
 	memset(attr_cache, 0, sizeof(attr_cache));
 	atomic_store(&init_done, 0);
@@ -565,5 +595,5 @@ driver_reset(void)
 	atomic_store(&load_state, LOAD_NONE);
 	atomic_store(&forked, false);
 	load_warned = false;
-	pthread_mutex_unlock(&init_lock);
+	init_lock_drop();
 }
