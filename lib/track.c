@@ -1342,8 +1342,10 @@ track_primary_release(void *real, const char *api, CUdevice dev)
 	}
 	pthread_mutex_unlock(&plock);
 	/* The driver destroys the primary context with the last release;
-	 * we only know it is the last when we saw every retain. */
-	if (last && c != NULL)
+	 * we only know it is the last when we saw every retain.  The pools
+	 * (driver_bind) hold a retain of their own that we do not see: then
+	 * the context lives on. */
+	if (last && c != NULL && driver_primary_ctx(dev) == NULL)
 		teardown(c, -1);
 	return r;
 }
