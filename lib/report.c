@@ -1013,11 +1013,23 @@ write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 
 /* ------------------------------------------------------------------ text */
 
+/* Modules named by the text report's frames (for the module list). */
+#define TEXT_MODULES 4096
+
+typedef struct modset_s {
+	uint64_t bits[TEXT_MODULES / 64];
+} modset_t;
+
 static void
-text_stack(wr_t *w, stack_id_t id, const char *indent)
+text_stack(wr_t *w, stack_id_t id, const char *indent, modset_t *seen)
 {
 	stack_frame_t fr[STACK_MAX_DEPTH];
 	size_t n = stack_get(id, fr, STACK_MAX_DEPTH);
+
+	for (size_t i = 0; i < n; i++)
+		if (fr[i].module < TEXT_MODULES)
+			seen->bits[fr[i].module / 64] |=
+			    1ULL << (fr[i].module % 64);
 
 	if (n == 0) {
 		w_fmt(w, "%s(no stack)\n", indent);
@@ -1052,6 +1064,9 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	const group_t *gv = (const group_t *)(const void *)L->gs.p;
 	const violation_t *vv = (const violation_t *)(const void *)V->s.p;
 	uint64_t nviol = violation_count();
+	modset_t seen;
+
+	memset(&seen, 0, sizeof(seen));
 
 	w_fmt(w, "cuwarden " PACKAGE_VERSION " report: pid %d (parent %d), "
 	    "mode %s, ", (int)getpid(), (int)getppid(),
@@ -1087,7 +1102,7 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		if (*own != '\0')
 			w_fmt(w, ", owner %s", own);
 		w_fmt(w, ", first at 0x%lx)\n", (unsigned long)l->base);
-		text_stack(w, l->stack, "    ");
+		text_stack(w, l->stack, "    ", &seen);
 		w_s(w, "\n");
 	}
 	for (size_t i = 0; i < V->n; i++) {
@@ -1110,16 +1125,38 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 				w_fmt(w, ", driver returned %d", v->cuda_error);
 		}
 		w_s(w, "\n");
-		text_stack(w, v->stack, "    ");
+		text_stack(w, v->stack, "    ", &seen);
 		if (v->alloc_stack != 0) {
 			w_s(w, "  allocated at:\n");
-			text_stack(w, v->alloc_stack, "    ");
+			text_stack(w, v->alloc_stack, "    ", &seen);
 		}
 		if (v->free_stack != 0) {
 			w_s(w, "  freed at:\n");
-			text_stack(w, v->free_stack, "    ");
+			text_stack(w, v->free_stack, "    ", &seen);
 		}
 		w_s(w, "\n");
+	}
+	{
+		bool any = false;
+
+		/* Where the frames' modules are, for addr2line -e <path>
+		 * <offset - 1> (offsets are return addresses). */
+		for (uint32_t m = 0; m < TEXT_MODULES; m++) {
+			stack_module_t mod;
+
+			if (!(seen.bits[m / 64] & (1ULL << (m % 64))) ||
+			    stack_module_get(m, &mod))
+				continue;
+			if (!any)
+				w_s(w, "modules:\n");
+			any = true;
+			w_fmt(w, "    %s", mod.path);
+			if (mod.build_id[0] != '\0')
+				w_fmt(w, " (build-id %s)", mod.build_id);
+			w_s(w, "\n");
+		}
+		if (any)
+			w_s(w, "\n");
 	}
 	if (nviol > V->n)
 		w_fmt(w, "(%llu more violations not kept)\n\n",

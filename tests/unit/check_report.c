@@ -456,6 +456,16 @@ START_TEST(test_report_text)
 	    strstr(t, "2097152 bytes in 2 device"));
 	ck_assert_ptr_nonnull(strstr(t, "invalid_free: cuMemFree_v2(0xdead0000)"));
 	ck_assert_ptr_nonnull(strstr(t, "#0  check_report+0x"));
+	/* The modules the frames name, with their paths and build-ids. */
+	{
+		char exe[PATH_MAX], line[PATH_MAX + 16];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[n > 0 ? n : 0] = '\0';
+		snprintf(line, sizeof(line), "modules:\n    %s (build-id ",
+		    exe);
+		ck_assert_ptr_nonnull(strstr(t, line));
+	}
 	ck_assert_ptr_nonnull(strstr(t, "mode pool"));
 	reset_all();
 }
