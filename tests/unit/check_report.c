@@ -458,7 +458,7 @@ START_TEST(test_report_text)
 	ck_assert_ptr_nonnull(strstr(t, "#0  check_report+0x"));
 	/* The modules the frames name, with their paths and build-ids. */
 	{
-		char exe[PATH_MAX], line[PATH_MAX + 16];
+		char exe[1024], line[1100];
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 		exe[n > 0 ? n : 0] = '\0';
