@@ -1544,6 +1544,16 @@ track_write_report(const char *how, int status)
 	meta.exit_how = how;
 	meta.exit_status = status;
 	report_write_env(&meta);
+	if (options_get_bool(OPT_SHOW_STATS)) {
+		log_printf("coverage: %llu allocations, %llu frees (%llu "
+		    "untracked), %llu violations, %llu hooked entry points",
+		    (unsigned long long)stats_coverage.allocations,
+		    (unsigned long long)stats_coverage.frees,
+		    (unsigned long long)stats_coverage.untracked_frees,
+		    (unsigned long long)violation_count(),
+		    (unsigned long long)stats_coverage.hooked_entry_points);
+		cw_stats_print(NULL, NULL);
+	}
 }
 
 /* ------------------------------------------------------------ fork */

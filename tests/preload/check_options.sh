@@ -27,4 +27,10 @@ CUWARDEN_STACK_DEPTH=2 CUWARDEN_REPORT=$R run o2 "$TP/tp_driver" families
 expect_rc 0 "CUWARDEN_STACK_DEPTH=2"
 check "$R" 'all(len(e["stack"]) <= 2 for e in r["leaks"])' \
 	'frame0(leak(api="cuMemAllocManaged")["stack"]).endswith("/tp_driver")'
+
+# CUWARDEN_SHOW_STATS=1: the counters on stderr at exit.
+CUWARDEN_SHOW_STATS=1 run st "$TP/tp_driver" threads
+expect_rc 0 "CUWARDEN_SHOW_STATS=1"
+grep -q 'cuwarden: coverage: 8008 allocations, 8000 frees' "$WORK/st.err" && pass "stats printed" || { fail "no stats"; cat "$WORK/st.err"; }
+grep -q 'cuwarden: stats: device' "$WORK/st.err" && pass "per-kind stats printed" || fail "no per-kind stats"
 finish
