@@ -272,8 +272,10 @@ log_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 		case 'X':
 		case 'o':
 			switch (len) {
-			case L_HH: u = (unsigned char)va_arg(ap, unsigned); break;
-			case L_H: u = (unsigned short)va_arg(ap, unsigned); break;
+			case L_HH: u = (unsigned char)va_arg(ap, unsigned);
+				break;
+			case L_H: u = (unsigned short)va_arg(ap, unsigned);
+				break;
 			case L_L: u = va_arg(ap, unsigned long); break;
 			case L_LL: u = va_arg(ap, unsigned long long); break;
 			case L_Z: u = va_arg(ap, size_t); break;

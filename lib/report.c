@@ -104,7 +104,8 @@ static const struct {
 	E(CUDA_ERROR_ECC_UNCORRECTABLE), E(CUDA_ERROR_UNSUPPORTED_LIMIT),
 	E(CUDA_ERROR_CONTEXT_ALREADY_IN_USE),
 	E(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED), E(CUDA_ERROR_INVALID_PTX),
-	E(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT), E(CUDA_ERROR_NVLINK_UNCORRECTABLE),
+	E(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT),
+	E(CUDA_ERROR_NVLINK_UNCORRECTABLE),
 	E(CUDA_ERROR_INVALID_SOURCE), E(CUDA_ERROR_FILE_NOT_FOUND),
 	E(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND),
 	E(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED), E(CUDA_ERROR_OPERATING_SYSTEM),
@@ -114,9 +115,11 @@ static const struct {
 	E(CUDA_ERROR_LAUNCH_TIMEOUT), E(CUDA_ERROR_LAUNCH_FAILED),
 	E(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED),
 	E(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED),
-	E(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE), E(CUDA_ERROR_CONTEXT_IS_DESTROYED),
+	E(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE),
+	E(CUDA_ERROR_CONTEXT_IS_DESTROYED),
 	E(CUDA_ERROR_ASSERT), E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED),
-	E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED), E(CUDA_ERROR_HARDWARE_STACK_ERROR),
+	E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
+	E(CUDA_ERROR_HARDWARE_STACK_ERROR),
 	E(CUDA_ERROR_ILLEGAL_INSTRUCTION), E(CUDA_ERROR_MISALIGNED_ADDRESS),
 	E(CUDA_ERROR_INVALID_ADDRESS_SPACE), E(CUDA_ERROR_INVALID_PC),
 	E(CUDA_ERROR_NOT_PERMITTED), E(CUDA_ERROR_NOT_SUPPORTED),
@@ -1335,9 +1338,9 @@ report_write_env(const report_meta_t *meta)
 	if (fd < 0) {
 		e = errno;
 		if (path[0] == '\0')
-			log_error("CUWARDEN_REPORT=%s: not a usable path (too "
-			    "long, or a '%%' other than %%p and %%%%); no report "
-			    "written", pat);
+			log_error("CUWARDEN_REPORT=%s: not a usable path "
+			    "(too long, or a '%%' other than %%p and %%%%); "
+			    "no report written", pat);
 		else
 			log_error("cannot write the report to %s (errno %d)",
 			    path, e);
@@ -1352,7 +1355,8 @@ report_write_env(const report_meta_t *meta)
 		e = errno;
 	}
 	if (err) {
-		log_error("writing the report to %s failed (errno %d)", path, e);
+		log_error("writing the report to %s failed (errno %d)", path,
+		    e);
 		errno = e;
 		return true;
 	}

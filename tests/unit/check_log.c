@@ -49,7 +49,8 @@ START_TEST(test_log_format_ints)
 		SAME("%.3d|%8.3d|%-8.3d|%.0d", iv, iv, iv, iv);
 		SAME("%u|%x|%X|%o|%#x|%#o|%08x|%-8x|", uv, uv, uv, uv, uv, uv,
 		    uv, uv);
-		SAME("%ld|%lu|%lx", (long)v, (unsigned long)v, (unsigned long)v);
+		SAME("%ld|%lu|%lx", (long)v, (unsigned long)v,
+		    (unsigned long)v);
 		SAME("%lld|%llu|%llx|%#llx|%20lld|%-20llu|", v,
 		    (unsigned long long)v, (unsigned long long)v,
 		    (unsigned long long)v, v, (unsigned long long)v);

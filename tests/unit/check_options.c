@@ -76,7 +76,8 @@ START_TEST(test_options_defaults)
 	ck_assert_int_eq(options_get(OPT_STACK_DEPTH), 24);
 	ck_assert_ptr_null(options_get_str(OPT_REPORT));
 	ck_assert_int_eq(options_get(OPT_MODE), OPT_MODE_AUDIT);
-	ck_assert_int_eq(options_get(OPT_ON_VIOLATION), OPT_ON_VIOLATION_REPORT);
+	ck_assert_int_eq(options_get(OPT_ON_VIOLATION),
+	    OPT_ON_VIOLATION_REPORT);
 	ck_assert(options_get_bool(OPT_POOL));
 	ck_assert_int_eq(options_get(OPT_POOL_LIMIT), 0);
 	ck_assert_int_eq(options_get(OPT_LARGE_BLOCK), 2 * 1024 * 1024);

@@ -454,7 +454,8 @@ START_TEST(test_report_text)
 	ck_assert_ptr_nonnull(strstr(t, "2097152 bytes in 2 device"));
 	ck_assert(strstr(t, "3145728 bytes in 1 pinned") <
 	    strstr(t, "2097152 bytes in 2 device"));
-	ck_assert_ptr_nonnull(strstr(t, "invalid_free: cuMemFree_v2(0xdead0000)"));
+	ck_assert_ptr_nonnull(strstr(t,
+	    "invalid_free: cuMemFree_v2(0xdead0000)"));
 	ck_assert_ptr_nonnull(strstr(t, "#0  check_report+0x"));
 	/* The modules the frames name, with their paths and build-ids. */
 	{
