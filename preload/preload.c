@@ -388,10 +388,13 @@ CW_EXPORT void hook__exit(int status) __asm__("_exit")
 CW_EXPORT void hook__Exit(int status) __asm__("_Exit")
     __attribute__((noreturn));
 
+/* The report first, unless this thread is inside a wrapper (an _exit from
+ * a signal handler that interrupted one: our own locks may be held). */
 void
 hook__exit(int status)
 {
-	track_write_report("_exit", status);
+	if (!in_hook)
+		track_write_report("_exit", status);
 	if (real_exit_fn != NULL)
 		real_exit_fn(status);
 	for (;;)
@@ -401,7 +404,8 @@ hook__exit(int status)
 void
 hook__Exit(int status)
 {
-	track_write_report("_exit", status);
+	if (!in_hook)
+		track_write_report("_exit", status);
 	if (real_Exit_fn != NULL)
 		real_Exit_fn(status);
 	for (;;)
