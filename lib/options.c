@@ -8,7 +8,9 @@
  *
  * Invariants: the environment is read once, lazily, at the first
  * options_* call (from `environ`, never getenv), and never again until
- * options_reset.  Every value in `values` is within its option's range;
+ * options_reset.  In a setuid/setgid process (AT_SECURE) the options that
+ * name files (CUWARDEN_REPORT, CUWARDEN_LOG_FILE) are ignored, as
+ * secure_getenv would.  Every value in `values` is within its option's range;
  * string values are copied into static storage (so a later setenv or
  * putenv cannot change them).  A malformed value gives one warning naming
  * the variable, the value and the default used, and the default.  An
@@ -28,6 +30,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 
 #include "log.h"
 #include "options.h"
@@ -436,6 +439,15 @@ read_environment(void)
 				continue;
 			if (v[0] == '\0')
 				break; /* empty: unset, the default */
+			if ((o == OPT_REPORT || o == OPT_LOG_FILE) &&
+			    getauxval(AT_SECURE) != 0) {
+				/* setuid/setgid: as secure_getenv would, do
+				 * not let the caller's environment name files
+				 * we create. */
+				pend("%s%s ignored in a setuid/setgid process",
+				    PREFIX, table[o].name);
+				break;
+			}
 			if (!parse_value((option_t)o, v))
 				break;
 			values[o] = table[o].def;
