@@ -15,4 +15,13 @@ grep -q 'default=11 next=22' "$WORK/nx.out" && pass "RTLD_NEXT found the next ob
 # The shim's exported dlsym carries both glibc versions.
 ${NM:-nm} -D --defined-only "$SHIM" | grep -q ' dlsym@@GLIBC_2.34$' && pass "dlsym@@GLIBC_2.34" || fail "no dlsym@@GLIBC_2.34"
 ${NM:-nm} -D --defined-only "$SHIM" | grep -q ' dlsym@GLIBC_2.2.5$' && pass "dlsym@GLIBC_2.2.5" || fail "no dlsym@GLIBC_2.2.5"
+# A program built against glibc < 2.34 references dlsym@GLIBC_2.2.5: it
+# binds to the shim's dlsym as well (and is redirected).
+if ${NM:-nm} -D "$TP/tp_olddlsym" | grep -q 'dlsym@GLIBC_2.2.5'; then
+	run old "$TP/tp_olddlsym"
+	expect_rc 0 "dlsym@GLIBC_2.2.5 program"
+	grep -q 'redirected=1' "$WORK/old.out" && pass "dlsym@GLIBC_2.2.5 bound to the shim" || { fail "dlsym@GLIBC_2.2.5 not interposed"; cat "$WORK/old.out"; }
+	plain oldp "$TP/tp_olddlsym"
+	grep -q 'redirected=0' "$WORK/oldp.out" && pass "dlsym@GLIBC_2.2.5 without the shim" || fail "old dlsym without the shim"
+fi
 finish
