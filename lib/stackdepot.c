@@ -62,7 +62,7 @@ typedef struct srec_s {
 	uint32_t next;        /* next id in the bucket's chain, 0 = end */
 	uint32_t n;           /* frames */
 	uint64_t outside;     /* atomic: key << 32 | answer, 0 = none */
-	uintptr_t ips[];      /* n raw addresses, then n stack_frame_t */
+	uintptr_t ips[];      /* n raw addresses, then n module indices */
 } srec_t;
 
 typedef struct module_s {
@@ -174,10 +174,12 @@ depot_setup(void)
 	return false;
 }
 
-static inline stack_frame_t *
-rec_frames(const srec_t *r)
+/* The module index of each frame (UINT32_MAX = none); offsets are not
+ * stored: address - the module's base. */
+static inline uint32_t *
+rec_mods(const srec_t *r)
 {
-	return (stack_frame_t *)(uintptr_t)(r->ips + r->n);
+	return (uint32_t *)(uintptr_t)(r->ips + r->n);
 }
 
 static inline srec_t *
@@ -433,8 +435,7 @@ insert(uint64_t h, const uintptr_t *ips, size_t n)
 {
 	stack_id_t id;
 	srec_t *r;
-	stack_frame_t *fr;
-	uint32_t *head;
+	uint32_t *mods, *head;
 
 	if (depot_setup())
 		return 0;
@@ -444,22 +445,19 @@ insert(uint64_t h, const uintptr_t *ips, size_t n)
 	if (nstacks + 1 >= DEPOT_MAX_STACKS)
 		return 0;
 	r = depot_alloc(sizeof(*r) + n * (sizeof(uintptr_t) +
-	    sizeof(stack_frame_t)));
+	    sizeof(uint32_t)));
 	if (r == NULL)
 		return 0;
 	r->hash = h;
 	r->n = (uint32_t)n;
 	memcpy(r->ips, ips, n * sizeof(*ips));
-	fr = rec_frames(r);
+	mods = rec_mods(r);
 	ranges_refresh();
 	for (size_t i = 0; i < n; i++) {
 		/* Return addresses: the call is the byte before. */
 		uintptr_t a = ips[i] != 0 ? ips[i] - 1 : 0;
-		uint32_t m = ranges_lookup(a);
 
-		fr[i].module = m;
-		fr[i].offset = m == UINT32_MAX ? ips[i] :
-		    ips[i] - modules[m].base;
+		mods[i] = ranges_lookup(a);
 	}
 	id = nstacks + 1;
 	head = &buckets[h & (DEPOT_BUCKETS - 1)];
@@ -595,12 +593,18 @@ size_t
 stack_get(stack_id_t id, stack_frame_t *frames, size_t max)
 {
 	const srec_t *r = rec_get(id);
+	const uint32_t *mods;
 	size_t n;
 
 	if (r == NULL)
 		return 0;
 	n = r->n < max ? r->n : max;
-	memcpy(frames, rec_frames(r), n * sizeof(*frames));
+	mods = rec_mods(r);
+	for (size_t i = 0; i < n; i++) {
+		frames[i].module = mods[i];
+		frames[i].offset = mods[i] == UINT32_MAX ? r->ips[i] :
+		    r->ips[i] - modules[mods[i]].base;
+	}
 	return n;
 }
 
@@ -658,7 +662,7 @@ stack_first_module_outside(stack_id_t id, const char *const *patterns,
 {
 	srec_t *r = rec_get(id);
 	uint32_t key, self, answer = UINT32_MAX;
-	const stack_frame_t *fr;
+	const uint32_t *mods;
 	uint64_t c;
 
 	if (r == NULL)
@@ -668,9 +672,9 @@ stack_first_module_outside(stack_id_t id, const char *const *patterns,
 	if ((uint32_t)(c >> 32) == key)
 		return (uint32_t)c;
 	self = __atomic_load_n(&self_module, __ATOMIC_RELAXED);
-	fr = rec_frames(r);
+	mods = rec_mods(r);
 	for (uint32_t i = 0; i < r->n && answer == UINT32_MAX; i++) {
-		uint32_t m = fr[i].module;
+		uint32_t m = mods[i];
 		bool skip = false;
 
 		if (m == UINT32_MAX || m == self)
@@ -706,7 +710,7 @@ stack_validate(void)
 	nm = module_count;
 	for (uint32_t id = 1; id <= n; id++) {
 		const srec_t *r = recs[id];
-		const stack_frame_t *fr;
+		const uint32_t *mods;
 		uint32_t c;
 		bool found = false;
 
@@ -724,12 +728,12 @@ stack_validate(void)
 		}
 		if (!found || (r->next != 0 && r->next >= id))
 			cw_assert_fail("stack bucket", __FILE__, __LINE__);
-		fr = rec_frames(r);
+		mods = rec_mods(r);
 		for (uint32_t i = 0; i < r->n; i++) {
-			if (fr[i].module == UINT32_MAX ?
-			    fr[i].offset != r->ips[i] :
-			    (fr[i].module >= nm || fr[i].offset !=
-			    r->ips[i] - modules[fr[i].module].base))
+			uintptr_t a = r->ips[i] != 0 ? r->ips[i] - 1 : 0;
+
+			if (mods[i] != UINT32_MAX && (mods[i] >= nm ||
+			    a < modules[mods[i]].lo))
 				cw_assert_fail("stack frame", __FILE__,
 				    __LINE__);
 		}
