@@ -58,7 +58,8 @@
 #define POOL_MAX_DEVICES FENCE_MAX_DEVICES
 #define NKINDS 3
 #define TC_CAP 32                           /* entries per FIFO / stack */
-#define TC_MAX_BYTES ((size_t)16 << 20)     /* cached per thread and pool */
+#define TC_MAX_BYTES ((size_t)64 << 20)     /* cached per thread and pool */
+#define TC_PEND_SYNC ((size_t)32 << 20)     /* pending bytes: barrier on miss */
 #define TC_MAX_CLASS_SIZE ((size_t)2 << 20)
 #define TC_NBINS 80
 #define PUBLISH_BYTES ((int64_t)1 << 20)
@@ -91,6 +92,9 @@ typedef struct tcache_s {
 	int64_t unpub;      /* allocated bytes not yet in cur_pub (atomic) */
 	uint64_t tot_unpub; /* total bytes not yet in tot_pub (atomic) */
 	size_t bytes;       /* bytes cached, ready and pending */
+	size_t pend_bytes;  /* bytes in the FIFOs */
+	size_t unfenced;    /* bytes freed here since the fence last moved */
+	uint64_t seen_done; /* fence_done() when unfenced was reset */
 	tc_bin_t bins[TC_NBINS];
 } tcache_t;
 
@@ -429,7 +433,7 @@ barrier(pool_t *p)
 	bool err = fence_barrier(p->device);
 	pthread_mutex_lock(&p->lock);
 	if (!err)
-		p->fence_waits++;
+		__atomic_fetch_add(&p->fence_waits, 1, __ATOMIC_RELAXED);
 	pend_release(p, true);
 	return err;
 }
@@ -577,6 +581,17 @@ tc_get(pool_t *p)
 	return tc;
 }
 
+/* The calling thread's cache for p, if it has one (never made here). */
+static tcache_t *
+tc_peek(pool_t *p)
+{
+	tc_set_t *set = tls_tcs;
+	if (set == NULL ||
+	    set->life != __atomic_load_n(&pool_life, __ATOMIC_ACQUIRE))
+		return NULL;
+	return set->tc[p->kind][p->device];
+}
+
 /* Everything cached goes back: ready blocks to the engine, pending ones to
  * the pending list.  p->lock held. */
 static void
@@ -599,6 +614,7 @@ tc_flush(pool_t *p, tcache_t *tc)
 		b->nready = b->npend = b->head = 0;
 	}
 	tc->bytes = 0;
+	tc->pend_bytes = 0;
 	tc->gen = __atomic_load_n(&p->flush_gen, __ATOMIC_ACQUIRE);
 }
 
@@ -615,6 +631,7 @@ tc_spill_bin(pool_t *p, tcache_t *tc, tc_bin_t *b, size_t cs)
 	}
 	b->npend = (uint16_t)(b->npend - n);
 	tc->bytes -= n * cs;
+	tc->pend_bytes -= n * cs;
 	for (unsigned i = 0; i < n; i++) {
 		if (fence_passed(p->device, ents[i].stamp))
 			eng_free(p, ents[i].addr, cs);
@@ -679,6 +696,7 @@ tc_pop(pool_t *p, tc_bin_t *b, size_t cs, tcache_t *tc, uintptr_t *addr)
 		b->head = (uint16_t)((b->head + 1) % TC_CAP);
 		b->npend--;
 		tc->bytes -= cs;
+		tc->pend_bytes -= cs;
 		return true;
 	}
 	return false;
@@ -815,6 +833,17 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		tc_bin_t *b = &tc->bins[c];
 		if (likely(tc_pop(p, b, cs, tc, &a)))
 			goto done;
+		/* Enough of this thread's frees wait for the fence: one
+		 * barrier (no lock of ours held) makes them all ready. */
+		if (tc->unfenced >= TC_PEND_SYNC &&
+		    tc->seen_done == fence_done(device)) {
+			tc->unfenced = 0;
+			if (!fence_barrier(device))
+				__atomic_fetch_add(&p->fence_waits, 1,
+				    __ATOMIC_RELAXED);
+			if (tc_pop(p, b, cs, tc, &a))
+				goto done;
+		}
 		/* Refill: one block now, a few more into the stack. */
 		pthread_mutex_lock(&p->lock);
 		publish(p, tc);
@@ -843,7 +872,8 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 	}
 	tc = NULL;
 	pthread_mutex_lock(&p->lock);
-	r = alloc_staged(p, NULL, size, size, &a, &bs, &fl);
+	/* The OOM stages flush this thread's cache, if it has one. */
+	r = alloc_staged(p, tc_peek(p), size, size, &a, &bs, &fl);
 	pthread_mutex_unlock(&p->lock);
 	if (r != CW_OK)
 		return r;
@@ -908,6 +938,13 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		b->pend[slot].stamp = fence_stamp(device);
 		b->npend++;
 		tc->bytes += cs;
+		tc->pend_bytes += cs;
+		uint64_t done = fence_done(device);
+		if (done != tc->seen_done) {
+			tc->seen_done = done;
+			tc->unfenced = 0;
+		}
+		tc->unfenced += cs;
 		count_free(p, tc, size);
 		return CW_OK;
 	}

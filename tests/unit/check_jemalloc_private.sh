@@ -1,0 +1,66 @@
+#!/bin/sh
+# jemalloc stays private (DESIGN.md "Pools"):
+#  1. libcuwarden.so and the preload shim export no malloc-family, mallocx-
+#     family or je_/cw_je_ symbol, and the renamed jemalloc is inside them
+#     (local cw_je_* symbols), with no DT_NEEDED on libjemalloc;
+#  2. a host program linked with -lcuwarden still gets glibc's malloc
+#     (dlsym + dladdr), before and after the pools start jemalloc;
+#  3. the late-dlopen TLS note: loading libcuwarden.so with dlopen either
+#     works, or fails with "static TLS" -- and then works with
+#     GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096 (doc/pools.md).
+# Exit 0 pass, 1 fail, 99 harness error.
+: "${top_builddir:?}"
+lib="$top_builddir/lib/.libs/libcuwarden.so"
+shim="$top_builddir/preload/.libs/libcuwarden_preload.so"
+rc=0
+[ -f "$lib" ] || { echo "ERROR: $lib not built"; exit 99; }
+bad='^(malloc|free|calloc|realloc|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|mallocx|rallocx|xallocx|sallocx|dallocx|sdallocx|nallocx|mallctl|mallctlnametomib|mallctlbymib|malloc_stats_print|malloc_conf|malloc_message|je_.*|cw_je_.*)$'
+for so in "$lib" "$shim"; do
+	[ -f "$so" ] || { echo "SKIP: $so not built"; continue; }
+	exp=$(nm -D --defined-only "$so" | awk '{print $3}' | sed 's/@.*//' | grep -E "$bad")
+	if [ -n "$exp" ]; then
+		echo "FAIL: $so exports allocator symbols:"; echo "$exp" | sed 's/^/  /'; rc=1
+	else
+		echo "PASS: $so exports no allocator symbol"
+	fi
+	if readelf -d "$so" | grep -q 'NEEDED.*libjemalloc'; then
+		echo "FAIL: $so needs libjemalloc"; rc=1
+	fi
+	if nm "$so" 2>/dev/null | grep -q ' [tT] cw_je_mallocx$'; then
+		echo "PASS: $so holds the renamed jemalloc, local"
+	elif nm "$so" 2>&1 | grep -q 'no symbols'; then
+		echo "NOTE: $so is stripped; local symbols not checked"
+	else
+		echo "FAIL: $so lacks a local cw_je_mallocx"; rc=1
+	fi
+done
+
+# 2. The host program.
+host="$top_builddir/tests/unit/jemalloc_host"
+[ -x "$host" ] || { echo "ERROR: $host not built"; exit 99; }
+out=$("$host" 2>&1); st=$?
+echo "$out" | sed 's/^/  host: /'
+case $st in
+0) echo "PASS: host program keeps glibc's malloc" ;;
+99) echo "ERROR: host program harness"; exit 99 ;;
+*) echo "FAIL: host program"; rc=1 ;;
+esac
+
+# 3. Late dlopen and the TLS tunable.
+dl="$top_builddir/tests/unit/jemalloc_dlopen"
+[ -x "$dl" ] || { echo "ERROR: $dl not built"; exit 99; }
+plain=$(env -u GLIBC_TUNABLES "$dl" "$lib" 2>&1)
+echo "  dlopen, no tunable: $plain"
+case $plain in
+loaded) echo "PASS: late dlopen works here without the tunable" ;;
+*"static TLS"*) echo "PASS: late dlopen refused with the documented static TLS error" ;;
+*) echo "FAIL: unexpected dlopen outcome"; rc=1 ;;
+esac
+tuned=$(GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096 "$dl" "$lib" 2>&1)
+echo "  dlopen, optional_static_tls=4096: $tuned"
+if [ "$tuned" = loaded ]; then
+	echo "PASS: late dlopen works with the tunable"
+else
+	echo "FAIL: late dlopen fails even with the tunable"; rc=1
+fi
+exit $rc
