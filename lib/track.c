@@ -485,6 +485,14 @@ remove_rec(reg_handle_t h, stack_id_t st)
 #define FREE_DEVICE_KINDS \
 	(KBIT(KIND_DEVICE) | KBIT(KIND_MANAGED) | KBIT(KIND_ASYNC))
 
+/* The driver's answers for a pointer or handle it does not hold. */
+static bool
+unknown_to_driver(CUresult r)
+{
+	return r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_INVALID_HANDLE ||
+	    r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
 /* Classifies a free of addr in ns by a function accepting the kinds in
  * accept, after the driver answered r. */
 static void
@@ -495,7 +503,25 @@ classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 	reg_handle_t h;
 
 	STATS_INC(frees);
-	if (pre->found) {
+	if (pre->found && unknown_to_driver(r) &&
+	    (accept & KBIT(pre->rec.kind))) {
+		/* We hold it live, the driver does not know it: another
+		 * thread freed it just now (both saw it live), or it went
+		 * behind our back.  A double free, not a failed one. */
+		reg_rec_t out;
+		stack_id_t st = capture();
+		if (registry_remove(pre->h, NULL, NULL, st, &out) == 0) {
+			stats_on_free((kind_t)out.kind, out.size);
+			report_violation(V_DOUBLE_FREE, api, addr, &pre->rec, r,
+			    st);
+			return;
+		}
+		/* The other thread removed it first: its tombstone says
+		 * where. */
+	}
+	bool live = pre->found && (r == CUDA_SUCCESS ||
+	    registry_state(pre->h) == REG_LIVE);
+	if (live) {
 		stack_id_t st = capture();
 		if (!(accept & KBIT(pre->rec.kind))) {
 			report_violation(V_MISMATCHED_FREE, api, addr,

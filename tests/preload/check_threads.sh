@@ -20,4 +20,15 @@ check "$R" \
 	'summ["violations"] == 0' \
 	'r["stats"]["bytes"]["device"]["current"] == 8 * 4096' \
 	'r["stats"]["bytes"]["async"]["current"] == 0'
+
+# 8 threads free the same pointer at once (50 rounds): one free each round,
+# the rest double frees, never a failed free.
+R=$WORK/race.json
+CUWARDEN_REPORT=$R run race "$TP/tp_driver" race
+expect_rc 0 "racing frees"
+check "$R" \
+	'len(viols(type="double_free")) == 50 * 7' \
+	'viols(type="failed_free") == [] and r["failed_frees"]["count"] == 0' \
+	'summ["violations"] == 350' \
+	'r["leaks"] == [] and cov["frees"] == 400'
 finish

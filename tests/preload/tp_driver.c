@@ -369,6 +369,48 @@ thread_noctx(void *arg)
 	return NULL;
 }
 
+/* 8 threads free the same pointer at once, 50 times: the driver frees it
+ * for one, the others get CUDA_ERROR_INVALID_VALUE: double frees, never
+ * failed frees. */
+#define RACE_ROUNDS 50
+static pthread_barrier_t race_barrier;
+static CUdeviceptr race_ptr[RACE_ROUNDS];
+static int race_ok;
+
+static void *
+thread_race(void *arg)
+{
+	(void)arg;
+	OK(cuCtxSetCurrent(pctx));
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		pthread_barrier_wait(&race_barrier);
+		CUresult r = cuMemFree(race_ptr[i]);
+		if (r == CUDA_SUCCESS)
+			__atomic_fetch_add(&race_ok, 1, __ATOMIC_RELAXED);
+		else if (r != INVAL)
+			fprintf(stderr, "race: %d\n", (int)r), errors++;
+	}
+	return NULL;
+}
+
+static int
+scenario_race(void)
+{
+	pthread_t t[NTHREADS];
+
+	init();
+	for (int i = 0; i < RACE_ROUNDS; i++)
+		OK(cuMemAlloc(&race_ptr[i], 4096));
+	pthread_barrier_init(&race_barrier, NULL, NTHREADS);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&t[i], NULL, thread_race, NULL);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	if (race_ok != RACE_ROUNDS)
+		fprintf(stderr, "race: %d frees succeeded\n", race_ok), errors++;
+	return errors;
+}
+
 static int
 scenario_threads(void)
 {
@@ -638,6 +680,8 @@ main(int argc, char **argv)
 		r = scenario_teardown();
 	else if (strcmp(s, "threads") == 0)
 		r = scenario_threads();
+	else if (strcmp(s, "race") == 0)
+		r = scenario_race();
 	else if (strcmp(s, "fork") == 0)
 		r = scenario_fork();
 	else if (strcmp(s, "exec") == 0)
