@@ -54,4 +54,15 @@ check "$R" -V "$WORK/fam.out" \
 	'cov["failed_calls"] == 1' \
 	'cov["teardown_frees"] == 0' \
 	'r["leaks"] == sorted(r["leaks"], key=lambda e: -e["bytes"])'
+
+# Two devices: the device is the one current at allocation time (or the
+# VMM property's), not the one current at the free.
+R=$WORK/dev.json
+FAKECUDA_DEVICES=2 CUWARDEN_REPORT=$R run dev "$TP/tp_driver" devices
+expect_rc 0 "two devices"
+check "$R" \
+	'leak(size=1000)["device"] == 0' \
+	'leak(size=1001)["device"] == 1' \
+	'leaks(size=1002) == [] and summ["violations"] == 0' \
+	'leak(kind="vmm")["device"] == 1'
 finish

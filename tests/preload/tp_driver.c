@@ -330,6 +330,39 @@ scenario_teardown(void)
 	return errors;
 }
 
+/* Two devices (FAKECUDA_DEVICES=2): a record's device is the one current
+ * when it was made (or prop->location.id), never the one current when it
+ * is freed. */
+static int
+scenario_devices(void)
+{
+	CUdevice d1;
+	CUcontext c1;
+	CUdeviceptr a0, a1, b1;
+
+	init();
+	OK(cuDeviceGet(&d1, 1));
+	OK(cuDevicePrimaryCtxRetain(&c1, d1));
+	OK(cuMemAlloc(&a0, 1000));          /* device 0 */
+	OK(cuCtxSetCurrent(c1));
+	OK(cuMemAlloc(&a1, 1001));          /* device 1, leaked */
+	OK(cuMemAlloc(&b1, 1002));          /* device 1, freed from device 0 */
+	OK(cuCtxSetCurrent(pctx));
+	OK(cuMemFree(b1));
+	CUmemAllocationProp prop;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = d1;
+	size_t gran = 0;
+	OK(cuMemGetAllocationGranularity(&gran, &prop,
+	    CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CUmemGenericAllocationHandle mh;
+	OK(cuMemCreate(&mh, gran, &prop, 0)); /* device 1, made from device 0 */
+	(void)a0;
+	return errors;
+}
+
 /* ------------------------------------------------------------ threads */
 
 #define NTHREADS 8
@@ -680,6 +713,8 @@ main(int argc, char **argv)
 		r = scenario_teardown();
 	else if (strcmp(s, "threads") == 0)
 		r = scenario_threads();
+	else if (strcmp(s, "devices") == 0)
+		r = scenario_devices();
 	else if (strcmp(s, "race") == 0)
 		r = scenario_race();
 	else if (strcmp(s, "fork") == 0)
