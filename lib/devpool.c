@@ -341,7 +341,7 @@ own_cache_max(const devpool_t *dp)
 {
 	if (dp->cfg.own_cache_max != 0)
 		return dp->cfg.own_cache_max;
-	return dp->st.allocated / 8 + ((size_t)64 << 20);
+	return dp->st.allocated / 16 + ((size_t)32 << 20);
 }
 
 static bool

@@ -48,8 +48,8 @@ typedef struct devpool_config_s {
 	size_t segment_size;  /* shared segments; 0 = 2 MiB */
 	size_t large_block;   /* own segment from here; 0 = 2 MiB */
 	size_t limit;         /* reserved never exceeds it; 0 = none */
-	size_t own_cache_max; /* cached own segments kept; 0 = 1/8 of
-	                       * allocated + 64 MiB */
+	size_t own_cache_max; /* cached own segments kept; 0 = 1/16 of
+	                       * allocated + 32 MiB */
 } devpool_config_t;
 
 typedef struct devpool_stats_s {

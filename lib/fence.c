@@ -8,6 +8,7 @@
  * held across a driver call.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,26 +81,56 @@ count_failure(int device, const char *what, CUresult r)
 
 /* --------------------------------------------------------------- barrier */
 
+/* Barriers in progress, per device: the epoch the running one covers (0:
+ * none).  A thread that needs frees stamped <= s covered waits for a
+ * running barrier with epoch >= s instead of issuing its own, so that
+ * many threads hitting the trigger at once cost one synchronise. */
+static uint64_t running[FENCE_MAX_DEVICES];
+
 bool
 fence_barrier(int device)
+{
+	return fence_barrier_for(device, fence_stamp(device));
+}
+
+bool
+fence_barrier_for(int device, uint64_t stamp)
 {
 	fence_dev_t *f = &fence_devs[device];
 	const driver_fns_t *d = driver_get();
 	if (d == NULL || d->cuCtxSynchronize == NULL)
 		return true;
+	for (int spins = 0; ; spins++) {
+		if (fence_passed(device, stamp))
+			return false;
+		uint64_t r = __atomic_load_n(&running[device],
+		    __ATOMIC_ACQUIRE);
+		if (r == 0 || r < stamp || spins > 100000)
+			break;
+		sched_yield(); /* another thread's barrier covers us */
+	}
 	uint64_t e = __atomic_fetch_add(&f->epoch, 1, __ATOMIC_SEQ_CST);
+	uint64_t prev = __atomic_load_n(&running[device], __ATOMIC_RELAXED);
+	while (prev < e && !__atomic_compare_exchange_n(&running[device],
+	    &prev, e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 	if (driver_bind(device) != CW_OK)
 		return true;
 	CUresult r = inject(OP_SYNC) ? CUDA_ERROR_UNKNOWN :
 	    d->cuCtxSynchronize();
+	if (r == CUDA_SUCCESS) {
+		uint64_t old = __atomic_load_n(&f->done, __ATOMIC_RELAXED);
+		while (old < e && !__atomic_compare_exchange_n(&f->done, &old,
+		    e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+	}
+	uint64_t cur = e;
+	__atomic_compare_exchange_n(&running[device], &cur, 0, false,
+	    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	if (r != CUDA_SUCCESS) {
 		count_failure(device, "cuCtxSynchronize", r);
 		return true;
 	}
-	uint64_t old = __atomic_load_n(&f->done, __ATOMIC_RELAXED);
-	while (old < e && !__atomic_compare_exchange_n(&f->done, &old, e,
-	    true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
 	__atomic_fetch_add(&f->barriers, 1, __ATOMIC_RELAXED);
 	return false;
 }

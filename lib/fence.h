@@ -56,6 +56,9 @@ fence_done(int device)
 /* One device-wide barrier (no lock of ours held across the driver call).
  * Returns true on error (the epoch does not advance). */
 bool fence_barrier(int device);
+/* The same, for frees stamped <= stamp: waits for a barrier already
+ * running that covers them rather than issuing another. */
+bool fence_barrier_for(int device, uint64_t stamp);
 
 /* Records an event on stream for a stream-ordered free; NULL when that
  * fails (the caller relies on the epoch alone). */

@@ -22,7 +22,7 @@
  *   Pending blocks reach the engine when their stamp has passed (or their
  *     event has completed).  A barrier (one cuCtxSynchronize, fence.c) is
  *     issued by an allocation that misses when pending bytes passed a
- *     threshold (max(32 MiB, reserved / 8)), or when the pool cannot grow.
+ *     threshold (max(32 MiB, reserved / 16)), or when the pool cannot grow.
  *
  * OOM stages: ready blocks -> completed events -> grow -> barrier, flush
  * this thread's cache, release pending, retry -> trim the engine (free
@@ -58,7 +58,7 @@
 #define POOL_MAX_DEVICES FENCE_MAX_DEVICES
 #define NKINDS 3
 #define TC_CAP 32                           /* entries per FIFO / stack */
-#define TC_MAX_BYTES ((size_t)64 << 20)     /* cached per thread and pool */
+#define TC_MAX_BYTES ((size_t)128 << 20)     /* cached per thread and pool */
 #define TC_PEND_SYNC ((size_t)32 << 20)     /* pending bytes: barrier on miss */
 #define TC_MAX_CLASS_SIZE ((size_t)2 << 20)
 #define TC_NBINS 80
@@ -95,6 +95,8 @@ typedef struct tcache_s {
 	size_t pend_bytes;  /* bytes in the FIFOs */
 	size_t unfenced;    /* bytes freed here since the fence last moved */
 	uint64_t seen_done; /* fence_done() when unfenced was reset */
+	uint64_t last_stamp; /* stamp of the newest free here */
+	uint64_t hits, misses; /* read by pool_cache_counters (atomic) */
 	tc_bin_t bins[TC_NBINS];
 } tcache_t;
 
@@ -120,6 +122,7 @@ struct pool_s {
 	uint64_t fence_waits, driver_allocs, driver_frees, trims;
 	pthread_mutex_t tcl_lock;
 	tcache_t *tcaches;
+	uint64_t retired_hits, retired_misses; /* of exited threads */
 };
 
 static pool_t pools[NKINDS][POOL_MAX_DEVICES];
@@ -441,7 +444,7 @@ barrier(pool_t *p)
 static size_t
 pend_threshold(pool_t *p)
 {
-	size_t t = eng_reserved(p) / 8;
+	size_t t = eng_reserved(p) / 16;
 	return t > PEND_MIN_THRESHOLD ? t : PEND_MIN_THRESHOLD;
 }
 
@@ -519,6 +522,8 @@ tc_thread_exit(void *arg)
 				    (uint64_t)tc->unpub, __ATOMIC_RELAXED);
 				__atomic_fetch_add(&p->tot_pub, tc->tot_unpub,
 				    __ATOMIC_RELAXED);
+				p->retired_hits += tc->hits;
+				p->retired_misses += tc->misses;
 				if (tc->prev != NULL)
 					tc->prev->next = tc->next;
 				else
@@ -831,14 +836,18 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		unsigned c = devpool_class_of(size, p->lgd);
 		size_t cs = devpool_class_size(c, p->lgd);
 		tc_bin_t *b = &tc->bins[c];
-		if (likely(tc_pop(p, b, cs, tc, &a)))
+		if (likely(tc_pop(p, b, cs, tc, &a))) {
+			__atomic_store_n(&tc->hits, tc->hits + 1,
+			    __ATOMIC_RELAXED);
 			goto done;
+		}
+		__atomic_store_n(&tc->misses, tc->misses + 1, __ATOMIC_RELAXED);
 		/* Enough of this thread's frees wait for the fence: one
 		 * barrier (no lock of ours held) makes them all ready. */
 		if (tc->unfenced >= TC_PEND_SYNC &&
 		    tc->seen_done == fence_done(device)) {
 			tc->unfenced = 0;
-			if (!fence_barrier(device))
+			if (!fence_barrier_for(device, tc->last_stamp))
 				__atomic_fetch_add(&p->fence_waits, 1,
 				    __ATOMIC_RELAXED);
 			if (tc_pop(p, b, cs, tc, &a))
@@ -920,14 +929,21 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		unsigned c = devpool_class_of(size, p->lgd);
 		size_t cs = devpool_class_size(c, p->lgd);
 		tc_bin_t *b = &tc->bins[c];
-		if (unlikely(tc->bytes + cs > TC_MAX_BYTES ||
-		    tc->gen != __atomic_load_n(&p->flush_gen,
+		if (unlikely(tc->gen != __atomic_load_n(&p->flush_gen,
 		    __ATOMIC_RELAXED))) {
 			pthread_mutex_lock(&p->lock);
 			publish(p, tc);
 			tc_flush(p, tc);
 			pthread_mutex_unlock(&p->lock);
-		} else if (unlikely(b->npend == TC_CAP)) {
+		}
+		if (unlikely(tc->bytes + cs > TC_MAX_BYTES)) {
+			/* The cache is full: this block goes to the pool's
+			 * pending list; what is cached stays. */
+			count_free(p, tc, size);
+			tc = NULL;
+			goto shared;
+		}
+		if (unlikely(b->npend == TC_CAP)) {
 			pthread_mutex_lock(&p->lock);
 			publish(p, tc);
 			tc_spill_bin(p, tc, b, cs);
@@ -935,7 +951,7 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		}
 		unsigned slot = (b->head + b->npend) % TC_CAP;
 		b->pend[slot].addr = addr;
-		b->pend[slot].stamp = fence_stamp(device);
+		b->pend[slot].stamp = tc->last_stamp = fence_stamp(device);
 		b->npend++;
 		tc->bytes += cs;
 		tc->pend_bytes += cs;
@@ -948,6 +964,8 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		count_free(p, tc, size);
 		return CW_OK;
 	}
+	count_free(p, NULL, size);
+shared:;
 	uint64_t stamp = fence_stamp(device);
 	CUevent ev = NULL;
 	if (async)
@@ -965,7 +983,6 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		log_warn("pool: no host memory for the pending list; block "
 		    "%#lx is lost", (unsigned long)addr);
 	}
-	count_free(p, NULL, size);
 	return CW_OK;
 }
 
@@ -1156,6 +1173,28 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 	if (free_total > 0)
 		out->fragmentation = 1.0 - (double)out->largest_free /
 		    free_total;
+}
+
+void
+pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
+{
+	*hits = *misses = 0;
+	if (!kind_pooled(kind))
+		return;
+	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
+		pool_t *p = &pools[kind][d];
+		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_mutex_lock(&p->tcl_lock);
+		for (tcache_t *t = p->tcaches; t != NULL; t = t->next) {
+			*hits += __atomic_load_n(&t->hits, __ATOMIC_RELAXED);
+			*misses += __atomic_load_n(&t->misses,
+			    __ATOMIC_RELAXED);
+		}
+		*hits += p->retired_hits;
+		*misses += p->retired_misses;
+		pthread_mutex_unlock(&p->tcl_lock);
+	}
 }
 
 /* ----------------------------------------------------------------- fork */

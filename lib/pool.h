@@ -51,6 +51,9 @@ size_t pool_cached_bytes(int device);
 int pool_trim(int device);
 void pool_stats(kind_t kind, cw_pool_stats_t *out); /* all devices */
 bool pool_enabled(void); /* CUWARDEN_POOL */
+/* Thread-cache hits and misses of kind's allocations, all threads (for
+ * benchmarks and tests). */
+void pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses);
 
 void pool_prefork(void);
 void pool_postfork_parent(void);
