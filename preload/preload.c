@@ -200,7 +200,7 @@ hook_for_real(void *p)
 static void
 gpa_redirect(CUresult r, void **pfn)
 {
-	if (unlikely(in_hook) || !track_alive())
+	if (!track_alive())
 		return;
 	track_hook_ran();
 	STATS_INC(gpa_lookups);
@@ -231,8 +231,14 @@ hook_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 
 	if (unlikely(real == NULL))
 		return missing("cuGetProcAddress");
+	/* Guarded: a driver that looks itself up with dlsym meanwhile gets
+	 * its own pointers (HAMi-core PR #326). */
+	bool was = in_hook;
+	in_hook = true;
 	CUresult r = ((fn_t)real)(symbol, pfn, cudaVersion, flags);
-	gpa_redirect(r, pfn);
+	in_hook = was;
+	if (!was)
+		gpa_redirect(r, pfn);
 	return r;
 }
 
@@ -246,9 +252,13 @@ hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 
 	if (unlikely(real == NULL))
 		return missing("cuGetProcAddress_v2");
+	bool was = in_hook;
+	in_hook = true;
 	CUresult r = ((fn_t)real)(symbol, pfn, cudaVersion, flags,
 	    symbolStatus);
-	gpa_redirect(r, pfn);
+	in_hook = was;
+	if (!was)
+		gpa_redirect(r, pfn);
 	return r;
 }
 
