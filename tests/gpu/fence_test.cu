@@ -1,0 +1,146 @@
+// fence_test.cu -- the pools' reuse fence on a real GPU (run by
+// run-pool-gpu-tests.sh, linked with libcuwarden from the build tree).
+//
+// A kernel keeps writing into block A for about 100 ms; A is cw_free'd at
+// once, without synchronising.  Allocations of the same size made while
+// the kernel runs must never receive A's address, and data written into
+// the new blocks must survive the kernel.  Three variants: a sub-allocated
+// block (1 MiB class, thread cache), an own-segment block (4 MiB), and a
+// run that frees 64 MiB more so the pool's barrier fires while the kernel
+// runs (the barrier must wait for it).  Managed memory too (small).
+// Prints PASS/FAIL lines; exit 0 when all pass, 1 otherwise, 99 harness.
+#include <cstdio>
+#include <cstring>
+#include <vector>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include "cuwarden.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...) do { \
+	if (cond) { passed++; } else { failed++; \
+		printf("FAIL: " __VA_ARGS__); printf("\n"); } } while (0)
+
+__global__ void
+writer(unsigned char *p, size_t n, unsigned long long ns)
+{
+	unsigned long long t0;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	for (;;) {
+		for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+		    i += (size_t)gridDim.x * blockDim.x)
+			p[i] = 0xaa;
+		unsigned long long t;
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+		if (t - t0 > ns)
+			break;
+	}
+}
+
+static bool
+kernel_running(cudaEvent_t ev)
+{
+	return cudaEventQuery(ev) == cudaErrorNotReady;
+}
+
+static void
+run(const char *name, cw_kind_t kind, size_t size, int nalloc,
+    size_t extra_free)
+{
+	cudaStream_t s;
+	cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+	cudaEvent_t done;
+	cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+
+	// Blocks to free beside A, so the pool's barrier fires meanwhile.
+	std::vector<cw_buf_t> extra;
+	for (size_t b = 0; b < extra_free; b += size) {
+		cw_buf_t x;
+		if (cw_alloc(&x, size, kind, 0, 0) != CW_OK) {
+			printf("ERROR: %s: cw_alloc: %s\n", name,
+			    cw_last_error()->message);
+			failed++;
+			return;
+		}
+		extra.push_back(x);
+	}
+	cw_buf_t a;
+	if (cw_alloc(&a, size, kind, 0, 0) != CW_OK) {
+		printf("ERROR: %s: cw_alloc: %s\n", name,
+		    cw_last_error()->message);
+		failed++;
+		return;
+	}
+	unsigned char *pa = (unsigned char *)cw_ptr(a);
+	writer<<<64, 256, 0, s>>>(pa, size, 100ull * 1000 * 1000);
+	cudaEventRecord(done, s);
+	cw_free(a); // no synchronise: the kernel still writes into A
+	for (cw_buf_t x : extra)
+		cw_free(x);
+
+	std::vector<cw_buf_t> got;
+	std::vector<unsigned char> ones(size, 0x11);
+	int during = 0, reused_early = 0, reused_after = 0;
+	for (int i = 0; i < nalloc; i++) {
+		cw_buf_t b;
+		if (cw_alloc(&b, size, kind, 0, 0) != CW_OK) {
+			printf("ERROR: %s: cw_alloc %d: %s\n", name, i,
+			    cw_last_error()->message);
+			failed++;
+			break;
+		}
+		bool running = kernel_running(done);
+		if (cw_ptr(b) == pa) {
+			if (running)
+				reused_early++;
+			else
+				reused_after++;
+		}
+		during += running;
+		cw_upload(b, 0, ones.data(), size);
+		got.push_back(b);
+	}
+	cudaStreamSynchronize(s);
+	// Nothing of what the new blocks hold was overwritten.
+	std::vector<unsigned char> back(size);
+	int overwritten = 0;
+	for (cw_buf_t b : got) {
+		cw_download(b, 0, back.data(), size);
+		if (memcmp(back.data(), ones.data(), size) != 0)
+			overwritten++;
+		cw_free(b);
+	}
+	printf("  %s: %d allocations (%d while the kernel ran), A handed "
+	    "out again %d times while running, %d after\n", name, nalloc,
+	    during, reused_early, reused_after);
+	CHECK(during > 0, "%s: the kernel ended before any allocation "
+	    "(the test proves nothing)", name);
+	CHECK(reused_early == 0, "%s: A was handed out while the kernel "
+	    "still wrote into it", name);
+	CHECK(overwritten == 0, "%s: %d new blocks were overwritten by the "
+	    "kernel", name, overwritten);
+	cudaEventDestroy(done);
+	cudaStreamDestroy(s);
+}
+
+int
+main()
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+		printf("SKIP: no GPU\n");
+		return 77;
+	}
+	cudaSetDevice(0);
+	cudaFree(0);
+	run("device 1 MiB (sub-allocated)", CW_DEVICE, 1 << 20, 48, 0);
+	run("device 4 MiB (own segment)", CW_DEVICE, 4 << 20, 12, 0);
+	run("device 1 MiB, 64 MiB freed beside (barrier)", CW_DEVICE, 1 << 20,
+	    96, 64 << 20);
+	run("managed 64 KiB", CW_MANAGED, 64 << 10, 64, 0);
+	run("pinned 256 KiB", CW_PINNED, 256 << 10, 32, 0);
+	printf("fence_test: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
