@@ -136,6 +136,17 @@ scenario_families(void)
 	OK(cuMemAllocFromPoolAsync(&p, 6144, pool, s));
 	OK(cuMemAllocFromPoolAsync(&q, 6144, pool, s));
 	OK(cuMemFreeAsync(q, s));
+	/* a pool of our own, destroyed with an allocation outstanding: the
+	 * allocation lives on (cuda.h), so it stays a leak */
+	CUmemPoolProps pp;
+	CUmemoryPool own;
+	memset(&pp, 0, sizeof(pp));
+	pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	pp.location.id = dev;
+	OK(cuMemPoolCreate(&own, &pp));
+	OK(cuMemAllocFromPoolAsync(&p, 7168, own, s));
+	OK(cuMemPoolDestroy(own));
 	OK(cuStreamSynchronize(s));
 	/* VMM: a handle, a reservation and a mapping, leaked; then a clean
 	 * set (released while mapped, which is legal). */
