@@ -49,6 +49,18 @@ init(void)
 	OK(cuCtxSetCurrent(pctx));
 }
 
+/* cuCtxCreate is cuCtxCreate_v4 (with parameters) in 13.0's cuda.h,
+ * cuCtxCreate_v2 before. */
+static CUresult
+ctx_create(CUcontext *c, CUdevice d)
+{
+#if CUDA_VERSION >= 13000
+	return cuCtxCreate(c, NULL, 0, d);
+#else
+	return cuCtxCreate(c, 0, d);
+#endif
+}
+
 static void
 var(const char *key, unsigned long long v)
 {
@@ -300,7 +312,7 @@ scenario_teardown(void)
 	init();
 	/* A context of our own: its device, managed and pinned memory goes
 	 * with cuCtxDestroy; stream-ordered and VMM memory survive. */
-	OK(cuCtxCreate(&c2, NULL, 0, dev));
+	OK(ctx_create(&c2, dev));
 	OK(cuMemAlloc(&p, 4096));
 	OK(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL));
 	OK(cuMemHostAlloc(&h, 4096, 0));
@@ -684,7 +696,7 @@ scenario_pool(bool audit)
 	var("driver_allocs", c1.mem_alloc - c0.mem_alloc);
 	/* A context of the program's own: the driver serves it. */
 	CUcontext c2;
-	OK(cuCtxCreate(&c2, NULL, 0, dev));
+	OK(ctx_create(&c2, dev));
 	OK(cuMemAlloc(&q, 1000));
 	fakecuda_counters(&c0);
 	var("own_ctx_driver_allocs", c0.mem_alloc - c1.mem_alloc);

@@ -143,9 +143,8 @@ END_TEST
 
 START_TEST(test_teardown)
 {
-	CUresult (*create)(CUcontext *, CUctxCreateParams *, unsigned int,
-	    CUdevice) = (CUresult (*)(CUcontext *, CUctxCreateParams *,
-	    unsigned int, CUdevice))R(cuCtxCreate_v4);
+	CUresult (*create)(CUcontext *, unsigned int, CUdevice) =
+	    (CUresult (*)(CUcontext *, unsigned int, CUdevice))R(cuCtxCreate_v2);
 	CUcontext c;
 	reg_handle_t h;
 	reg_rec_t rec;
@@ -153,7 +152,7 @@ START_TEST(test_teardown)
 	void *hp;
 	uint64_t t0 = stats_coverage.teardown_frees;
 
-	ck_assert_int_eq(create(&c, NULL, 0, dev), CUDA_SUCCESS);
+	ck_assert_int_eq(create(&c, 0, dev), CUDA_SUCCESS);
 	a = alloc(100);
 	ck_assert_int_eq(track_mem_alloc_managed(R(cuMemAllocManaged),
 	    "cuMemAllocManaged", &m, 200, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
