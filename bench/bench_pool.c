@@ -98,33 +98,43 @@ measure_overhead(void)
 }
 
 #define NSIZES 4096
-static size_t sizes[NSIZES];
+static size_t sizes[NSIZES];     /* 512 B - 1 MiB */
+static size_t sizes_mgd[NSIZES]; /* 512 B - 256 KiB: managed stays small */
 
 static void
 make_sizes(void)
 {
-	for (int i = 0; i < NSIZES; i++)
+	for (int i = 0; i < NSIZES; i++) {
 		sizes[i] = 512 + (size_t)(rnd() % (MiB - 512 + 1));
+		sizes_mgd[i] = 512 + (size_t)(rnd() % (256 * KiB - 512 + 1));
+	}
 }
 
 /* ------------------------------------------------------------ the pairs */
 
+static const size_t *
+sizes_all(void)
+{
+	return sizes;
+}
+
 static res_t
 pool_pair(kind_t kind, int iters)
 {
+	const size_t *sz = kind == KIND_MANAGED ? sizes_mgd : sizes_all();
 	uint64_t *t = malloc(sizeof(*t) * (size_t)iters);
 	int n = 0;
 	/* Warm: the segments and thread caches exist before timing. */
 	for (int i = 0; i < iters / 4 + 1000; i++) {
 		uintptr_t a;
-		size_t s = sizes[i % NSIZES];
+		size_t s = sz[i % NSIZES];
 		if (pool_alloc(kind, 0, s, &a, NULL) != CW_OK)
 			break;
 		pool_free(kind, 0, a, s);
 	}
 	for (int i = 0; i < iters; i++) {
 		uintptr_t a;
-		size_t s = sizes[i % NSIZES];
+		size_t s = sz[i % NSIZES];
 		uint64_t t0 = now_ns();
 		int r = pool_alloc(kind, 0, s, &a, NULL);
 		if (r == CW_OK)
@@ -139,6 +149,12 @@ pool_pair(kind_t kind, int iters)
 	}
 	res_t r = summarise(t, n, timer_overhead);
 	free(t);
+	cw_pool_stats_t st;
+	pool_stats(kind, &st);
+	printf("  (%s pool: reserved %llu MiB, peak %llu MiB)\n",
+	    kind == KIND_DEVICE ? "device" : kind == KIND_MANAGED ? "managed" :
+	    "pinned", (unsigned long long)(st.reserved.current >> 20),
+	    (unsigned long long)(st.reserved.peak >> 20));
 	return r;
 }
 
@@ -248,7 +264,7 @@ driver_managed_pair(int iters)
 	int n = 0;
 	for (int i = 0; i < iters; i++) {
 		CUdeviceptr p;
-		size_t s = sizes[(i * 11) % NSIZES];
+		size_t s = sizes_mgd[(i * 11) % NSIZES];
 		uint64_t t0 = now_ns();
 		CUresult r = d->cuMemAllocManaged(&p, s, CU_MEM_ATTACH_GLOBAL);
 		if (r == CUDA_SUCCESS)
@@ -494,6 +510,7 @@ main(int argc, char **argv)
 	row("pinned   cuMemHostAlloc+cuMemFreeHost", driver_pinned_pair(
 	    quick ? 10 : 30));
 	pool_trim(0);
+	printf("  managed: random 512 B - 256 KiB (kept small)\n");
 	row("managed  pool (cw pools)", pool_pair(KIND_MANAGED, it));
 	row("managed  cuMemAllocManaged+cuMemFree_v2", driver_managed_pair(
 	    quick ? 30 : 100));
