@@ -212,6 +212,30 @@ START_TEST(test_pool_disabled_goes_direct)
 }
 END_TEST
 
+START_TEST(test_pool_large_block_option)
+{
+	setenv("CUWARDEN_LARGE_BLOCK", "8M", 1);
+	reset_env(NULL, NULL);
+	uintptr_t a, b, base;
+	size_t sz;
+	unsigned fl = 9, f;
+	ck_assert_int_eq(pool_alloc(KIND_DEVICE, 0, 4 * MiB, &a, &fl), CW_OK);
+	ck_assert_uint_eq(fl, 0); /* sub-allocated now */
+	ck_assert_int_eq(pool_alloc(KIND_DEVICE, 0, 8 * MiB, &b, &fl), CW_OK);
+	ck_assert_uint_eq(fl, POOL_F_OWN_SEGMENT);
+	ck_assert(!pool_block_of(a + 3 * MiB, &base, &sz, &f));
+	ck_assert_uint_eq(base, a);
+	ck_assert_uint_eq(sz, 4 * MiB);
+	ck_assert_uint_eq(f, 0);
+	ck_assert_int_eq(pool_free(KIND_DEVICE, 0, a, 4 * MiB), CW_OK);
+	ck_assert_int_eq(pool_free(KIND_DEVICE, 0, b, 8 * MiB), CW_OK);
+	/* Freed blocks count as cached: the device pool holds them. */
+	ck_assert_uint_ge(pool_cached_bytes(0), 12 * MiB);
+	unsetenv("CUWARDEN_LARGE_BLOCK");
+	reset_env(NULL, NULL);
+}
+END_TEST
+
 /* ----------------------------------------------------------------- fence */
 
 /* Allocations made while a simulated kernel still writes into freed
@@ -783,6 +807,7 @@ make_pool_suite(void)
 	tcase_add_test(tc, test_pool_kinds_block_of);
 	tcase_add_test(tc, test_pool_driver_calls_amortised);
 	tcase_add_test(tc, test_pool_disabled_goes_direct);
+	tcase_add_test(tc, test_pool_large_block_option);
 	tcase_add_test(tc, test_pool_fence_device_small);
 	tcase_add_test(tc, test_pool_fence_device_medium_forces_barrier);
 	tcase_add_test(tc, test_pool_fence_device_large);
