@@ -1547,6 +1547,160 @@ track_ipc_get_mem_handle(void *real, const char *api, CUipcMemHandle *handle,
 	return CALL(real, fn_t, (handle, dptr));
 }
 
+/* ------------------------------------------------------------ bounds */
+
+static int bounds_on = -1; /* CUWARDEN_CHECK_BOUNDS, read once */
+
+static bool
+bounds(void)
+{
+	int b = __atomic_load_n(&bounds_on, __ATOMIC_RELAXED);
+
+	if (unlikely(b < 0)) {
+		b = options_get_bool(OPT_CHECK_BOUNDS) ? 1 : 0;
+		__atomic_store_n(&bounds_on, b, __ATOMIC_RELAXED);
+	}
+	return b != 0;
+}
+
+/* [p, p + n) against the tracked allocation containing p, if any. */
+static void
+check_range(const char *api, uintptr_t p, size_t n)
+{
+	reg_handle_t h;
+	reg_rec_t rec;
+
+	if (n == 0 || p == 0)
+		return;
+	if (registry_find_containing(NS_ADDR, p, &h, &rec))
+		return; /* not ours to judge (untracked, VMM, host) */
+	if (n <= rec.size && p - rec.base <= rec.size - n)
+		return;
+	report_violation(V_OUT_OF_BOUNDS, api, p, &rec, CUDA_SUCCESS,
+	    capture());
+}
+
+#define COPY_CHECK(dst, src, n) \
+	do { \
+		if (unlikely(bounds())) { \
+			check_range(api, (uintptr_t)(dst), (n)); \
+			check_range(api, (uintptr_t)(src), (n)); \
+		} \
+	} while (0)
+#define SET_CHECK(dst, bytes) \
+	do { \
+		if (unlikely(bounds()) && (bytes) / sizeof(*&v) == n) \
+			check_range(api, (uintptr_t)(dst), (bytes)); \
+	} while (0)
+
+CUresult
+track_memcpy(void *real, const char *api, CUdeviceptr dst, CUdeviceptr src,
+    size_t n)
+{
+	COPY_CHECK(dst, src, n);
+	return CALL(real, CUresult (*)(CUdeviceptr, CUdeviceptr, size_t),
+	    (dst, src, n));
+}
+
+CUresult
+track_memcpy_async(void *real, const char *api, CUdeviceptr dst,
+    CUdeviceptr src, size_t n, CUstream stream)
+{
+	COPY_CHECK(dst, src, n);
+	return CALL(real, CUresult (*)(CUdeviceptr, CUdeviceptr, size_t,
+	    CUstream), (dst, src, n, stream));
+}
+
+CUresult
+track_memcpy_htod(void *real, const char *api, CUdeviceptr dst,
+    const void *src, size_t n)
+{
+	COPY_CHECK(dst, src, n);
+	return CALL(real, CUresult (*)(CUdeviceptr, const void *, size_t),
+	    (dst, src, n));
+}
+
+CUresult
+track_memcpy_htod_async(void *real, const char *api, CUdeviceptr dst,
+    const void *src, size_t n, CUstream stream)
+{
+	COPY_CHECK(dst, src, n);
+	return CALL(real, CUresult (*)(CUdeviceptr, const void *, size_t,
+	    CUstream), (dst, src, n, stream));
+}
+
+CUresult
+track_memcpy_dtoh(void *real, const char *api, void *dst, CUdeviceptr src,
+    size_t n)
+{
+	COPY_CHECK(dst, src, n);
+	return CALL(real, CUresult (*)(void *, CUdeviceptr, size_t),
+	    (dst, src, n));
+}
+
+CUresult
+track_memcpy_dtoh_async(void *real, const char *api, void *dst,
+    CUdeviceptr src, size_t n, CUstream stream)
+{
+	COPY_CHECK(dst, src, n);
+	return CALL(real, CUresult (*)(void *, CUdeviceptr, size_t, CUstream),
+	    (dst, src, n, stream));
+}
+
+CUresult
+track_memset_d8(void *real, const char *api, CUdeviceptr dst,
+    unsigned char v, size_t n)
+{
+	SET_CHECK(dst, n * sizeof(v));
+	return CALL(real, CUresult (*)(CUdeviceptr, unsigned char, size_t),
+	    (dst, v, n));
+}
+
+CUresult
+track_memset_d16(void *real, const char *api, CUdeviceptr dst,
+    unsigned short v, size_t n)
+{
+	SET_CHECK(dst, n * sizeof(v));
+	return CALL(real, CUresult (*)(CUdeviceptr, unsigned short, size_t),
+	    (dst, v, n));
+}
+
+CUresult
+track_memset_d32(void *real, const char *api, CUdeviceptr dst,
+    unsigned int v, size_t n)
+{
+	SET_CHECK(dst, n * sizeof(v));
+	return CALL(real, CUresult (*)(CUdeviceptr, unsigned int, size_t),
+	    (dst, v, n));
+}
+
+CUresult
+track_memset_d8_async(void *real, const char *api, CUdeviceptr dst,
+    unsigned char v, size_t n, CUstream stream)
+{
+	SET_CHECK(dst, n * sizeof(v));
+	return CALL(real, CUresult (*)(CUdeviceptr, unsigned char, size_t,
+	    CUstream), (dst, v, n, stream));
+}
+
+CUresult
+track_memset_d16_async(void *real, const char *api, CUdeviceptr dst,
+    unsigned short v, size_t n, CUstream stream)
+{
+	SET_CHECK(dst, n * sizeof(v));
+	return CALL(real, CUresult (*)(CUdeviceptr, unsigned short, size_t,
+	    CUstream), (dst, v, n, stream));
+}
+
+CUresult
+track_memset_d32_async(void *real, const char *api, CUdeviceptr dst,
+    unsigned int v, size_t n, CUstream stream)
+{
+	SET_CHECK(dst, n * sizeof(v));
+	return CALL(real, CUresult (*)(CUdeviceptr, unsigned int, size_t,
+	    CUstream), (dst, v, n, stream));
+}
+
 /* ------------------------------------------------------------ report */
 
 void
@@ -1606,4 +1760,5 @@ track_reset(void)
 	memset(module_owner, 0, sizeof(module_owner));
 	mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
 	    TRACK_AUDIT;
+	__atomic_store_n(&bounds_on, -1, __ATOMIC_RELAXED);
 }

@@ -161,6 +161,35 @@ CUresult track_pointer_get_attributes(void *real, const char *api,
 CUresult track_ipc_get_mem_handle(void *real, const char *api,
     CUipcMemHandle *handle, CUdeviceptr dptr);
 
+/* Copies and sets: with CUWARDEN_CHECK_BOUNDS=1, each range that starts
+ * inside a tracked allocation must end inside it, else an out_of_bounds
+ * violation is recorded (the call is forwarded all the same); otherwise
+ * straight through. */
+CUresult track_memcpy(void *real, const char *api, CUdeviceptr dst,
+    CUdeviceptr src, size_t n);
+CUresult track_memcpy_async(void *real, const char *api, CUdeviceptr dst,
+    CUdeviceptr src, size_t n, CUstream stream);
+CUresult track_memcpy_htod(void *real, const char *api, CUdeviceptr dst,
+    const void *src, size_t n);
+CUresult track_memcpy_htod_async(void *real, const char *api,
+    CUdeviceptr dst, const void *src, size_t n, CUstream stream);
+CUresult track_memcpy_dtoh(void *real, const char *api, void *dst,
+    CUdeviceptr src, size_t n);
+CUresult track_memcpy_dtoh_async(void *real, const char *api, void *dst,
+    CUdeviceptr src, size_t n, CUstream stream);
+CUresult track_memset_d8(void *real, const char *api, CUdeviceptr dst,
+    unsigned char v, size_t n);
+CUresult track_memset_d16(void *real, const char *api, CUdeviceptr dst,
+    unsigned short v, size_t n);
+CUresult track_memset_d32(void *real, const char *api, CUdeviceptr dst,
+    unsigned int v, size_t n);
+CUresult track_memset_d8_async(void *real, const char *api, CUdeviceptr dst,
+    unsigned char v, size_t n, CUstream stream);
+CUresult track_memset_d16_async(void *real, const char *api, CUdeviceptr dst,
+    unsigned short v, size_t n, CUstream stream);
+CUresult track_memset_d32_async(void *real, const char *api, CUdeviceptr dst,
+    unsigned int v, size_t n, CUstream stream);
+
 /* ------------------------------------------------------------ fork */
 /* The child marks the engine dead and drops the parent's live set
  * (registered by track_init after fork_init, so it runs after the

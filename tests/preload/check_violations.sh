@@ -59,6 +59,26 @@ check "$R" -V "$WORK/v.out" \
 	'summ["leaked_allocations"] == 1' \
 	'[v["type"] for v in r["violations"]][:6] == ["double_free", "interior_free", "mismatched_free", "mismatched_free", "invalid_free", "failed_free"]'
 
+# CUWARDEN_CHECK_BOUNDS=1: copies and sets past the end of a tracked
+# allocation are out_of_bounds (the driver's answer unchanged); off, none.
+R=$WORK/b.json
+CUWARDEN_CHECK_BOUNDS=1 CUWARDEN_REPORT=$R run b "$TP/tp_driver" bounds
+expect_rc 0 "bounds checked"
+check "$R" -V "$WORK/b.out" \
+	'len(viols(type="out_of_bounds")) == 4 and summ["violations"] == 4' \
+	'viol(api="cuMemcpyHtoD_v2")["address"] == hexs(int(V["p"], 16) + 4000)' \
+	'viol(api="cuMemcpyHtoD_v2")["size"] == 4096' \
+	'viol(api="cuMemsetD32_v2")["address"] == hexs(int(V["p"], 16) + 4092)' \
+	'viol(api="cuMemcpy")["address"] == V["p"]' \
+	'viol(api="cuMemcpy")["size"] == 4096' \
+	'viol(api="cuMemsetD16Async")["kind"] == "device"' \
+	'len(viol(api="cuMemcpy")["alloc_stack"]) > 0' \
+	'frame0(viol(api="cuMemcpy")["stack"]).endswith("/tp_driver")'
+R=$WORK/b0.json
+CUWARDEN_REPORT=$R run b0 "$TP/tp_driver" bounds
+expect_rc 0 "bounds not checked"
+check "$R" 'summ["violations"] == 0'
+
 # abort at the first violation: the double free, after the driver answered
 CUWARDEN_ON_VIOLATION=abort CUWARDEN_REPORT=$WORK/abort.json run ab "$TP/tp_driver" double
 expect_rc 134 "CUWARDEN_ON_VIOLATION=abort"

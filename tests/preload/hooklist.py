@@ -18,7 +18,9 @@ import sys
 LEGACY = {
     "cuMemAlloc", "cuMemAllocPitch", "cuMemFree", "cuMemAllocHost",
     "cuMemGetInfo", "cuMemGetAddressRange", "cuArrayCreate",
-    "cuArray3DCreate",
+    "cuArray3DCreate", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyDtoD",
+    "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyDtoDAsync",
+    "cuMemsetD8", "cuMemsetD16", "cuMemsetD32",
 }
 
 

@@ -299,6 +299,41 @@ scenario_double(void)
 	return errors;
 }
 
+/* Copies and sets past the end of an allocation (CUWARDEN_CHECK_BOUNDS=1
+ * records them; the driver refuses them itself), and in-bounds ones. */
+static int
+scenario_bounds(void)
+{
+	CUdeviceptr p, q;
+	char buf[8192];
+	CUstream s;
+
+	init();
+	memset(buf, 1, sizeof(buf));
+	OK(cuStreamCreate(&s, 0));
+	OK(cuMemAlloc(&p, 4096));
+	OK(cuMemAlloc(&q, 8192));
+	varx("p", p);
+	varx("q", q);
+	/* in bounds: nothing to say */
+	OK(cuMemcpyHtoD(p, buf, 4096));
+	OK(cuMemcpyDtoH(buf, q + 4096, 4096));
+	OK(cuMemsetD32(p, 7, 1024));
+	OK(cuMemcpy(q, p, 4096));
+	OK(cuMemcpyAsync(q + 4096, p, 4096, s));
+	OK(cuMemsetD8Async(q, 0, 8192, s));
+	OK(cuStreamSynchronize(s));
+	/* past the end: the driver says invalid value, the shim records */
+	EXPECT(cuMemcpyHtoD(p + 4000, buf, 200), INVAL);
+	EXPECT(cuMemsetD32(p + 4092, 0, 2), INVAL);
+	EXPECT(cuMemcpy(p, q, 5000), INVAL);
+	EXPECT(cuMemsetD16Async(q + 8190, 0, 2, s), INVAL);
+	OK(cuStreamSynchronize(s));
+	OK(cuMemFree(p));
+	OK(cuMemFree(q));
+	return errors;
+}
+
 /* ------------------------------------------------------------ teardown */
 
 static int
@@ -736,6 +771,8 @@ main(int argc, char **argv)
 		r = scenario_teardown();
 	else if (strcmp(s, "threads") == 0)
 		r = scenario_threads();
+	else if (strcmp(s, "bounds") == 0)
+		r = scenario_bounds();
 	else if (strcmp(s, "devices") == 0)
 		r = scenario_devices();
 	else if (strcmp(s, "race") == 0)
