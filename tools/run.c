@@ -49,7 +49,7 @@ readable(const char *path)
 char *
 run_find_shim(char *err, size_t errsize)
 {
-	char exe[PATH_MAX], *dir, *cand[6] = { NULL };
+	char exe[PATH_MAX], *dir, *cand[6] = { NULL }, *up, *prefix;
 	char *found = NULL;
 	ssize_t n;
 	size_t i, nc = 0, len = 0;
@@ -65,10 +65,17 @@ run_find_shim(char *err, size_t errsize)
 		if (strcmp(base_name(exe), ".libs") == 0 &&
 		    (dir = strrchr(exe, '/')) != NULL)
 			*dir = '\0';
-		cand[nc++] = xasprintf("%s/../lib/cuwarden/" SHIM_NAME, exe);
-		cand[nc++] = xasprintf("%s/../lib64/cuwarden/" SHIM_NAME, exe);
-		cand[nc++] = xasprintf("%s/../preload/.libs/" SHIM_NAME, exe);
-		cand[nc] = xasprintf("%s/../lib/*/cuwarden/" SHIM_NAME, exe);
+		/* <prefix> (installed) or <builddir> (build tree). */
+		up = xasprintf("%s/..", exe);
+		prefix = realpath(up, NULL);
+		free(up);
+		if (prefix == NULL)
+			prefix = xasprintf("%s/..", exe);
+		cand[nc++] = xasprintf("%s/lib/cuwarden/" SHIM_NAME, prefix);
+		cand[nc++] = xasprintf("%s/lib64/cuwarden/" SHIM_NAME, prefix);
+		cand[nc++] = xasprintf("%s/preload/.libs/" SHIM_NAME, prefix);
+		cand[nc] = xasprintf("%s/lib/*/cuwarden/" SHIM_NAME, prefix);
+		free(prefix);
 		if (glob(cand[nc], 0, NULL, &g) == 0) {
 			if (g.gl_pathc > 0) {
 				free(cand[nc]);
@@ -378,8 +385,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		goto out;
 	}
 	/* Orphaned descendants were re-parented to us: wait for them too,
-	 * unless the user interrupts the wait. */
-	interrupted = 0;
+	 * unless the user interrupts the wait (or already asked the program
+	 * to stop: then its leftovers are not waited for). */
 	while (o->wait_descendants && !interrupted) {
 		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
 			break;

@@ -117,6 +117,19 @@ if head -c4 "$AUDIT" | grep -q ELF; then
 	done
 fi
 
+# A tool without a shim next to it says where it looked (unless the
+# configured pkglibdir has one installed).
+if head -c4 "$AUDIT" | grep -q ELF; then
+	mkdir -p "$WORK/bare/bin"
+	cp "$AUDIT" "$WORK/bare/bin/"
+	run bare "$WORK/bare/bin/cuwarden-audit" "$P" clean
+	if grep -q "was not found" "$WORK/bare.err"; then
+		expect_rc bare 125
+		expect_in bare err "looked at: $WORK/bare/lib/cuwarden/libcuwarden_preload.so $WORK/bare/lib64/cuwarden/libcuwarden_preload.so"
+		expect_in bare err "(use --preload PATH"
+	fi
+fi
+
 # Pool mode: the same findings, the mode recorded.
 run pool "$AUDIT" --mode pool --json "$WORK/pool.json" "$P" leak
 expect_rc pool 23
