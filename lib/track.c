@@ -970,7 +970,7 @@ track_mem_free(void *real, const char *api, CUdeviceptr dptr)
 		return r;
 	pre_lookup(NS_ADDR, (uintptr_t)dptr, &pre);
 	r = CALL(real, fn_t, (dptr));
-	if (dptr != 0 || r != CUDA_SUCCESS)
+	if (dptr != 0) /* freeing NULL is no free, whatever the driver says */
 		classify_free(NS_ADDR, FREE_DEVICE_KINDS, (uintptr_t)dptr, r,
 		    api, &pre);
 	return r;
@@ -1008,7 +1008,7 @@ track_mem_free_host(void *real, const char *api, void *p)
 		return r;
 	pre_lookup(NS_ADDR, (uintptr_t)p, &pre);
 	r = CALL(real, fn_t, (p));
-	if (p != NULL || r != CUDA_SUCCESS)
+	if (p != NULL)
 		classify_free(NS_ADDR, KBIT(KIND_PINNED), (uintptr_t)p, r, api,
 		    &pre);
 	return r;
