@@ -160,6 +160,43 @@ print_used(const char *rule, const char *origin, uint64_t count,
 	    rule, origin);
 }
 
+/* One line per process, when there are several. */
+static void
+print_processes(const au_model_t *m, FILE *out)
+{
+	char b1[32];
+	size_t i, k;
+
+	if (m->nprocs < 2)
+		return;
+	fputs("== PROCESSES:\n", out);
+	for (i = 0; i < m->nprocs; i++) {
+		const au_process_t *p = &m->procs[i];
+		const json_t *cmd = json_object_get(p->doc, "command");
+		const json_t *ex = json_object_get(p->doc, "exit");
+		const json_t *sm = json_object_get(p->doc, "summary");
+		const json_t *cov = json_object_get(p->doc, "coverage");
+
+		fprintf(out, "==    pid %ld (parent %ld):", p->pid, p->ppid);
+		for (k = 0; k < json_array_size(cmd) && k < 8; k++)
+			fprintf(out, " %s", json_string_value(
+			    json_array_get(cmd, k)) ? json_string_value(
+			    json_array_get(cmd, k)) : "?");
+		if (json_array_size(cmd) > 8)
+			fputs(" ...", out);
+		if (json_array_size(cmd) == 0)
+			fprintf(out, " %s", p->exe[0] ? p->exe : "?");
+		fprintf(out, " -- %s %lld, %lld allocation%s, %s bytes leaked, "
+		    "%lld violation%s%s\n", json_str(ex, "how", "exit"),
+		    json_int(ex, "status", -1), json_int(cov, "allocations", 0),
+		    json_int(cov, "allocations", 0) == 1 ? "" : "s",
+		    fmt_commas((uint64_t)json_int(sm, "leaked_bytes", 0), b1,
+		    sizeof(b1)), json_int(sm, "violations", 0),
+		    json_int(sm, "violations", 0) == 1 ? "" : "s",
+		    p->hooks_active ? "" : " (no CUDA activity)");
+	}
+}
+
 void
 render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 {
@@ -173,6 +210,7 @@ render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	for (i = 0; i < m->nviols; i++)
 		if (finding_reported(m->viols[i]))
 			print_violation(out, m->viols[i], o->stack_limit);
+	print_processes(m, out);
 	fprintf(out, "== LEAK SUMMARY: %llu bytes leaked in %llu "
 	    "allocation%s (%llu group%s)\n",
 	    (unsigned long long)t.leaked_bytes,

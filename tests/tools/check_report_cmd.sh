@@ -26,6 +26,9 @@ expect_in merge err "owner:libcublas.so* (built-in)"
 expect_in merge err "== ERROR SUMMARY: 6 errors (5 leaks, 1 violation)"
 expect_in merge err "== COVERAGE: 2 processes audited, 17 allocations seen, hooks active in 2, 1 untracked free"
 expect_not_in merge err "libcublas.so.12 ["
+expect_in merge err "== PROCESSES:"
+expect_in merge err "==    pid 100 (parent 1): ./trainer --epochs 1 -- exit 0, 10 allocations, 4,456,448 bytes leaked, 1 violation"
+expect_in merge err "==    pid 101 (parent 100): ./trainer --worker -- exit 0, 7 allocations, 1,048,576 bytes leaked, 0 violations"
 # Largest first: the 4 MiB group before the 256 KiB one.
 first=$(grep -n "bytes in" "$WORK/merge.err" | head -1)
 case $first in *4,194,304*) ;; *) fail "merge: largest group not first: $first";; esac
