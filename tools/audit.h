@@ -115,6 +115,7 @@ typedef struct au_model_s {
 	/* The run (absent for `report`). */
 	json_t *command;  /* array of strings, owned */
 	int exit_status;  /* the program's, shell style; -1 unknown */
+	int term_signal;  /* the signal that killed the program, or 0 */
 	bool ran;         /* true when this run spawned the program */
 	size_t seq;       /* findings created so far */
 	struct au_index_s *index; /* fingerprint -> finding (reportread.c) */

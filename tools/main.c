@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -353,7 +354,7 @@ main(int argc, char **argv)
 	char err[4096];
 	FILE *log = stderr;
 	bool report_cmd = false;
-	int rc, status;
+	int rc, status, m_signal = 0;
 	size_t i;
 
 	memset(&c, 0, sizeof(c));
@@ -469,6 +470,7 @@ main(int argc, char **argv)
 	}
 	rc = status;
 out:
+	m_signal = m.term_signal;
 	if (log != stderr && log != NULL)
 		fclose(log);
 	model_free(&m);
@@ -479,5 +481,15 @@ out:
 		free(c.run.env[i]);
 	free(c.run.env);
 	free(c.supp_files);
+	/* A program stopped by ^C or kill: die the same way, so a calling
+	 * shell stops too (as it would without us).  Not for signals that
+	 * dump core: the tool did not crash. */
+	if (m_signal != 0 && rc == 128 + m_signal &&
+	    (m_signal == SIGINT || m_signal == SIGTERM || m_signal == SIGHUP ||
+	    m_signal == SIGPIPE)) {
+		fflush(NULL);
+		signal(m_signal, SIG_DFL);
+		raise(m_signal);
+	}
 	return rc;
 }

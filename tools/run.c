@@ -396,6 +396,7 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		m->exit_status = WEXITSTATUS(status);
 	} else if (WIFSIGNALED(status)) {
 		m->exit_status = 128 + WTERMSIG(status);
+		m->term_signal = WTERMSIG(status);
 		au_warn("the program was killed by signal %d (%s)%s",
 		    WTERMSIG(status), strsignal(WTERMSIG(status)),
 		    WCOREDUMP(status) ? ", core dumped" : "");
