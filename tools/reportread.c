@@ -510,7 +510,7 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	rd_t r = { path, err, errsize, NULL, NULL };
 	size_t i, nmod;
 
-	doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	doc = json_load_file(path, 0, &jerr);
 	if (doc == NULL) {
 		if (jerr.line <= 0 && errno != 0 && strstr(jerr.text,
 		    "unable to open") != NULL)
