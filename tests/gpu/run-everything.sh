@@ -22,28 +22,23 @@ step() { # name seconds command...
 }
 nvidia-smi -L; uname -r; ldd --version | head -1
 
-step check_api_gpu 60 "$b/tests/gpu/check_api_gpu"
-step pool-gpu-tests 120 "$src/tests/gpu/run-pool-gpu-tests.sh" "$b"
-CW_GPU_TIMEOUT=120 CW_GPU_WORK=/tmp/cwgpu step gpu-tests 330 "$src/tests/gpu/run-gpu-tests.sh" "$b"
+step check_api_gpu 45 "$b/tests/gpu/check_api_gpu"
+step pool-gpu-tests 90 "$src/tests/gpu/run-pool-gpu-tests.sh" "$b"
+CW_GPU_TIMEOUT=90 CW_GPU_WORK=/tmp/cwgpu step gpu-tests 240 "$src/tests/gpu/run-gpu-tests.sh" "$b"
 
 echo "=== benches"
-step bench_api 60 "$b/bench/bench_api"
-step bench_pool 90 "$b/bench/bench_pool"
-step bench_shim 60 "$src/bench/run-bench-shim.sh" "$b"
-step bench_registry 60 "$b/bench/bench_registry"
-step staging-plain 60 "$b/bench/staging" 100
-CUWARDEN_MODE=pool LD_PRELOAD=$b/preload/.libs/libcuwarden_preload.so step staging-pool 60 "$b/bench/staging" 100
-step train-plain 90 python3 "$src/bench/train_loop.py" 200
+step bench_pool 60 "$b/bench/bench_pool"
+step bench_shim 45 "$src/bench/run-bench-shim.sh" "$b"
+step bench_api 45 "$b/bench/bench_api"
+step staging-plain 30 "$b/bench/staging" 100
+CUWARDEN_MODE=pool LD_PRELOAD=$b/preload/.libs/libcuwarden_preload.so step staging-pool 30 "$b/bench/staging" 100
+step train-plain 60 python3 "$src/bench/train_loop.py" 200
 CUWARDEN_REPORT=/tmp/cw-train.%p.json LD_PRELOAD=$b/preload/.libs/libcuwarden_preload.so \
-	step train-shim 90 python3 "$src/bench/train_loop.py" 200
-step train-plain-again 90 python3 "$src/bench/train_loop.py" 200
-step train-sanitizer 150 /usr/local/cuda/bin/compute-sanitizer --leak-check full --print-limit 3 \
-	python3 "$src/bench/train_loop.py" 200
+	step train-shim 60 python3 "$src/bench/train_loop.py" 200
 
-echo "=== audits with HTML"
-w=/tmp/cwgpu
-p=$(ls "$w"/*/planted-static 2>/dev/null | head -1)
-[ -n "$p" ] || p=$(find "$w" -name 'planted*' -type f -perm -u+x 2>/dev/null | head -1)
-[ -n "$p" ] && step audit-nvcc 60 "$b/tools/cuwarden-audit" --html "$out/nvcc.html" --json "$out/nvcc.json" -- "$p"
-step audit-torch 120 "$b/tools/cuwarden-audit" --html "$out/torch.html" --json "$out/torch.json" -- python3 "$src/tests/gpu/torch_leak.py"
+echo "=== audit with HTML"
+step audit-torch 90 "$b/tools/cuwarden-audit" --html "$out/torch.html" --json "$out/torch.json" -- python3 "$src/tests/gpu/torch_leak.py"
+step train-sanitizer 90 /usr/local/cuda/bin/compute-sanitizer --leak-check full --print-limit 3 \
+	python3 "$src/bench/train_loop.py" 200
+step bench_registry 30 "$b/bench/bench_registry"
 echo "=== done ($(date +%T))"
