@@ -433,11 +433,30 @@ shim_load(void)
 	}
 }
 
+/* glibc's; registering with no DSO keeps the handler out of every
+ * object's __cxa_finalize. */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void
+late_report(void *arg)
+{
+	(void)arg;
+	track_write_report("exit", -1);
+}
+
+/*
+ * glibc finalizes a preloaded object before the libraries the program
+ * needs, whose ELF destructors and C++ static destructors (and atexit
+ * handlers registered by their constructors) may still free CUDA memory.
+ * So the report is not written here: a handler registered now, with no
+ * DSO, runs after _dl_fini has finalized every object, last of all.
+ */
 __attribute__((destructor)) static void
 shim_unload(void)
 {
 	if (gpa_unmatched != 0)
 		log_debug(1, "%llu cuGetProcAddress answers were no exported "
 		    "symbol", (unsigned long long)gpa_unmatched);
-	track_write_report("exit", -1);
+	if (__cxa_atexit(late_report, NULL, NULL) != 0)
+		track_write_report("exit", -1);
 }

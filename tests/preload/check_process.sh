@@ -59,6 +59,17 @@ for how in _exit:3:_exit _Exit:4:_exit thread_exit:5:_exit thread_Exit:6:exit; d
 		'r["exit"]["status"] == (V["st"] if V["how"] == "_exit" else -1)' \
 		'leak(api="cuMemAlloc_v2")["bytes"] == 3 * 4096'
 done
+# exit order: a library's ELF destructor and its constructor's atexit
+# handler free memory after the shim's destructor ran; the report is
+# written after them, so only the program's own leak is left.
+R=$WORK/order.json
+CUWARDEN_REPORT=$R run order "$TP/tp_exitorder"
+expect_rc 0 "exit order"
+check "$R" \
+	'leak(api="cuMemAlloc_v2")["bytes"] == 33333' \
+	'len(r["leaks"]) == 1' \
+	'cov["frees"] == 2 and summ["violations"] == 0'
+
 # vfork: the child's _exit shares our memory; the report stays the parent's
 mkdir "$WORK/vf"
 CUWARDEN_REPORT=$WORK/vf/r.json run vf "$TP/tp_driver" vfork
