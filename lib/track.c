@@ -2,7 +2,8 @@
 /*
  * track.c -- the shim's engine (track.h): records what the driver handed
  * out, classifies what the program gives back, follows context teardown,
- * serves pool mode, and writes the report at exit.
+ * serves pool mode, checks copy and set ranges (CUWARDEN_CHECK_BOUNDS),
+ * and writes the report at exit.
  *
  * Owns: the driver handle and the few real entry points the engine itself
  * calls (cuCtxGetDevice, cuCtxGetCurrent, cuCtxSetCurrent,
@@ -24,8 +25,9 @@
  *     never those current at free time (a thread may have no context:
  *     device -1, context 0).
  *
- * Locking: plock (a leaf) guards the primary context table and is never
- * held across a driver call; everything else is the registry's, the
+ * Locking: plock (a leaf) guards the primary context table, reals_lock the
+ * one-time resolution, tdlock the teardown buffer (held over registry
+ * calls, never over a driver call); everything else is the registry's, the
  * violation log's and the depot's own locking.  No lock of ours is held
  * across a driver call.  Nothing here runs inside a registry callback
  * except copying into a local buffer.

@@ -14,7 +14,7 @@
  *     from the driver's own exports; no version tables of our own).  The
  *     self-query "cuGetProcAddress" answers our wrappers the same way.
  * Plus _exit/_Exit (the report is written first) and a destructor that
- * writes the report at exit.
+ * has the report written at exit, after every library's destructors.
  *
  * Every driver wrapper is generated from hooks.def: lazy resolution of
  * the real entry points, a thread-local re-entrancy guard (a call made
