@@ -299,6 +299,34 @@ parse_options(cfg_t *c, int argc, char **argv)
 	return -1;
 }
 
+/* Can path be written (created)?  Checked before a long run.  Returns
+ * true on error, after a message. */
+static bool
+check_writable(const char *opt, const char *path)
+{
+	char *dir, *slash;
+	bool bad;
+
+	if (path == NULL)
+		return false;
+	if (access(path, F_OK) == 0) {
+		bad = access(path, W_OK) != 0;
+	} else {
+		dir = xstrdup(path);
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';
+		else if (slash != NULL)
+			*slash = '\0';
+		bad = access(slash ? dir : ".", W_OK | X_OK) != 0;
+		free(dir);
+	}
+	if (bad)
+		au_error("%s %s: cannot be written: %s", opt, path,
+		    strerror(errno));
+	return bad;
+}
+
 static bool
 is_dir(const char *path)
 {
@@ -404,6 +432,12 @@ main(int argc, char **argv)
 			rc = AU_EXIT_AUDIT_FAILED;
 			goto out;
 		}
+	}
+	if (check_writable("--json", c.json) ||
+	    check_writable("--sarif", c.sarif) ||
+	    check_writable("--html", c.html)) {
+		rc = AU_EXIT_AUDIT_FAILED;
+		goto out;
 	}
 	if (c.log_file != NULL) {
 		log = fopen(c.log_file, "w");

@@ -155,6 +155,15 @@ run noval "$AUDIT" --json
 expect_rc noval 125
 expect_in noval err "option --json needs a value"
 
+# Output files that cannot be written are refused before anything runs.
+run badout "$AUDIT" --json "$WORK/no/such/dir/x.json" -- sh -c 'touch "$1"' sh "$WORK/ran"
+expect_rc badout 125
+expect_in badout err "--json $WORK/no/such/dir/x.json: cannot be written"
+[ -e "$WORK/ran" ] && fail "badout: the program ran anyway"
+run badlog "$AUDIT" --log-file "$WORK/no/such/dir/x.txt" report "$A"
+expect_rc badlog 125
+expect_in badlog err "--log-file $WORK/no/such/dir/x.txt: No such file or directory"
+
 # --help and --version.
 run help "$AUDIT" --help
 expect_rc help 0
