@@ -177,26 +177,56 @@ runtime_module(const char *module)
 	return false;
 }
 
+/* A path as a URI path: every byte outside RFC 3986's unreserved set
+ * and '/' percent-encoded (spaces, '%', '#', '?', non-ASCII). */
+static char *
+uri_path(const char *prefix, const char *path)
+{
+	static const char hexd[] = "0123456789ABCDEF";
+	size_t n = strlen(prefix), i;
+	char *out = xmalloc(n + 3 * strlen(path) + 1), *o = out;
+
+	memcpy(o, prefix, n);
+	o += n;
+	for (i = 0; path[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)path[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~' || c == '/') {
+			*o++ = (char)c;
+		} else {
+			*o++ = '%';
+			*o++ = hexd[c >> 4];
+			*o++ = hexd[c & 15];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 /* An artifactLocation for path: relative to %SRCROOT% when under the
  * current directory, else an absolute file: URI. */
 static json_t *
 artifact(const char *path)
 {
 	char *rel = path_under_cwd(path);
+	char *u;
 	json_t *o;
 
 	if (rel != NULL) {
-		o = json_pack("{s:s,s:s}", "uri", rel, "uriBaseId",
+		u = uri_path("", rel);
+		o = json_pack("{s:s,s:s}", "uri", u, "uriBaseId",
 		    "%SRCROOT%");
 		free(rel);
 	} else if (path[0] == '/') {
-		char *u = xasprintf("file://%s", path);
-
+		u = uri_path("file://", path);
 		o = json_pack("{s:s}", "uri", u);
-		free(u);
 	} else {
-		o = json_pack("{s:s}", "uri", path);
+		u = uri_path("", path);
+		o = json_pack("{s:s}", "uri", u);
 	}
+	free(u);
 	return o;
 }
 
@@ -421,7 +451,12 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 			    m->leaks[i], o->baseline != NULL));
 	if (getcwd(cwd, sizeof(cwd)) == NULL)
 		strcpy(cwd, "/");
-	root = xasprintf("file://%s%s", cwd, strcmp(cwd, "/") ? "/" : "");
+	{
+		char *r = uri_path("file://", cwd);
+
+		root = xasprintf("%s%s", r, strcmp(cwd, "/") ? "/" : "");
+		free(r);
+	}
 	cmd = json_array();
 	for (i = 0; i < json_array_size(m->command); i++)
 		json_array_append(cmd, json_array_get(m->command, i));
