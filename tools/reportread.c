@@ -501,6 +501,22 @@ check_header(rd_t *r, const json_t *doc)
 	return false;
 }
 
+/* The first non-blank byte of a file, or -1. */
+static int
+first_char(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int c = -1;
+
+	if (f == NULL)
+		return -1;
+	do
+		c = fgetc(f);
+	while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+	fclose(f);
+	return c;
+}
+
 bool
 report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 {
@@ -520,6 +536,11 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 		    strstr(jerr.text, "end of file") != NULL)
 			snprintf(err, errsize, "%s: empty file (the process "
 			    "may have died while writing it)", path);
+		else if (jerr.line == 1 &&
+		    first_char(path) != '{' && first_char(path) != '[')
+			snprintf(err, errsize, "%s: not JSON (a text report? "
+			    "this tool reads JSON reports: "
+			    "CUWARDEN_REPORT_FORMAT=json)", path);
 		else
 			snprintf(err, errsize, "%s:%d:%d: invalid JSON: %s",
 			    path, jerr.line, jerr.column, jerr.text);

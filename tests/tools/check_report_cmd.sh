@@ -98,6 +98,10 @@ expect_in empty err "empty.json: empty file"
 run foreign "$AUDIT" report "$DATA/wrongformat.json"
 expect_rc foreign 125
 expect_in foreign err "wrongformat.json: not a cuwarden report: format is \"something-else\""
+printf 'cuwarden: LEAK SUMMARY: 0 bytes leaked in 0 allocations\n' >"$WORK/text.txt"
+run text "$AUDIT" report "$WORK/text.txt"
+expect_rc text 125
+expect_in text err "text.txt: not JSON (a text report?"
 run newer "$AUDIT" report "$DATA/newversion.json"
 expect_rc newer 125
 expect_in newer err "report version 2 is not supported"
