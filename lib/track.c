@@ -373,11 +373,14 @@ intern_path(const char *path)
 
 /* The owner of an allocation made with stack st: the module of its first
  * frame outside CUDA's own libraries (and ours). */
+/* stack id -> owner, direct-mapped, one 64-bit word per entry (stack id
+ * high, owner low) so a reader never sees half an entry. */
+#define STACK_OWNER_CACHE 4096
+static uint64_t stack_owner[STACK_OWNER_CACHE];
+
 static owner_id_t
-owner_of(stack_id_t st)
+owner_of_uncached(stack_id_t st)
 {
-	if (st == 0)
-		return 0;
 	uint32_t m = stack_first_module_outside(st, owner_pats, nowner_pats);
 	if (m == UINT32_MAX)
 		return 0;
@@ -398,6 +401,20 @@ owner_of(stack_id_t st)
 	owner_id_t id = intern_path(path);
 	if (m < OWNER_CACHE && id != 0)
 		__atomic_store_n(&module_owner[m], id, __ATOMIC_RELAXED);
+	return id;
+}
+
+static owner_id_t
+owner_of(stack_id_t st)
+{
+	if (st == 0)
+		return 0;
+	uint64_t *slot = &stack_owner[st % STACK_OWNER_CACHE];
+	uint64_t e = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if ((stack_id_t)(e >> 32) == st)
+		return (owner_id_t)e;
+	owner_id_t id = owner_of_uncached(st);
+	__atomic_store_n(slot, (uint64_t)st << 32 | id, __ATOMIC_RELAXED);
 	return id;
 }
 
@@ -1760,6 +1777,7 @@ track_reset(void)
 	memset(primary, 0, sizeof(primary));
 	pthread_mutex_unlock(&plock);
 	memset(module_owner, 0, sizeof(module_owner));
+	memset(stack_owner, 0, sizeof(stack_owner));
 	mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
 	    TRACK_AUDIT;
 	__atomic_store_n(&bounds_on, -1, __ATOMIC_RELAXED);
