@@ -325,6 +325,7 @@ __asm__(
 	"cw_dlsym_234:\n"
 	"cw_dlsym_225:\n"
 	"	.cfi_startproc\n"
+	"	endbr64\n"                    /* an indirect-branch target (CET) */
 	"	movq cw_real_dlsym_ptr(%rip), %rax\n"
 	"	testq %rax, %rax\n"
 	"	jz 3f\n"
