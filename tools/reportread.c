@@ -10,6 +10,11 @@
  * compatibility).  Findings with the same fingerprint are one finding,
  * whatever process they came from: counts and bytes add up, pids,
  * devices and example addresses are collected.
+ *
+ * A merged document written by --json ("cuwarden-audit" version 1) is read
+ * too: its processes, and its findings (reported and suppressed alike,
+ * suppressions are applied again) with their symbolized frames, so saved
+ * audits can be rendered again and merged with each other.
  */
 #include "config.h"
 
@@ -70,8 +75,9 @@ typedef struct rd_s {
 	const char *path;
 	char *err;
 	size_t errsize;
-	const au_process_t *proc;
+	const au_process_t *proc; /* NULL for a merged document */
 	json_t *modules;
+	bool merged; /* a "cuwarden-audit" document: symbolized frames */
 } rd_t;
 
 static bool
@@ -186,6 +192,77 @@ stack_free(au_stack_t *s)
 	s->n = 0;
 }
 
+/* Notes are static text in a frame: the known ones, else a generic one. */
+static const char *
+static_note(const char *s)
+{
+	static const char *const known[] = { "build-id mismatch",
+		"module file not found", "no debug info", "not an ELF file",
+		"unknown module", "module path unknown", "cannot start libdwfl",
+		"cannot read the ELF file" };
+	size_t i;
+
+	if (s == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(s, known[i]) == 0)
+			return known[i];
+	return "not symbolized";
+}
+
+/* A frame of a merged document: module path, build-id, offset and what
+ * the symbolizer found then. */
+static bool
+read_merged_frame(rd_t *r, const json_t *fr, const char *w, au_frame_t *f)
+{
+	const json_t *mod = json_object_get(fr, "module"), *inl;
+	const char *fn = NULL, *file = NULL, *bid = "", *note = NULL;
+	long long line = 0;
+	size_t k;
+
+	if (mod != NULL && !json_is_null(mod) && !json_is_string(mod))
+		return fail(r, "%s.module: expected a path or null", w);
+	if (get_str(r, fr, w, "build_id", "", &bid) ||
+	    get_str(r, fr, w, "function", "", &fn) ||
+	    get_str(r, fr, w, "file", "", &file) ||
+	    get_str(r, fr, w, "note", "", &note) ||
+	    get_int(r, fr, w, "line", 0, &line))
+		return true;
+	f->module = json_is_string(mod) ? xstrdup(json_string_value(mod)) :
+	    NULL;
+	f->build_id = xstrdup(bid);
+	f->function = fn[0] ? xstrdup(fn) : NULL;
+	f->file = file[0] ? xstrdup(file) : NULL;
+	f->line = line > 0 && line < 1 << 30 ? (int)line : 0;
+	f->note = note[0] ? static_note(note) : NULL;
+	f->symbolized = true;
+	inl = json_object_get(fr, "inlined");
+	if (inl != NULL && !json_is_array(inl))
+		return fail(r, "%s.inlined: expected an array", w);
+	if (json_array_size(inl) > 0)
+		f->inlined = xcalloc(json_array_size(inl), sizeof(*f->inlined));
+	for (k = 0; k < json_array_size(inl); k++) {
+		const json_t *in = json_array_get(inl, k);
+		const char *ifn = "", *ifile = "";
+		long long iline = 0;
+		char wi[200];
+
+		snprintf(wi, sizeof(wi), "%s.inlined[%zu]", w, k);
+		if (!json_is_object(in))
+			return fail(r, "%s: expected an object", wi);
+		if (get_str(r, in, wi, "function", "", &ifn) ||
+		    get_str(r, in, wi, "file", "", &ifile) ||
+		    get_int(r, in, wi, "line", 0, &iline))
+			return true;
+		f->inlined[k].function = ifn[0] ? xstrdup(ifn) : NULL;
+		f->inlined[k].file = ifile[0] ? xstrdup(ifile) : NULL;
+		f->inlined[k].line = iline > 0 && iline < 1 << 30 ?
+		    (int)iline : 0;
+		f->ninlined++;
+	}
+	return false;
+}
+
 static bool
 read_stack(rd_t *r, const json_t *o, const char *where, const char *key,
     au_stack_t *out)
@@ -211,6 +288,17 @@ read_stack(rd_t *r, const json_t *o, const char *where, const char *key,
 		snprintf(w, sizeof(w), "%s.%s[%zu]", where, key, i);
 		if (!json_is_object(fr))
 			return fail(r, "%s: expected an object", w);
+		if (r->merged) {
+			if (get_str(r, fr, w, "offset", NULL, &off))
+				return true;
+			if (parse_hex(off, &f->offset))
+				return fail(r, "%s.offset: \"%s\" is not a hex "
+				    "number \"0x...\"", w, off);
+			out->n++; /* owned now, freed on error too */
+			if (read_merged_frame(r, fr, w, f))
+				return true;
+			continue;
+		}
 		if (get_int(r, fr, w, "module", -1, &mod) ||
 		    get_str(r, fr, w, "offset", NULL, &off))
 			return true;
@@ -346,6 +434,55 @@ model_add(au_model_t *m, au_finding_t *f)
 	finding_free(f);
 }
 
+/* What a merged document adds to a finding: every pid and device, the
+ * size range, the count of a violation group. */
+static bool
+read_merged_extras(rd_t *r, const json_t *o, const char *w, au_finding_t *f)
+{
+	const json_t *pids = json_object_get(o, "pids");
+	const json_t *devs = json_object_get(o, "devices");
+	uint64_t v;
+	size_t i;
+
+	if (!json_is_array(pids) || json_array_size(pids) == 0)
+		return fail(r, "%s.pids: expected a non-empty array", w);
+	for (i = 0; i < json_array_size(pids); i++) {
+		if (!json_is_integer(json_array_get(pids, i)))
+			return fail(r, "%s.pids[%zu]: expected an integer", w,
+			    i);
+		add_pid(f, (long)json_integer_value(json_array_get(pids, i)));
+	}
+	if (devs != NULL && !json_is_array(devs))
+		return fail(r, "%s.devices: expected an array", w);
+	for (i = 0; i < json_array_size(devs); i++)
+		if (json_is_integer(json_array_get(devs, i)))
+			add_device(f, (int)json_integer_value(
+			    json_array_get(devs, i)));
+	if (get_uint(r, o, w, "min_size", false, f->min_size, &v))
+		return true;
+	f->min_size = v;
+	if (get_uint(r, o, w, "max_size", false, f->max_size, &v))
+		return true;
+	f->max_size = v;
+	if (f->cls == AU_VIOLATION) {
+		const json_t *addrs = json_object_get(o, "addresses");
+
+		if (get_uint(r, o, w, "count", false, 1, &v))
+			return true;
+		f->count = v > 0 ? v : 1;
+		if (json_is_array(addrs) && json_array_size(addrs) > 0) {
+			for (i = 0; i < f->naddresses; i++)
+				free(f->addresses[i]);
+			f->naddresses = 0;
+			for (i = 0; i < json_array_size(addrs); i++)
+				if (json_is_string(json_array_get(addrs, i)))
+					add_address(f, json_string_value(
+					    json_array_get(addrs, i)));
+		}
+	}
+	return false;
+}
+
 static bool
 read_leak(rd_t *r, au_model_t *m, const json_t *o, size_t idx)
 {
@@ -397,7 +534,11 @@ read_leak(rd_t *r, au_model_t *m, const json_t *o, size_t idx)
 		}
 		add_address(f, json_string_value(a));
 	}
-	add_pid(f, r->proc->pid);
+	if (r->merged ? read_merged_extras(r, o, w, f) :
+	    (add_pid(f, r->proc->pid), false)) {
+		finding_free(f);
+		return true;
+	}
 	if (read_stack(r, o, w, "stack", &f->stack)) {
 		finding_free(f);
 		return true;
@@ -441,7 +582,11 @@ read_violation(rd_t *r, au_model_t *m, const json_t *o, size_t idx)
 	f->count = 1;
 	if (addr[0])
 		add_address(f, addr);
-	add_pid(f, r->proc->pid);
+	if (r->merged ? read_merged_extras(r, o, w, f) :
+	    (add_pid(f, r->proc->pid), false)) {
+		finding_free(f);
+		return true;
+	}
 	if (read_stack(r, o, w, "stack", &f->stack) ||
 	    read_stack(r, o, w, "alloc_stack", &f->alloc_stack) ||
 	    read_stack(r, o, w, "free_stack", &f->free_stack)) {
@@ -467,10 +612,6 @@ check_header(rd_t *r, const json_t *doc)
 	format = json_str(doc, "format", NULL);
 	if (format == NULL)
 		return fail(r, "not a cuwarden report: no \"format\" member");
-	if (strcmp(format, "cuwarden-audit") == 0)
-		return fail(r, "this is a merged cuwarden-audit document "
-		    "(--json); pass the per-process reports instead "
-		    "(--keep-reports DIR keeps them)");
 	if (strcmp(format, "cuwarden-report") != 0)
 		return fail(r, "not a cuwarden report: format is \"%s\", "
 		    "expected \"cuwarden-report\"", format);
@@ -501,6 +642,89 @@ check_header(rd_t *r, const json_t *doc)
 	return false;
 }
 
+/* A merged document ("cuwarden-audit", version 1): its processes (each
+ * once, by pid and report), its findings reported or not.  Takes doc. */
+static bool
+read_merged(au_model_t *m, rd_t *r, json_t *doc)
+{
+	const json_t *v = json_object_get(doc, "version"), *a;
+	size_t i, j, ndup = 0;
+	bool bad = false;
+
+	r->merged = true;
+	if (!json_is_integer(v) || json_integer_value(v) != 1) {
+		json_decref(doc);
+		return fail(r, "cuwarden-audit document version %s is not "
+		    "supported (this tool reads version 1)",
+		    json_is_integer(v) ? "other than 1" : "missing");
+	}
+	a = json_object_get(doc, "processes");
+	if (!json_is_array(a)) {
+		json_decref(doc);
+		return fail(r, "\"processes\" is missing or not an array");
+	}
+	for (i = 0; i < json_array_size(a); i++) {
+		json_t *pr = json_array_get(a, i);
+		const char *rep = json_str(pr, "report", r->path);
+		long pid;
+		au_process_t *p;
+		bool dup = false;
+
+		if (!json_is_object(pr) ||
+		    !json_is_integer(json_object_get(pr, "pid"))) {
+			json_decref(doc);
+			return fail(r, "processes[%zu]: expected an object "
+			    "with a pid", i);
+		}
+		pid = (long)json_integer_value(json_object_get(pr, "pid"));
+		for (j = 0; j < m->nprocs && !dup; j++)
+			dup = m->procs[j].pid == pid &&
+			    strcmp(m->procs[j].path, rep) == 0;
+		if (dup) {
+			ndup++;
+			continue;
+		}
+		m->procs = xrealloc(m->procs,
+		    (m->nprocs + 1) * sizeof(*m->procs));
+		p = &m->procs[m->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->path = xstrdup(rep);
+		p->doc = json_incref(pr);
+		p->pid = pid;
+		p->ppid = (long)json_int(pr, "ppid", 0);
+		p->hooks_active = json_is_true(json_object_get(
+		    json_object_get(pr, "coverage"), "hooks_active"));
+		p->exe = xstrdup(json_str(pr, "exe", ""));
+	}
+	if (ndup > 0 && ndup == json_array_size(json_object_get(doc,
+	    "processes"))) {
+		au_warn("%s: every process in it was read already: its "
+		    "findings are not counted again", r->path);
+		json_decref(doc);
+		return false;
+	}
+	if (ndup > 0)
+		au_warn("%s: %zu of its processes were read already: their "
+		    "findings are counted twice", r->path, ndup);
+	a = json_object_get(doc, "leaks");
+	for (i = 0; !bad && i < json_array_size(a); i++)
+		bad = read_leak(r, m, json_array_get(a, i), i);
+	a = json_object_get(doc, "violations");
+	for (i = 0; !bad && i < json_array_size(a); i++)
+		bad = read_violation(r, m, json_array_get(a, i), i);
+	a = json_object_get(doc, "suppressed");
+	for (i = 0; !bad && i < json_array_size(a); i++) {
+		json_t *s = json_array_get(a, i);
+
+		if (strcmp(json_str(s, "class", ""), "violation") == 0)
+			bad = read_violation(r, m, s, i);
+		else
+			bad = read_leak(r, m, s, i);
+	}
+	json_decref(doc);
+	return bad;
+}
+
 /* The first non-blank byte of a file, or -1. */
 static int
 first_char(const char *path)
@@ -523,7 +747,7 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	json_error_t jerr;
 	json_t *doc, *a;
 	au_process_t *p;
-	rd_t r = { path, err, errsize, NULL, NULL };
+	rd_t r = { path, err, errsize, NULL, NULL, false };
 	size_t i, nmod;
 
 	doc = json_load_file(path, 0, &jerr);
@@ -546,6 +770,9 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 			    path, jerr.line, jerr.column, jerr.text);
 		return true;
 	}
+	if (json_is_object(doc) && strcmp(json_str(doc, "format", ""),
+	    "cuwarden-audit") == 0)
+		return read_merged(m, &r, doc);
 	if (check_header(&r, doc)) {
 		json_decref(doc);
 		return true;

@@ -133,6 +133,33 @@ moved = [f for f, l in c.items() if l["owner"] == "/srv/other/libmodel.so"]
 assert moved and moved[0] in a, (moved, a)
 ' "$WORK/a.json" "$WORK/c.json" || fail "fp: a moved module changed the fingerprint"
 
+# A saved --json document is read back by `report`: the same findings,
+# text and document; merged with other reports; never counted twice.
+run again "$AUDIT" --json "$WORK/again.json" report "$WORK/a.json"
+expect_rc again 23
+diff "$WORK/out.err" "$WORK/again.err" >/dev/null || {
+	fail "again: the text differs from the original run's"
+	diff "$WORK/out.err" "$WORK/again.err" | head
+}
+"$PY" -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for k in ("summary", "coverage", "leaks", "violations", "suppressed", "suppressions_used", "processes"):
+    assert a[k] == b[k], k
+' "$WORK/a.json" "$WORK/again.json" || fail "again: the document differs"
+run again2 "$AUDIT" report "$WORK/a.json" "$DATA/proc_c.json"
+expect_rc again2 23
+expect_in again2 err "== 5,242,880 bytes in 5 device allocations (1,048,576 each)"
+expect_in again2 err "== COVERAGE: 3 processes audited, 22 allocations seen"
+run twice "$AUDIT" report "$WORK/a.json" "$WORK/a.json"
+expect_rc twice 23
+expect_in twice err "every process in it was read already"
+expect_in twice err "== LEAK SUMMARY: 4456448 bytes leaked in 5 allocations (2 groups)"
+printf '{"format": "cuwarden-audit", "version": 1, "processes": [{"pid": 1}],\n "leaks": [{"kind": "device", "count": 1, "pids": [1], "stack": [{"module": 7, "offset": "0x1"}]}]}\n' >"$WORK/badm.json"
+run badm "$AUDIT" report "$WORK/badm.json"
+expect_rc badm 125
+expect_in badm err "badm.json: leaks[0].stack[0].module: expected a path or null"
+
 # A bad baseline file is an error before anything runs.
 run badbase "$AUDIT" --baseline "$A" true
 expect_rc badbase 125

@@ -114,10 +114,6 @@ expect_in badcount err "badcount.json: leaks[0].count: expected a non-negative i
 run missing "$AUDIT" report "$WORK/nonexistent.json"
 expect_rc missing 125
 expect_in missing err "nonexistent.json: cannot read: No such file or directory"
-run merged "$AUDIT" --json "$WORK/m.json" report "$A"
-run merged2 "$AUDIT" report "$WORK/m.json"
-expect_rc merged2 125
-expect_in merged2 err "is a merged cuwarden-audit document"
 
 printf 'leak:ok\nfrob:bar\n' >"$WORK/bad.supp"
 run badsupp "$AUDIT" --suppressions "$WORK/bad.supp" report "$A"
