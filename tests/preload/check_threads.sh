@@ -21,6 +21,15 @@ check "$R" \
 	'r["stats"]["bytes"]["device"]["current"] == 8 * 4096' \
 	'r["stats"]["bytes"]["async"]["current"] == 0'
 
+# No lock of the shim's across a driver call: 200 allocations and frees
+# complete while another thread waits inside cuMemFree (300 ms of queued
+# simulated work).
+R=$WORK/nolock.json
+CUWARDEN_REPORT=$R run nolock "$TP/tp_driver" nolock
+expect_rc 0 "a thread blocked in the driver"
+grep -q '^ran_while_blocked=1' "$WORK/nolock.out" && pass "others ran while one waited in the driver" || fail "blocked behind a thread in the driver"
+check "$R" 'cov["frees"] == 201 and r["leaks"] == []'
+
 # 8 threads free the same pointer at once (50 rounds): one free each round,
 # the rest double frees, never a failed free.
 R=$WORK/race.json

@@ -502,6 +502,49 @@ scenario_race(void)
 	return errors;
 }
 
+/* No lock of the shim's is held across a driver call: while one thread
+ * sits in cuMemFree (the driver waits 300 ms for queued work), another
+ * allocates and frees (stream-ordered) freely. */
+static int nolock_done;
+static CUdeviceptr nolock_p;
+
+static void *
+thread_slow_free(void *arg)
+{
+	(void)arg;
+	OK(cuCtxSetCurrent(pctx));
+	OK(cuMemFree(nolock_p));
+	__atomic_store_n(&nolock_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int
+scenario_nolock(void)
+{
+	CUstream s;
+	pthread_t t;
+	CUdeviceptr q;
+
+	init();
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuMemAlloc(&nolock_p, 4096));
+	OK(fakecuda_launch_busy(s, 300));
+	pthread_create(&t, NULL, thread_slow_free, NULL);
+	usleep(30000);
+	/* (a synchronous free would wait for the device too: stream-ordered
+	 * calls on a stream of their own do not) */
+	CUstream s2;
+	OK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+	for (int i = 0; i < 200; i++) {
+		OK(cuMemAllocAsync(&q, 512, s2));
+		OK(cuMemFreeAsync(q, s2));
+	}
+	int early = !__atomic_load_n(&nolock_done, __ATOMIC_ACQUIRE);
+	pthread_join(t, NULL);
+	var("ran_while_blocked", (unsigned long long)early);
+	return errors;
+}
+
 static int
 scenario_threads(void)
 {
@@ -775,6 +818,8 @@ main(int argc, char **argv)
 		r = scenario_bounds();
 	else if (strcmp(s, "devices") == 0)
 		r = scenario_devices();
+	else if (strcmp(s, "nolock") == 0)
+		r = scenario_nolock();
 	else if (strcmp(s, "race") == 0)
 		r = scenario_race();
 	else if (strcmp(s, "fork") == 0)
