@@ -33,13 +33,9 @@
  * except copying into a local buffer.
  */
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
