@@ -330,6 +330,8 @@ throughput(int nthreads, int iters)
 	pool_cache_counters(KIND_DEVICE, &h0, &m0);
 	cw_pool_stats_t s0, s1;
 	pool_stats(KIND_DEVICE, &s0);
+	uint64_t b0 = __atomic_load_n(&fence_devs[0].barriers,
+	    __ATOMIC_RELAXED);
 	pthread_t th[64];
 	targ_t ta[64];
 	pthread_barrier_t bar;
@@ -350,10 +352,13 @@ throughput(int nthreads, int iters)
 	pthread_barrier_destroy(&bar);
 	pool_cache_counters(KIND_DEVICE, &h1, &m1);
 	pool_stats(KIND_DEVICE, &s1);
-	printf("  %2d thread(s): thread cache hits %.1f%%, %llu fence waits\n",
-	    nthreads, 100.0 * (double)(h1 - h0) / (double)(h1 - h0 + m1 - m0 +
-	    (h1 - h0 + m1 - m0 == 0)), (unsigned long long)(s1.fence_waits -
-	    s0.fence_waits));
+	uint64_t b1 = __atomic_load_n(&fence_devs[0].barriers,
+	    __ATOMIC_RELAXED);
+	printf("  %2d thread(s): thread cache hits %.1f%%, %llu fence waits, "
+	    "%llu synchronises\n", nthreads, 100.0 * (double)(h1 - h0) /
+	    (double)(h1 - h0 + m1 - m0 + (h1 - h0 + m1 - m0 == 0)),
+	    (unsigned long long)(s1.fence_waits - s0.fence_waits),
+	    (unsigned long long)(b1 - b0));
 	if (fails)
 		printf("  %d allocations failed\n", fails);
 	return (double)nthreads * iters / ((double)(t1 - t0) / 1e9);

@@ -2,13 +2,15 @@
 /*
  * fence.c -- the reuse fence (fence.h).
  *
- * Owns the per-device epochs and a free list of events per device.
+ * Owns the per-device epochs, a free list of events per device, and the
+ * helper thread that issues requested barriers.
  * Invariants: done < epoch; done only grows.  Locking: the epochs are
- * atomics; the event free list has a mutex (a leaf, rank POOL), never
- * held across a driver call.
+ * atomics; the event free lists and the helper have a mutex each (leaves,
+ * rank POOL), never held across a driver call.
  */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,8 +116,12 @@ fence_barrier_for(int device, uint64_t stamp)
 	while (prev < e && !__atomic_compare_exchange_n(&running[device],
 	    &prev, e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
-	if (driver_bind(device) != CW_OK)
+	uint64_t cur = e;
+	if (driver_bind(device) != CW_OK) {
+		__atomic_compare_exchange_n(&running[device], &cur, 0, false,
+		    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 		return true;
+	}
 	CUresult r = inject(OP_SYNC) ? CUDA_ERROR_UNKNOWN :
 	    d->cuCtxSynchronize();
 	if (r == CUDA_SUCCESS) {
@@ -124,7 +130,6 @@ fence_barrier_for(int device, uint64_t stamp)
 		    e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
 	}
-	uint64_t cur = e;
 	__atomic_compare_exchange_n(&running[device], &cur, 0, false,
 	    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	if (r != CUDA_SUCCESS) {
@@ -133,6 +138,107 @@ fence_barrier_for(int device, uint64_t stamp)
 	}
 	__atomic_fetch_add(&f->barriers, 1, __ATOMIC_RELAXED);
 	return false;
+}
+
+/* --------------------------------------------------------- helper thread */
+
+/* One detached thread, started on the first request, issues barriers that
+ * threads ask for without waiting (fence_request), so the synchronise is
+ * off their path and one serves every request made before it started.
+ * helper_lock (leaf) guards the fields below; it is never held across the
+ * synchronise. */
+static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t helper_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
+static bool helper_started, helper_busy, helper_broken;
+static uint64_t helper_life; /* bumped by reset: the old helper exits */
+static uint64_t wanted[FENCE_MAX_DEVICES]; /* stamps to see passed */
+static uint64_t helper_barriers;
+
+static void *
+helper_main(void *arg)
+{
+	uint64_t life = (uint64_t)(uintptr_t)arg;
+	pthread_mutex_lock(&helper_lock);
+	while (life == helper_life) {
+		int dev = -1;
+		for (int d = 0; d < FENCE_MAX_DEVICES && dev < 0; d++) {
+			if (wanted[d] != 0 && fence_passed(d, wanted[d]))
+				wanted[d] = 0;
+			if (wanted[d] != 0)
+				dev = d;
+		}
+		if (dev < 0) {
+			pthread_cond_wait(&helper_cv, &helper_lock);
+			continue;
+		}
+		uint64_t w = wanted[dev];
+		helper_busy = true;
+		pthread_mutex_unlock(&helper_lock);
+		bool err = fence_barrier_for(dev, w);
+		pthread_mutex_lock(&helper_lock);
+		helper_busy = false;
+		helper_barriers++;
+		pthread_cond_broadcast(&idle_cv);
+		if (err && life == helper_life && wanted[dev] == w)
+			wanted[dev] = 0; /* the synchronous paths retry */
+	}
+	pthread_mutex_unlock(&helper_lock);
+	return NULL;
+}
+
+bool
+fence_request(int device, uint64_t stamp)
+{
+	bool err = false;
+	pthread_mutex_lock(&helper_lock);
+	if (stamp > wanted[device])
+		wanted[device] = stamp;
+	if (!helper_started && !helper_broken) {
+		pthread_attr_t attr;
+		pthread_t tid;
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 << 10);
+		/* The helper takes no signal of the program's. */
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (pthread_create(&tid, &attr, helper_main,
+		    (void *)(uintptr_t)helper_life) == 0)
+			helper_started = true;
+		else
+			helper_broken = true;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	err = !helper_started;
+	pthread_cond_signal(&helper_cv);
+	pthread_mutex_unlock(&helper_lock);
+	return err;
+}
+
+uint64_t
+fence_helper_barriers(void)
+{
+	pthread_mutex_lock(&helper_lock);
+	uint64_t n = helper_barriers;
+	pthread_mutex_unlock(&helper_lock);
+	return n;
+}
+
+/* Stops the helper (it exits at its next wake-up) and waits until it is
+ * not synchronising.  helper_lock held. */
+static void
+helper_stop_locked(void)
+{
+	helper_life++;
+	memset(wanted, 0, sizeof(wanted));
+	pthread_cond_broadcast(&helper_cv);
+	while (helper_busy)
+		pthread_cond_wait(&idle_cv, &helper_lock);
+	helper_started = false;
+	helper_broken = false;
 }
 
 /* ---------------------------------------------------------------- events */
@@ -210,6 +316,7 @@ fence_event_release(int device, CUevent ev)
 void
 fence_prefork(void)
 {
+	pthread_mutex_lock(&helper_lock);
 	for (int i = 0; i < FENCE_MAX_DEVICES; i++)
 		pthread_mutex_lock(&evlists[i].lock);
 }
@@ -219,6 +326,7 @@ fence_postfork_parent(void)
 {
 	for (int i = FENCE_MAX_DEVICES; i-- > 0; )
 		pthread_mutex_unlock(&evlists[i].lock);
+	pthread_mutex_unlock(&helper_lock);
 }
 
 void
@@ -229,12 +337,24 @@ fence_postfork_child(void)
 		evlists[i].n = 0; /* the parent's events: forgotten */
 		fence_devs[i].epoch = 1;
 		fence_devs[i].done = 0;
+		running[i] = 0;
 	}
+	/* The helper thread does not exist here. */
+	pthread_mutex_init(&helper_lock, NULL);
+	pthread_cond_init(&helper_cv, NULL);
+	pthread_cond_init(&idle_cv, NULL);
+	helper_started = helper_busy = helper_broken = false;
+	helper_life++;
+	memset(wanted, 0, sizeof(wanted));
 }
 
 void
 fence_reset(void)
 {
+	pthread_mutex_lock(&helper_lock);
+	helper_stop_locked();
+	helper_barriers = 0;
+	pthread_mutex_unlock(&helper_lock);
 	const driver_fns_t *d = driver_is_loaded() ? driver_get() : NULL;
 	for (int i = 0; i < FENCE_MAX_DEVICES; i++) {
 		evlist_t *l = &evlists[i];
@@ -249,6 +369,7 @@ fence_reset(void)
 		fence_devs[i].done = 0;
 		fence_devs[i].barriers = 0;
 		fence_devs[i].failures = 0;
+		running[i] = 0;
 	}
 	for (int i = 0; i < OP_COUNT; i++)
 		inject_at[i] = 0;

@@ -9,7 +9,8 @@
  * stamped <= e is safe (fence_passed).  Barriers are amortised by the
  * pools (one per many frees), never one per free.  Stream-ordered frees
  * also record an event on their stream; such a block is safe once the
- * event has completed, or after any later barrier.
+ * event has completed, or after any later barrier.  Threads may also ask
+ * a helper thread for a barrier without waiting (fence_request).
  *
  * Limits: work in other contexts of the device (cuCtxCreate) is not
  * waited for; nor is work submitted by other processes.  Owner: pools.
@@ -59,6 +60,14 @@ bool fence_barrier(int device);
 /* The same, for frees stamped <= stamp: waits for a barrier already
  * running that covers them rather than issuing another. */
 bool fence_barrier_for(int device, uint64_t stamp);
+
+/* Asks the helper thread for a barrier covering frees stamped <= stamp,
+ * without waiting (it is started on first use).  Returns true when there
+ * is no helper (the thread could not be made): the caller then relies on
+ * synchronous barriers. */
+bool fence_request(int device, uint64_t stamp);
+/* Barriers the helper has made (tests, benchmarks). */
+uint64_t fence_helper_barriers(void);
 
 /* Records an event on stream for a stream-ordered free; NULL when that
  * fails (the caller relies on the epoch alone). */

@@ -16,7 +16,8 @@
  *     fence_passed(stamp).  A miss refills a few blocks under the pool
  *     lock.  No shared lock and no shared write on a hit.
  *   free, size < large_block: onto the FIFO (stamp = fence_stamp).  A full
- *     FIFO, or a cache over TC_MAX_BYTES, spills to the pool's pending list.
+ *     FIFO spills to the pool's pending list; a full cache (tc_cap: 1/256
+ *     of the device's memory, 8 to 128 MiB) sends the block there.
  *   large blocks, stream-ordered frees, threads without a cache: the
  *     pool's pending list under the pool lock.
  *   Pending blocks reach the engine when their stamp has passed (or their
@@ -43,6 +44,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "devpool.h"
 #include "direct.h"
@@ -59,7 +61,9 @@
 #define NKINDS 3
 #define TC_CAP 32                           /* entries per FIFO / stack */
 #define TC_MAX_BYTES ((size_t)128 << 20)     /* cached per thread and pool */
-#define TC_PEND_SYNC ((size_t)32 << 20)     /* pending bytes: barrier on miss */
+#define TC_MIN_BYTES ((size_t)8 << 20)
+#define TC_PEND_ASK ((size_t)16 << 20)      /* unfenced: ask the helper */
+#define TC_PEND_SYNC ((size_t)64 << 20)     /* unfenced: barrier on a miss */
 #define TC_MAX_CLASS_SIZE ((size_t)2 << 20)
 #define TC_NBINS 80
 #define PUBLISH_BYTES ((int64_t)1 << 20)
@@ -95,7 +99,7 @@ typedef struct tcache_s {
 	size_t pend_bytes;  /* bytes in the FIFOs */
 	size_t unfenced;    /* bytes freed here since the fence last moved */
 	uint64_t seen_done; /* fence_done() when unfenced was reset */
-	uint64_t last_stamp; /* stamp of the newest free here */
+	bool asked;         /* a barrier was requested since then */
 	uint64_t hits, misses; /* read by pool_cache_counters (atomic) */
 	tc_bin_t bins[TC_NBINS];
 } tcache_t;
@@ -107,6 +111,7 @@ struct pool_s {
 	int device;
 	unsigned lgd;       /* classes per doubling, log2 */
 	size_t tc_max;      /* sizes below this use the thread cache */
+	size_t tc_cap;      /* bytes a thread may cache */
 	size_t large;
 	devpool_t *dp;      /* KIND_DEVICE */
 	hostpool_t *hp;     /* KIND_MANAGED, KIND_PINNED */
@@ -452,8 +457,30 @@ pend_threshold(pool_t *p)
 
 static void tc_flush(pool_t *p, tcache_t *tc);
 
+/* What a thread may cache per pool: 1/256 of the device's memory (or of
+ * CUWARDEN_POOL_LIMIT), between 8 and 128 MiB, so that the caches of many
+ * threads never hold much of a small device. */
+static size_t
+tc_cap_for(int device)
+{
+	size_t total = 0, free_b = 0, limit = pool_limit();
+	const driver_fns_t *d = driver_get();
+	if (d != NULL && d->cuMemGetInfo_v2 != NULL &&
+	    driver_bind(device) == CW_OK &&
+	    d->cuMemGetInfo_v2(&free_b, &total) != CUDA_SUCCESS)
+		total = 0;
+	if (limit != 0 && (total == 0 || limit < total))
+		total = limit;
+	size_t cap = total / 256;
+	if (cap < TC_MIN_BYTES)
+		cap = TC_MIN_BYTES;
+	if (cap > TC_MAX_BYTES)
+		cap = TC_MAX_BYTES;
+	return cap;
+}
+
 static bool
-pool_init_locked(pool_t *p, kind_t kind, int device)
+pool_init_locked(pool_t *p, kind_t kind, int device, size_t tc_cap)
 {
 	size_t large = (size_t)options_get(OPT_LARGE_BLOCK);
 	if (large == 0)
@@ -470,6 +497,7 @@ pool_init_locked(pool_t *p, kind_t kind, int device)
 	p->large = large;
 	p->lgd = kind == KIND_DEVICE ? 3 : 2;
 	p->tc_max = large < TC_MAX_CLASS_SIZE ? large : TC_MAX_CLASS_SIZE;
+	p->tc_cap = tc_cap;
 	if (kind == KIND_DEVICE) {
 		devpool_config_t cfg = { 0, large, 0, 0 };
 		devpool_provider_t prov = { dev_seg_alloc, dev_seg_free, p };
@@ -492,8 +520,9 @@ pool_get(kind_t kind, int device)
 	pool_t *p = &pools[kind][device];
 	if (likely(__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE)))
 		return p;
+	size_t cap = tc_cap_for(device); /* a driver call: before the lock */
 	pthread_mutex_lock(&init_lock);
-	bool err = !p->inited && pool_init_locked(p, kind, device);
+	bool err = !p->inited && pool_init_locked(p, kind, device, cap);
 	pthread_mutex_unlock(&init_lock);
 	return err ? NULL : p;
 }
@@ -744,6 +773,19 @@ oom_error(pool_t *p, size_t size)
 
 static size_t pool_trim_locked(pool_t *p);
 
+/* Bytes the other threads' caches hold (relaxed reads). */
+static size_t
+others_cache(pool_t *p, tcache_t *self)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&p->tcl_lock);
+	for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
+		if (t != self)
+			n += __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->tcl_lock);
+	return n;
+}
+
 /* The staged allocation.  p->lock held (dropped inside at times). */
 static int
 alloc_staged(pool_t *p, tcache_t *tc, size_t esize, size_t req,
@@ -782,6 +824,19 @@ alloc_staged(pool_t *p, tcache_t *tc, size_t esize, size_t req,
 		return CW_OK;
 	if (p->grow_status != CW_OK && p->grow_status != CW_ENOMEM)
 		return p->grow_status;
+	/* Stage: other threads' caches.  They flush at their next call (the
+	 * flush generation moved); give the busy ones a few milliseconds. */
+	for (int i = 0; i < 20 && others_cache(p, tc) >= esize; i++) {
+		pthread_mutex_unlock(&p->lock);
+		usleep(250);
+		pthread_mutex_lock(&p->lock);
+		if (p->npend > 0)
+			barrier(p);
+		pool_trim_locked(p);
+		r = eng_alloc(p, esize, true, addr, bs, flags);
+		if (r == DEVPOOL_OK)
+			return CW_OK;
+	}
 	return oom_error(p, req);
 }
 
@@ -842,12 +897,15 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 			goto done;
 		}
 		__atomic_store_n(&tc->misses, tc->misses + 1, __ATOMIC_RELAXED);
-		/* Enough of this thread's frees wait for the fence: one
-		 * barrier (no lock of ours held) makes them all ready. */
-		if (tc->unfenced >= TC_PEND_SYNC &&
+		/* Enough of this thread's frees wait for the fence, among
+		 * them this class's oldest: one barrier (no lock of ours
+		 * held) makes them ready.  A barrier already running that
+		 * covers that block is waited for instead of issuing
+		 * another, so threads share barriers. */
+		if (b->npend > 0 && tc->unfenced >= TC_PEND_SYNC &&
 		    tc->seen_done == fence_done(device)) {
 			tc->unfenced = 0;
-			if (!fence_barrier_for(device, tc->last_stamp))
+			if (!fence_barrier_for(device, b->pend[b->head].stamp))
 				__atomic_fetch_add(&p->fence_waits, 1,
 				    __ATOMIC_RELAXED);
 			if (tc_pop(p, b, cs, tc, &a))
@@ -862,7 +920,7 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 			if (more > 7)
 				more = 7;
 			while (more-- > 0 && b->nready < TC_CAP &&
-			    tc->bytes + cs <= TC_MAX_BYTES) {
+			    tc->bytes + cs <= p->tc_cap) {
 				uintptr_t x;
 				size_t xb;
 				unsigned xf;
@@ -936,7 +994,7 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 			tc_flush(p, tc);
 			pthread_mutex_unlock(&p->lock);
 		}
-		if (unlikely(tc->bytes + cs > TC_MAX_BYTES)) {
+		if (unlikely(tc->bytes + cs > p->tc_cap)) {
 			/* The cache is full: this block goes to the pool's
 			 * pending list; what is cached stays. */
 			count_free(p, tc, size);
@@ -951,7 +1009,7 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		}
 		unsigned slot = (b->head + b->npend) % TC_CAP;
 		b->pend[slot].addr = addr;
-		b->pend[slot].stamp = tc->last_stamp = fence_stamp(device);
+		b->pend[slot].stamp = fence_stamp(device);
 		b->npend++;
 		tc->bytes += cs;
 		tc->pend_bytes += cs;
@@ -959,8 +1017,15 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		if (done != tc->seen_done) {
 			tc->seen_done = done;
 			tc->unfenced = 0;
+			tc->asked = false;
 		}
 		tc->unfenced += cs;
+		if (unlikely(tc->unfenced >= TC_PEND_ASK && !tc->asked)) {
+			/* Ready before they are needed: the helper thread
+			 * synchronises while this thread goes on. */
+			tc->asked = true;
+			fence_request(device, b->pend[slot].stamp);
+		}
 		count_free(p, tc, size);
 		return CW_OK;
 	}

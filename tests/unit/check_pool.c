@@ -573,17 +573,27 @@ thread_body(void *arg)
 		if (a[i] != 0) {
 			uint64_t *h = (uint64_t *)(void *)host_of(t->kind,
 			    a[i], 8);
-			if (h[0] != ((uint64_t)t->id << 32 | (uint64_t)i))
-				t->failures++;
-			if (pool_free(t->kind, 0, a[i], s[i]) != CW_OK)
-				t->failures++;
+			if (h[0] != ((uint64_t)t->id << 32 | (uint64_t)i)) {
+				if (t->failures++ == 0)
+					fprintf(stderr, "thread %d kind %d: "
+					    "block %#lx holds %#llx\n", t->id,
+					    (int)t->kind, (unsigned long)a[i],
+					    (unsigned long long)h[0]);
+			}
+			if (pool_free(t->kind, 0, a[i], s[i]) != CW_OK) {
+				if (t->failures++ == 0)
+					fprintf(stderr, "thread %d: free: %s\n",
+					    t->id, lasterr_get()->message);
+			}
 			a[i] = 0;
 			continue;
 		}
 		s[i] = 8 + (size_t)(r >> 20) % (t->kind == KIND_DEVICE ?
 		    300 * KiB : 40 * KiB);
 		if (pool_alloc(t->kind, 0, s[i], &a[i], NULL) != CW_OK) {
-			t->failures++;
+			if (t->failures++ == 0)
+				fprintf(stderr, "thread %d: alloc: %s\n", t->id,
+				    lasterr_get()->message);
 			a[i] = 0;
 			continue;
 		}
@@ -608,10 +618,14 @@ START_TEST(test_pool_threads_16)
 			ck_assert_int_eq(pthread_create(&th[i], NULL,
 			    thread_body, &ta[i]), 0);
 		}
+		/* Join them all before asserting (a failed assertion must
+		 * not leave threads on this stack frame). */
+		int failures = 0;
 		for (int i = 0; i < 16; i++) {
 			pthread_join(th[i], NULL);
-			ck_assert_int_eq(ta[i].failures, 0);
+			failures += ta[i].failures;
 		}
+		ck_assert_int_eq(failures, 0);
 		cw_pool_stats_t st;
 		pool_stats(kind, &st);
 		ck_assert_uint_eq(st.allocated.current, 0);
