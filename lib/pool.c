@@ -112,6 +112,8 @@ struct pool_s {
 	unsigned lgd;       /* classes per doubling, log2 */
 	size_t tc_max;      /* sizes below this use the thread cache */
 	size_t tc_cap;      /* bytes a thread may cache */
+	size_t tc_ask;      /* unfenced bytes: ask the helper for a barrier */
+	size_t tc_sync;     /* unfenced bytes: wait for a barrier on a miss */
 	size_t large;
 	devpool_t *dp;      /* KIND_DEVICE */
 	hostpool_t *hp;     /* KIND_MANAGED, KIND_PINNED */
@@ -498,6 +500,8 @@ pool_init_locked(pool_t *p, kind_t kind, int device, size_t tc_cap)
 	p->lgd = kind == KIND_DEVICE ? 3 : 2;
 	p->tc_max = large < TC_MAX_CLASS_SIZE ? large : TC_MAX_CLASS_SIZE;
 	p->tc_cap = tc_cap;
+	p->tc_ask = tc_cap / 2 < TC_PEND_ASK ? tc_cap / 2 : TC_PEND_ASK;
+	p->tc_sync = tc_cap < TC_PEND_SYNC ? tc_cap : TC_PEND_SYNC;
 	if (kind == KIND_DEVICE) {
 		devpool_config_t cfg = { 0, large, 0, 0 };
 		devpool_provider_t prov = { dev_seg_alloc, dev_seg_free, p };
@@ -902,7 +906,7 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		 * held) makes them ready.  A barrier already running that
 		 * covers that block is waited for instead of issuing
 		 * another, so threads share barriers. */
-		if (b->npend > 0 && tc->unfenced >= TC_PEND_SYNC &&
+		if (b->npend > 0 && tc->unfenced >= p->tc_sync &&
 		    tc->seen_done == fence_done(device)) {
 			tc->unfenced = 0;
 			if (!fence_barrier_for(device, b->pend[b->head].stamp))
@@ -1020,7 +1024,7 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 			tc->asked = false;
 		}
 		tc->unfenced += cs;
-		if (unlikely(tc->unfenced >= TC_PEND_ASK && !tc->asked)) {
+		if (unlikely(tc->unfenced >= p->tc_ask && !tc->asked)) {
 			/* Ready before they are needed: the helper thread
 			 * synchronises while this thread goes on. */
 			tc->asked = true;

@@ -336,6 +336,47 @@ START_TEST(test_pool_fence_reuse_after_barrier)
 }
 END_TEST
 
+/* A thread that frees more than 16 MiB asks the helper thread for a
+ * barrier and goes on; the helper's barrier waits for the kernel; then the
+ * blocks come back without the thread ever synchronising. */
+START_TEST(test_pool_fence_helper)
+{
+	enum { N = 40 };
+	uintptr_t a[N];
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(pool_alloc(KIND_DEVICE, 0, 1 * MiB, &a[i],
+		    NULL), CW_OK);
+	ck_assert_int_eq(fc_launch_writer(NULL, (CUdeviceptr)a[0], 1 * MiB,
+	    100, 0xee), CUDA_SUCCESS);
+	double t0 = now_ms();
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(pool_free(KIND_DEVICE, 0, a[i], 1 * MiB),
+		    CW_OK);
+	int reused = 0, early = 0;
+	while (now_ms() - t0 < 400 && reused == 0) {
+		uintptr_t b[8];
+		for (int i = 0; i < 8; i++) {
+			ck_assert_int_eq(pool_alloc(KIND_DEVICE, 0, 1 * MiB,
+			    &b[i], NULL), CW_OK);
+			for (int j = 0; j < N; j++) {
+				if (b[i] != a[j])
+					continue;
+				reused++;
+				if (now_ms() - t0 < 99.0)
+					early++;
+			}
+		}
+		for (int i = 0; i < 8; i++)
+			ck_assert_int_eq(pool_free(KIND_DEVICE, 0, b[i],
+			    1 * MiB), CW_OK);
+		usleep(2000);
+	}
+	ck_assert_int_eq(early, 0);
+	ck_assert_int_gt(reused, 0);
+	ck_assert_uint_ge(fence_helper_barriers(), 1);
+}
+END_TEST
+
 START_TEST(test_pool_free_async_event)
 {
 	CUstream s;
@@ -827,6 +868,7 @@ make_pool_suite(void)
 	tcase_add_test(tc, test_pool_fence_device_large);
 	tcase_add_test(tc, test_pool_fence_managed_pinned);
 	tcase_add_test(tc, test_pool_fence_reuse_after_barrier);
+	tcase_add_test(tc, test_pool_fence_helper);
 	tcase_add_test(tc, test_pool_free_async_event);
 	tcase_add_test(tc, test_pool_limit_and_oom_detail);
 	tcase_add_test(tc, test_pool_limit_host_kinds);
