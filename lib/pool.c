@@ -21,15 +21,19 @@
  *   large blocks, stream-ordered frees, threads without a cache: the
  *     pool's pending list under the pool lock.
  *   Pending blocks reach the engine when their stamp has passed (or their
- *     event has completed).  A barrier (one cuCtxSynchronize, fence.c) is
- *     issued by an allocation that misses when pending bytes passed a
- *     threshold (max(32 MiB, reserved / 16)), or when the pool cannot grow.
+ *     event has completed).  Barriers (one cuCtxSynchronize, fence.c): a
+ *     thread whose cache took tc_ask bytes of frees since the fence last
+ *     moved asks the helper thread for one and goes on; a thread at tc_sync
+ *     bytes that misses waits for one; an allocation that misses while the
+ *     pool's pending list passed max(32 MiB, reserved / 16) issues one; so
+ *     do the OOM stages and pool_trim.
  *
  * OOM stages: ready blocks -> completed events -> grow -> barrier, flush
  * this thread's cache, release pending, retry -> trim the engine (free
- * segments back to the driver), retry -> CW_ENOMEM with requested,
- * reserved, allocated and largest free block in cw_last_error.  Other
- * threads flush their caches at their next call (flush generation).
+ * segments back to the driver), retry -> wait up to 5 ms for other
+ * threads to flush their caches (flush generation: at their next call),
+ * retry -> CW_ENOMEM with requested, reserved, allocated and largest free
+ * block in cw_last_error.
  *
  * Invariants: a block is in exactly one of: handed out (poolmap entry set),
  * a thread cache, the pending list, the engine.  reserved <= the limit of
@@ -37,9 +41,11 @@
  * budget; pinned pools have their own).
  *
  * Locking: init_lock (pool creation), then per pool `lock` (rank POOL):
- * never held across a driver call (the providers drop it; barriers and
- * jemalloc calls that may grow run without it).  tcl_lock (per pool, leaf)
- * guards the list of thread caches for statistics.
+ * never held across a driver call (the providers drop it; barriers, event
+ * queries and jemalloc calls that may grow run without it), except the
+ * cuEventDestroy of an event beyond the 256 fence.c keeps per device.
+ * tcl_lock (per pool, leaf) guards the list of thread caches for
+ * statistics.
  */
 #include <pthread.h>
 #include <stdlib.h>
