@@ -311,6 +311,16 @@ fence_event_release(int device, CUevent ev)
 	}
 }
 
+void
+fence_forget_device(int device)
+{
+	if (device < 0 || device >= FENCE_MAX_DEVICES)
+		return;
+	pthread_mutex_lock(&evlists[device].lock);
+	evlists[device].n = 0;
+	pthread_mutex_unlock(&evlists[device].lock);
+}
+
 /* ------------------------------------------------------------------ fork */
 
 void

@@ -83,6 +83,10 @@ void fence_event_release(int device, CUevent ev);
 bool fence_inject(const char *op, long n);
 uint64_t fence_injected(void);
 
+/* The device's context died: forget its cached events (never destroy
+ * them: they died with it). */
+void fence_forget_device(int device);
+
 void fence_prefork(void);
 void fence_postfork_parent(void);
 /* Forgets events and epochs; touches no CUDA. */

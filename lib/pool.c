@@ -106,6 +106,7 @@ typedef struct tcache_s {
 	size_t unfenced;    /* bytes freed here since the fence last moved */
 	uint64_t seen_done; /* fence_done() when unfenced was reset */
 	bool asked;         /* a barrier was requested since then */
+	uint64_t incarnation; /* of the pool when this cache was filled */
 	uint64_t hits, misses; /* read by pool_cache_counters (atomic) */
 	tc_bin_t bins[TC_NBINS];
 } tcache_t;
@@ -128,6 +129,8 @@ struct pool_s {
 	uint64_t scanned_done;
 	uint64_t flush_gen; /* atomic */
 	bool grow_limited;  /* the last provider refusal was the limit */
+	bool forgetting;    /* pool_forget_device: the driver freed it all */
+	uint64_t incarnation; /* bumped by pool_forget_device */
 	int grow_status;    /* CW_* of the last failed provider call */
 	/* statistics */
 	uint64_t cur_pub, tot_pub, peak; /* atomics */
@@ -241,6 +244,11 @@ static bool
 dev_seg_free(void *arg, uintptr_t addr, size_t size)
 {
 	pool_t *p = arg;
+	if (p->forgetting) { /* already freed by the driver */
+		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+		poolmap_clear_range(addr, size);
+		return false;
+	}
 	seg_account(p, size, false);
 	pthread_mutex_unlock(&p->lock);
 	int r = direct_free(KIND_DEVICE, p->device, addr, size);
@@ -274,6 +282,11 @@ static bool
 host_seg_free(void *arg, uintptr_t addr, size_t size)
 {
 	pool_t *p = arg;
+	if (p->forgetting) { /* already freed by the driver */
+		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+		poolmap_clear_range(addr, size);
+		return false;
+	}
 	__atomic_fetch_add(&p->driver_frees, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
 	return direct_free(p->kind, p->device, addr, size) != CW_OK;
@@ -615,6 +628,7 @@ tc_get(pool_t *p)
 		return NULL;
 	tc->pool = p;
 	tc->gen = __atomic_load_n(&p->flush_gen, __ATOMIC_ACQUIRE);
+	tc->incarnation = p->incarnation;
 	pthread_mutex_lock(&p->tcl_lock);
 	tc->next = p->tcaches;
 	if (tc->next != NULL)
@@ -641,6 +655,16 @@ tc_peek(pool_t *p)
 static void
 tc_flush(pool_t *p, tcache_t *tc)
 {
+	if (unlikely(tc->incarnation != p->incarnation)) {
+		/* The pool was forgotten (its memory died with the device's
+		 * context): drop what this thread cached, give back nothing. */
+		memset(tc->bins, 0, sizeof(tc->bins));
+		tc->bytes = tc->pend_bytes = tc->unfenced = 0;
+		__atomic_store_n(&tc->unpub, 0, __ATOMIC_RELAXED);
+		tc->incarnation = p->incarnation;
+		tc->gen = __atomic_load_n(&p->flush_gen, __ATOMIC_ACQUIRE);
+		return;
+	}
 	for (unsigned c = 0; c < TC_NBINS; c++) {
 		tc_bin_t *b = &tc->bins[c];
 		if (b->nready == 0 && b->npend == 0)
@@ -1270,6 +1294,51 @@ pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
 		*misses += p->retired_misses;
 		pthread_mutex_unlock(&p->tcl_lock);
 	}
+}
+
+void
+pool_forget_device(int device)
+{
+	if (device < 0 || device >= POOL_MAX_DEVICES)
+		return;
+	for (int k = 0; k < NKINDS; k++) {
+		pool_t *p = &pools[k][device];
+		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_mutex_lock(&p->lock);
+		p->forgetting = true;
+		/* Pending blocks and their events died with the context. */
+		p->npend = 0;
+		p->pend_bytes = 0;
+		p->nev = 0;
+		p->scanned_done = 0;
+		if (p->dp != NULL) {
+			devpool_destroy(p->dp); /* segments: map cleared only */
+			devpool_config_t cfg = { 0, p->large, 0, 0 };
+			devpool_provider_t prov = { dev_seg_alloc, dev_seg_free,
+				p };
+			p->dp = devpool_create(&cfg, &prov);
+		}
+		hostpool_t *old = p->hp;
+		if (old != NULL) {
+			hostpool_provider_t prov = { host_seg_alloc,
+				host_seg_free, p };
+			p->hp = hostpool_create(&prov, 0, 0);
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (old != NULL)
+			hostpool_destroy(old); /* segments: map cleared only */
+		pthread_mutex_lock(&p->lock);
+		p->forgetting = false;
+		__atomic_store_n(&p->cur_pub, 0, __ATOMIC_RELAXED);
+		p->incarnation++;
+		__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
+		if ((p->kind == KIND_DEVICE && p->dp == NULL) ||
+		    (p->kind != KIND_DEVICE && p->hp == NULL))
+			__atomic_store_n(&p->inited, false, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&p->lock);
+	}
+	fence_forget_device(device);
 }
 
 /* ----------------------------------------------------------------- fork */

@@ -49,6 +49,13 @@ bool pool_block_of(uintptr_t addr, uintptr_t *base, size_t *size,
 size_t pool_cached_bytes(int device);
 
 int pool_trim(int device);
+/* The device's primary context was destroyed or reset (the shim sees
+ * cuDevicePrimaryCtxReset, cuCtxDestroy of it, cudaDeviceReset): the driver
+ * has freed every segment of the device's pools (and the pinned memory
+ * allocated in it).  Forgets them without calling the driver; blocks
+ * handed out are gone (pool_block_of no longer finds them), threads' caches
+ * are dropped at their next call.  The pools start afresh. */
+void pool_forget_device(int device);
 void pool_stats(kind_t kind, cw_pool_stats_t *out); /* all devices */
 bool pool_enabled(void); /* CUWARDEN_POOL */
 /* Thread-cache hits and misses of kind's allocations, all threads (for

@@ -108,6 +108,22 @@ poolmap_clear(uintptr_t base)
 		__atomic_store_n(&lf->e[gidx(base)], 0, __ATOMIC_RELEASE);
 }
 
+void
+poolmap_clear_range(uintptr_t base, size_t size)
+{
+	uintptr_t end = base + size;
+	for (uintptr_t g = base & ~(POOLMAP_GRANULE - 1); g < end; ) {
+		leaf_t *lf = leaf_get(g, false);
+		uintptr_t page_end = (g | (((uintptr_t)1 << PAGE_SHIFT) - 1)) + 1;
+		uintptr_t stop = page_end < end ? page_end : end;
+		if (lf != NULL)
+			for (uintptr_t x = g; x < stop; x += POOLMAP_GRANULE)
+				__atomic_store_n(&lf->e[gidx(x)], 0,
+				    __ATOMIC_RELAXED);
+		g = page_end;
+	}
+}
+
 bool
 poolmap_lookup(uintptr_t addr, uintptr_t *base, size_t *size,
     unsigned *kind, unsigned *flags)

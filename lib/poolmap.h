@@ -25,6 +25,8 @@
 bool poolmap_set(uintptr_t base, size_t size, unsigned kind,
     unsigned flags);
 void poolmap_clear(uintptr_t base);
+/* Clears every entry in [base, base + size) (a segment that died). */
+void poolmap_clear_range(uintptr_t base, size_t size);
 /* The block containing addr.  *size is rounded up to 512 bytes (or
  * POOLMAP_MAX_SIZE with POOLMAP_F_HUGE in *flags).  Returns true if
  * none. */

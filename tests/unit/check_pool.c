@@ -46,6 +46,8 @@ static CUresult (*fc_launch_writer)(CUstream, CUdeviceptr, size_t, unsigned,
 static CUresult (*fc_stream_create)(CUstream *, unsigned);
 static CUresult (*fc_stream_destroy)(CUstream);
 static CUresult (*fc_stream_sync)(CUstream);
+static CUresult (*fc_ctx_reset)(CUdevice);
+static CUresult (*fc_ctx_retain)(CUcontext *, CUdevice);
 
 static void
 load_fakecuda(void)
@@ -61,9 +63,12 @@ load_fakecuda(void)
 	*(void **)&fc_stream_create = dlsym(h, "cuStreamCreate");
 	*(void **)&fc_stream_destroy = dlsym(h, "cuStreamDestroy_v2");
 	*(void **)&fc_stream_sync = dlsym(h, "cuStreamSynchronize");
+	*(void **)&fc_ctx_reset = dlsym(h, "cuDevicePrimaryCtxReset_v2");
+	*(void **)&fc_ctx_retain = dlsym(h, "cuDevicePrimaryCtxRetain");
 	ck_assert(fc_counters && fc_reset_counters && fc_calls && fc_inject &&
 	    fc_host_alias && fc_launch_writer && fc_stream_create &&
-	    fc_stream_destroy && fc_stream_sync);
+	    fc_stream_destroy && fc_stream_sync && fc_ctx_reset &&
+	    fc_ctx_retain);
 }
 
 static void
@@ -814,6 +819,59 @@ START_TEST(test_pool_inject_event_failures)
 }
 END_TEST
 
+/* ------------------------------------------------- primary context reset */
+
+START_TEST(test_pool_forget_device)
+{
+	static const kind_t kinds[3] = { KIND_DEVICE, KIND_MANAGED,
+		KIND_PINNED };
+	uintptr_t a[3][20];
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < 20; i++)
+			ck_assert_int_eq(pool_alloc(kinds[k], 0,
+			    (size_t)(i + 1) * 50000, &a[k][i], NULL), CW_OK);
+		for (int i = 0; i < 10; i++) /* some cached, some live */
+			ck_assert_int_eq(pool_free(kinds[k], 0, a[k][i],
+			    (size_t)(i + 1) * 50000), CW_OK);
+	}
+	struct fakecuda_counters c0, c1;
+	fc_counters(&c0);
+	ck_assert_uint_gt(c0.live_device + c0.live_managed + c0.live_pinned,
+	    0);
+	/* The program resets the device: the driver frees everything. */
+	ck_assert_int_eq(fc_ctx_reset(0), CUDA_SUCCESS);
+	pool_forget_device(0);
+	fc_counters(&c1);
+	ck_assert_uint_eq(c1.live_device + c1.live_managed + c1.live_pinned, 0);
+	ck_assert_uint_eq(c1.mem_free, c0.mem_free); /* nothing freed by us */
+	ck_assert_uint_eq(c1.mem_free_host, c0.mem_free_host);
+	uintptr_t base;
+	size_t sz;
+	unsigned fl;
+	for (int k = 0; k < 3; k++) {
+		ck_assert(pool_block_of(a[k][15], &base, &sz, &fl));
+		cw_pool_stats_t st;
+		pool_stats(kinds[k], &st);
+		ck_assert_uint_eq(st.reserved.current, 0);
+		ck_assert_uint_eq(st.segments.current, 0);
+	}
+	/* The program goes on with a new primary context: so do the pools
+	 * (nothing of the old one is handed out). */
+	CUcontext ctx;
+	ck_assert_int_eq(fc_ctx_retain(&ctx, 0), CUDA_SUCCESS);
+	for (int k = 0; k < 3; k++) {
+		uintptr_t b;
+		ck_assert_int_eq(pool_alloc(kinds[k], 0, 50000, &b, NULL),
+		    CW_OK);
+		memset(host_of(kinds[k], b, 50000), 1, 50000);
+		ck_assert_int_eq(pool_free(kinds[k], 0, b, 50000), CW_OK);
+	}
+	cw_pool_stats_t st;
+	pool_stats(KIND_DEVICE, &st);
+	ck_assert_uint_eq(st.allocated.current, 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ fork */
 
 START_TEST(test_pool_fork_child_forgets)
@@ -880,6 +938,7 @@ make_pool_suite(void)
 	tcase_add_test(tc, test_pool_inject_free_failures);
 	tcase_add_test(tc, test_pool_inject_sync_failure);
 	tcase_add_test(tc, test_pool_inject_event_failures);
+	tcase_add_test(tc, test_pool_forget_device);
 	tcase_add_test(tc, test_pool_fork_child_forgets);
 	suite_add_tcase(s, tc);
 	return s;
