@@ -980,7 +980,11 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		return r;
 done:
 	if (unlikely(poolmap_set(a, size, kind, fl))) {
-		pool_free(kind, device, a, size);
+		/* Not handed out after all: back through the pending list. */
+		pthread_mutex_lock(&p->lock);
+		if (pend_push(p, a, size, fence_stamp(device), NULL))
+			log_warn("pool: block %#lx lost", (unsigned long)a);
+		pthread_mutex_unlock(&p->lock);
 		return lasterr_set(CW_ENOMEM, "pool_alloc", "no host memory "
 		    "for the address map");
 	}
