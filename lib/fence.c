@@ -145,8 +145,9 @@ fence_barrier_for(int device, uint64_t stamp)
 /* One detached thread, started on the first request, issues barriers that
  * threads ask for without waiting (fence_request), so the synchronise is
  * off their path and one serves every request made before it started.
- * helper_lock (leaf) guards the fields below; it is never held across the
- * synchronise. */
+ * helper_lock (leaf) guards the fields below except wanted, helper_started
+ * and helper_sleeping (atomics: a request takes no lock while the helper
+ * is awake); it is never held across the synchronise. */
 static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t helper_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
@@ -155,24 +156,43 @@ static uint64_t helper_life; /* bumped by reset: the old helper exits */
 static uint64_t wanted[FENCE_MAX_DEVICES]; /* stamps to see passed */
 static uint64_t helper_barriers;
 
+static bool helper_sleeping; /* atomic: waiting on helper_cv */
+
+/* The device with a request not yet passed, or -1.  Requests are atomics:
+ * threads add them without the lock. */
+static int
+helper_pick(uint64_t *w)
+{
+	for (int d = 0; d < FENCE_MAX_DEVICES; d++) {
+		uint64_t x = __atomic_load_n(&wanted[d], __ATOMIC_SEQ_CST);
+		if (x != 0 && !fence_passed(d, x)) {
+			*w = x;
+			return d;
+		}
+	}
+	return -1;
+}
+
 static void *
 helper_main(void *arg)
 {
 	uint64_t life = (uint64_t)(uintptr_t)arg;
 	pthread_mutex_lock(&helper_lock);
 	while (life == helper_life) {
-		int dev = -1;
-		for (int d = 0; d < FENCE_MAX_DEVICES && dev < 0; d++) {
-			if (wanted[d] != 0 && fence_passed(d, wanted[d]))
-				wanted[d] = 0;
-			if (wanted[d] != 0)
-				dev = d;
-		}
+		uint64_t w = 0;
+		int dev = helper_pick(&w);
 		if (dev < 0) {
-			pthread_cond_wait(&helper_cv, &helper_lock);
+			/* Sleep; a requester that sees helper_sleeping
+			 * signals.  Set it, then look once more, so that a
+			 * request made meanwhile is not missed. */
+			__atomic_store_n(&helper_sleeping, true,
+			    __ATOMIC_SEQ_CST);
+			if (helper_pick(&w) < 0)
+				pthread_cond_wait(&helper_cv, &helper_lock);
+			__atomic_store_n(&helper_sleeping, false,
+			    __ATOMIC_SEQ_CST);
 			continue;
 		}
-		uint64_t w = wanted[dev];
 		helper_busy = true;
 		pthread_mutex_unlock(&helper_lock);
 		bool err = fence_barrier_for(dev, w);
@@ -180,8 +200,12 @@ helper_main(void *arg)
 		helper_busy = false;
 		helper_barriers++;
 		pthread_cond_broadcast(&idle_cv);
-		if (err && life == helper_life && wanted[dev] == w)
-			wanted[dev] = 0; /* the synchronous paths retry */
+		if (err && life == helper_life) {
+			/* Drop the request (the synchronous paths retry). */
+			uint64_t cur = w;
+			__atomic_compare_exchange_n(&wanted[dev], &cur, 0,
+			    false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+		}
 	}
 	pthread_mutex_unlock(&helper_lock);
 	return NULL;
@@ -190,10 +214,17 @@ helper_main(void *arg)
 bool
 fence_request(int device, uint64_t stamp)
 {
+	uint64_t w = __atomic_load_n(&wanted[device], __ATOMIC_RELAXED);
+	while (stamp > w && !__atomic_compare_exchange_n(&wanted[device], &w,
+	    stamp, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		;
+	/* A helper that is running will see the request: no lock, no
+	 * wake-up on the common path. */
+	if (__atomic_load_n(&helper_started, __ATOMIC_SEQ_CST) &&
+	    !__atomic_load_n(&helper_sleeping, __ATOMIC_SEQ_CST))
+		return false;
 	bool err = false;
 	pthread_mutex_lock(&helper_lock);
-	if (stamp > wanted[device])
-		wanted[device] = stamp;
 	if (!helper_started && !helper_broken) {
 		pthread_attr_t attr;
 		pthread_t tid;
@@ -206,7 +237,8 @@ fence_request(int device, uint64_t stamp)
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		if (pthread_create(&tid, &attr, helper_main,
 		    (void *)(uintptr_t)helper_life) == 0)
-			helper_started = true;
+			__atomic_store_n(&helper_started, true,
+			    __ATOMIC_SEQ_CST);
 		else
 			helper_broken = true;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -233,11 +265,13 @@ static void
 helper_stop_locked(void)
 {
 	helper_life++;
-	memset(wanted, 0, sizeof(wanted));
+	for (int d = 0; d < FENCE_MAX_DEVICES; d++)
+		__atomic_store_n(&wanted[d], 0, __ATOMIC_SEQ_CST);
 	pthread_cond_broadcast(&helper_cv);
 	while (helper_busy)
 		pthread_cond_wait(&idle_cv, &helper_lock);
-	helper_started = false;
+	__atomic_store_n(&helper_started, false, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&helper_sleeping, false, __ATOMIC_SEQ_CST);
 	helper_broken = false;
 }
 
@@ -354,6 +388,7 @@ fence_postfork_child(void)
 	pthread_cond_init(&helper_cv, NULL);
 	pthread_cond_init(&idle_cv, NULL);
 	helper_started = helper_busy = helper_broken = false;
+	helper_sleeping = false;
 	helper_life++;
 	memset(wanted, 0, sizeof(wanted));
 }
