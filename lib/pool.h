@@ -7,9 +7,11 @@
  * get segments of their own).  Pinned and managed: private jemalloc arenas
  * over cuMemHostAlloc / cuMemAllocManaged segments through extent hooks.
  * Reuse fence: a block freed with pool_free is handed out again only
- * after the device work submitted before the free has finished; cost
- * amortised, never a synchronise per free.  Per-thread caches on the
- * common path.  CUWARDEN_POOL=0: every call goes to direct.h.
+ * after the device work submitted before the free has finished (every
+ * stream of the device's primary context); cost amortised, never a
+ * synchronise per free: barriers are batched, mostly issued by a helper
+ * thread (fence.h).  Per-thread caches on the common path.
+ * CUWARDEN_POOL=0: every call goes to direct.h.  doc/pools.md.
  * Owner: pools.
  */
 #ifndef CUWARDEN_POOL_H
