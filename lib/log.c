@@ -376,12 +376,13 @@ log_write_all(int fd, const void *buf, size_t len)
 	return false;
 }
 
-/* Expands "%p" (pid) and "%%" in a CUWARDEN_LOG_FILE path. */
-static bool
-expand_log_path(const char *pat, char *out, size_t size)
+bool
+log_expand_path(const char *pat, char *out, size_t size)
 {
 	size_t o = 0;
 
+	if (size == 0)
+		return true;
 	for (const char *p = pat; *p != '\0'; p++) {
 		char num[24];
 		const char *piece = num;
@@ -405,6 +406,8 @@ expand_log_path(const char *pat, char *out, size_t size)
 		memcpy(out + o, piece, n);
 		o += n;
 	}
+	if (o == 0)
+		return true;
 	out[o] = '\0';
 	return false;
 }
@@ -424,7 +427,7 @@ default_fd(void)
 	path = options_get_str(OPT_LOG_FILE);
 	if (path == NULL)
 		return out_fd;
-	if (expand_log_path(path, buf, sizeof(buf))) {
+	if (log_expand_path(path, buf, sizeof(buf))) {
 		in_output++;
 		log_printf("warning: CUWARDEN_LOG_FILE=%s: bad path, "
 		    "logging to standard error", path);

@@ -35,6 +35,11 @@ int log_snprintf(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int log_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 
+/* Expands "%p" (the pid) and "%%" (a "%") in a file name pattern into
+ * out.  Returns true on error (any other escape, an empty result, or out
+ * too small).  Used for CUWARDEN_LOG_FILE and CUWARDEN_REPORT. */
+bool log_expand_path(const char *pat, char *out, size_t size);
+
 /* Writes all of buf to fd, retrying on EINTR and short writes. Returns
  * true on error. */
 bool log_write_all(int fd, const void *buf, size_t len);

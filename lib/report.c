@@ -55,26 +55,11 @@
 
 /* ----------------------------------------------------------------- names */
 
-static const char *const kind_names[KIND_COUNT] = {
-	[KIND_DEVICE] = "device",
-	[KIND_MANAGED] = "managed",
-	[KIND_PINNED] = "pinned",
-	[KIND_REGISTERED] = "registered",
-	[KIND_ASYNC] = "async",
-	[KIND_VMM] = "vmm",
-	[KIND_VA] = "va",
-	[KIND_MAPPING] = "mapping",
-	[KIND_ARRAY] = "array",
-	[KIND_IPC] = "ipc",
-	[KIND_VIEW] = "view",
-};
 
 static const char *
 kname(int kind)
 {
-	if (kind < 0 || kind >= KIND_COUNT)
-		return "unknown";
-	return kind_names[kind];
+	return kind_name((kind_t)kind);
 }
 
 /* True for the kinds whose live records are leaks (see the top). */
@@ -1238,37 +1223,9 @@ out:
 bool
 report_expand_path(const char *pattern, char *buf, size_t size)
 {
-	size_t o = 0;
-
 	if (pattern == NULL || buf == NULL || size == 0)
 		return true;
-	for (const char *p = pattern; *p != '\0'; p++) {
-		char num[24];
-		const char *piece = num;
-		size_t n;
-
-		if (*p != '%') {
-			num[0] = *p;
-			num[1] = '\0';
-		} else if (p[1] == 'p') {
-			log_snprintf(num, sizeof(num), "%d", (int)getpid());
-			p++;
-		} else if (p[1] == '%') {
-			piece = "%";
-			p++;
-		} else {
-			return true;
-		}
-		n = strlen(piece);
-		if (o + n >= size)
-			return true;
-		memcpy(buf + o, piece, n);
-		o += n;
-	}
-	if (o == 0)
-		return true;
-	buf[o] = '\0';
-	return false;
+	return log_expand_path(pattern, buf, size);
 }
 
 /* The path this process (last_pid) wrote its report to, if any. */
