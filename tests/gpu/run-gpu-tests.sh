@@ -23,7 +23,8 @@
 # must agree with the shim (its LEAK SUMMARY counts device, pinned and
 # managed memory).
 #
-# Programs: examples/leaky.c (driver API), planted.cu built with -cudart
+# Programs: tests/gpu/gpu_driver (the driver layer alone, built by make
+# check), examples/leaky.c (driver API), planted.cu built with -cudart
 # static, -cudart shared and --default-stream per-thread, PyTorch (caching
 # allocator, expandable_segments:True, backend:cudaMallocAsync), CuPy, JAX,
 # and examples/leaky through tools/cuwarden-audit.  Missing Python modules
@@ -180,6 +181,22 @@ case_() {
 }
 
 # ---------------------------------------------------------------- cases
+
+# The driver layer itself (lib/driver.c, lib/direct.c) on the real driver.
+if [[ driver-layer =~ $only ]]; then
+	if [ -x "$builddir/tests/gpu/gpu_driver" ]; then
+		if (cd "$work" && timeout -k 10 "$T" "$builddir/tests/gpu/gpu_driver" \
+		    >"$work/driver-layer.out" 2>&1); then
+			pass "driver-layer: $(tail -n 1 "$work/driver-layer.out")"
+		else
+			fail "driver-layer: $(grep -c '^FAIL' "$work/driver-layer.out") check(s)"
+			grep -E '^FAIL|rror' "$work/driver-layer.out" | sed -n '1,10p' |
+			    sed 's/^/    | /'
+		fi
+	else
+		skip "driver-layer: $builddir/tests/gpu/gpu_driver not built (make check builds it)"
+	fi
+fi
 LEAKY_EXPECT="--exact-leaks device=3:3145728,pinned=1:262144 --violations double_free=1 --min-allocations 8 --max-untracked 0"
 PLANTED_EXPECT="--exact-leaks device=3:4980736,pinned=1:196608,managed=1:262144 --violations double_free=1 --min-allocations 8 --max-untracked 0"
 
