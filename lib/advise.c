@@ -24,18 +24,6 @@
 
 static bool prefetch_warned;
 
-static int
-cuda_fail(const char *fn, const char *call, CUresult r)
-{
-	const char *name = driver_error_name(r);
-
-	lasterr_set(CW_ECUDA, fn, "%s failed: %s (%d)", call,
-	    name != NULL ? name : "?", (int)r);
-	lasterr_get()->cuda_error = (int)r;
-	lasterr_get()->cuda_error_name = name;
-	return CW_ECUDA;
-}
-
 static CUmemLocation
 location(int device)
 {
@@ -94,14 +82,14 @@ cw_advise(cw_buf_t buf, cw_advice_t advice, int device)
 		cr = d->cuMemAdvise_v2((CUdeviceptr)t.addr, t.size,
 		    (CUmem_advise)advice, location(device));
 		return cr == CUDA_SUCCESS ? CW_OK :
-		    cuda_fail(fn, "cuMemAdvise_v2", cr);
+		    driver_fail(CW_ECUDA, fn, "cuMemAdvise_v2", cr);
 	}
 	if (d->cuMemAdvise_v1 != NULL) {
 		cr = d->cuMemAdvise_v1((CUdeviceptr)t.addr, t.size,
 		    (CUmem_advise)advice,
 		    device == CW_CPU ? CU_DEVICE_CPU : (CUdevice)device);
 		return cr == CUDA_SUCCESS ? CW_OK :
-		    cuda_fail(fn, "cuMemAdvise", cr);
+		    driver_fail(CW_ECUDA, fn, "cuMemAdvise", cr);
 	}
 	return lasterr_set(CW_ENOTSUP, fn, "the driver has no cuMemAdvise");
 }
@@ -142,14 +130,14 @@ cw_prefetch(cw_buf_t buf, int device, cw_stream_t stream)
 		cr = d->cuMemPrefetchAsync_v2((CUdeviceptr)t.addr, t.size,
 		    location(device), 0, (CUstream)stream);
 		return cr == CUDA_SUCCESS ? CW_OK :
-		    cuda_fail(fn, "cuMemPrefetchAsync_v2", cr);
+		    driver_fail(CW_ECUDA, fn, "cuMemPrefetchAsync_v2", cr);
 	}
 	if (d->cuMemPrefetchAsync_v1 != NULL) {
 		cr = d->cuMemPrefetchAsync_v1((CUdeviceptr)t.addr, t.size,
 		    device == CW_CPU ? CU_DEVICE_CPU : (CUdevice)device,
 		    (CUstream)stream);
 		return cr == CUDA_SUCCESS ? CW_OK :
-		    cuda_fail(fn, "cuMemPrefetchAsync", cr);
+		    driver_fail(CW_ECUDA, fn, "cuMemPrefetchAsync", cr);
 	}
 	return lasterr_set(CW_ENOTSUP, fn, "the driver has no "
 	    "cuMemPrefetchAsync");

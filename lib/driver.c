@@ -312,9 +312,8 @@ driver_error_name(CUresult r)
 	return "CUDA_ERROR_UNRECOGNIZED";
 }
 
-/* Fills cw_last_error for a failed driver call and returns status. */
-static int
-cuda_fail(int status, const char *function, const char *call, CUresult r)
+int
+driver_fail(int status, const char *function, const char *call, CUresult r)
 {
 	const char *name = driver_error_name(r);
 	cw_error_t *e;
@@ -380,7 +379,7 @@ ensure_init(const char *function)
 		init_lock_drop();
 	}
 	if (unlikely(r != CUDA_SUCCESS))
-		return cuda_fail(r == CUDA_ERROR_NO_DEVICE ? CW_ENODEV :
+		return driver_fail(r == CUDA_ERROR_NO_DEVICE ? CW_ENODEV :
 		    CW_ECUDA, function, "cuInit", r);
 	return CW_OK;
 }
@@ -437,12 +436,12 @@ retain_slow(int device, CUcontext *out)
 	if (ctx)
 		goto out_unlock;
 	if ((r = f->cuDeviceGet(&dev, device)) != CUDA_SUCCESS) {
-		st = cuda_fail(r == CUDA_ERROR_INVALID_DEVICE ? CW_ENODEV :
+		st = driver_fail(r == CUDA_ERROR_INVALID_DEVICE ? CW_ENODEV :
 		    CW_ECUDA, "driver_bind", "cuDeviceGet", r);
 		goto out_unlock;
 	}
 	if ((r = f->cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS) {
-		st = cuda_fail(CW_ECUDA, "driver_bind",
+		st = driver_fail(CW_ECUDA, "driver_bind",
 		    "cuDevicePrimaryCtxRetain", r);
 		ctx = NULL;
 		goto out_unlock;
@@ -482,7 +481,7 @@ bind(int device, CUcontext *prev)
 	if (likely(cur == ctx))
 		return CW_OK;
 	if ((r = fns.cuCtxSetCurrent(ctx)) != CUDA_SUCCESS)
-		return cuda_fail(CW_ECUDA, "driver_bind", "cuCtxSetCurrent",
+		return driver_fail(CW_ECUDA, "driver_bind", "cuCtxSetCurrent",
 		    r);
 	return CW_OK;
 }
@@ -548,11 +547,11 @@ driver_attr(int device, CUdevice_attribute attr, int *value)
 		return false;
 	}
 	if ((r = fns.cuDeviceGet(&dev, device)) != CUDA_SUCCESS) {
-		cuda_fail(CW_ECUDA, __func__, "cuDeviceGet", r);
+		driver_fail(CW_ECUDA, __func__, "cuDeviceGet", r);
 		return true;
 	}
 	if ((r = fns.cuDeviceGetAttribute(&iv, attr, dev)) != CUDA_SUCCESS) {
-		cuda_fail(CW_ECUDA, __func__, "cuDeviceGetAttribute", r);
+		driver_fail(CW_ECUDA, __func__, "cuDeviceGetAttribute", r);
 		return true;
 	}
 	atomic_store_explicit(&attr_cache[device][attr],

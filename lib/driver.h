@@ -162,6 +162,10 @@ CUcontext driver_primary_ctx(int device);
 int driver_device_count(void); /* 0 when no driver or no device */
 /* A cached attribute; returns true on error. */
 bool driver_attr(int device, CUdevice_attribute attr, int *value);
+/* Fills cw_last_error for a failed driver call (status, function, "call
+ * failed: NAME (code)", cuda_error, cuda_error_name) and returns status. */
+int driver_fail(int status, const char *function, const char *call,
+    CUresult r);
 /* "CUDA_ERROR_..." for a CUresult (driver's own name when loaded). */
 const char *driver_error_name(CUresult r);
 

@@ -56,18 +56,6 @@ path_of(kind_t kind)
 	}
 }
 
-static int
-cuda_fail(const char *fn, const char *call, CUresult r)
-{
-	const char *name = driver_error_name(r);
-
-	lasterr_set(CW_ECUDA, fn, "%s failed: %s (%d)", call,
-	    name != NULL ? name : "?", (int)r);
-	lasterr_get()->cuda_error = (int)r;
-	lasterr_get()->cuda_error_name = name;
-	return CW_ECUDA;
-}
-
 /* The driver, bound to device on this thread. */
 static const driver_fns_t *
 bound(int device, const char *fn, int *status)
@@ -128,10 +116,11 @@ cw_upload(cw_buf_t buf, size_t off, const void *src, size_t n)
 	if (path == PATH_DEVICE) {
 		cr = d->cuMemcpyHtoD_v2((CUdeviceptr)(t.addr + off), src, n);
 		return cr == CUDA_SUCCESS ? CW_OK :
-		    cuda_fail(fn, "cuMemcpyHtoD_v2", cr);
+		    driver_fail(CW_ECUDA, fn, "cuMemcpyHtoD_v2", cr);
 	}
 	cr = d->cuMemcpy((CUdeviceptr)(t.addr + off), (CUdeviceptr)src, n);
-	return cr == CUDA_SUCCESS ? CW_OK : cuda_fail(fn, "cuMemcpy", cr);
+	return cr == CUDA_SUCCESS ? CW_OK :
+	    driver_fail(CW_ECUDA, fn, "cuMemcpy", cr);
 }
 
 int
@@ -157,10 +146,11 @@ cw_download(cw_buf_t buf, size_t off, void *dst, size_t n)
 	if (path == PATH_DEVICE) {
 		cr = d->cuMemcpyDtoH_v2(dst, (CUdeviceptr)(t.addr + off), n);
 		return cr == CUDA_SUCCESS ? CW_OK :
-		    cuda_fail(fn, "cuMemcpyDtoH_v2", cr);
+		    driver_fail(CW_ECUDA, fn, "cuMemcpyDtoH_v2", cr);
 	}
 	cr = d->cuMemcpy((CUdeviceptr)dst, (CUdeviceptr)(t.addr + off), n);
-	return cr == CUDA_SUCCESS ? CW_OK : cuda_fail(fn, "cuMemcpy", cr);
+	return cr == CUDA_SUCCESS ? CW_OK :
+	    driver_fail(CW_ECUDA, fn, "cuMemcpy", cr);
 }
 
 int
@@ -190,7 +180,8 @@ cw_copy(cw_buf_t dst, size_t dst_off, cw_buf_t src, size_t src_off,
 	if ((d = bound(dev, fn, &r)) == NULL)
 		return r;
 	CUresult cr = d->cuMemcpy((CUdeviceptr)a, (CUdeviceptr)b, n);
-	return cr == CUDA_SUCCESS ? CW_OK : cuda_fail(fn, "cuMemcpy", cr);
+	return cr == CUDA_SUCCESS ? CW_OK :
+	    driver_fail(CW_ECUDA, fn, "cuMemcpy", cr);
 }
 
 int
@@ -213,5 +204,5 @@ cw_memset(cw_buf_t buf, size_t off, int value, size_t n)
 	CUresult cr = d->cuMemsetD8_v2((CUdeviceptr)(t.addr + off),
 	    (unsigned char)value, n);
 	return cr == CUDA_SUCCESS ? CW_OK :
-	    cuda_fail(fn, "cuMemsetD8_v2", cr);
+	    driver_fail(CW_ECUDA, fn, "cuMemsetD8_v2", cr);
 }
