@@ -310,7 +310,10 @@ device_alloc(fc_kind_t kind, size_t size, int dev, fc_ctx_t *ctx, bool count_use
 	fc_rec_t *r;
 	uintptr_t p;
 
-	if (count_used && (span > d->total || d->used > d->total - span))
+	/* An absurd size (round_up wrapped to 0 or below size) is out of
+	 * memory, as the real driver answers for SIZE_MAX. */
+	if (span < size ||
+	    (count_used && (span > d->total || d->used > d->total - span)))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	r = calloc(1, sizeof(*r));
 	if (!r)
