@@ -22,6 +22,23 @@ step() { # name seconds command...
 }
 nvidia-smi -L; uname -r; ldd --version | head -1
 
+# "bench" as a third argument: only the measurements that a change to the
+# pools or the shim moves (a short second lease).
+if [ "${3:-}" = bench ]; then
+	shim=$b/preload/.libs/libcuwarden_preload.so
+	step pool-gpu-tests 90 "$src/tests/gpu/run-pool-gpu-tests.sh" "$b"
+	step bench_pool 60 "$b/bench/bench_pool"
+	step staging-plain 30 "$b/bench/staging" 100
+	CUWARDEN_MODE=pool LD_PRELOAD=$shim step staging-pool 30 "$b/bench/staging" 100
+	for i in 1 2 3; do
+		step train-plain-$i 60 python3 "$src/bench/train_loop.py" 2000 50
+		CUWARDEN_REPORT=/tmp/cw-train.%p.json LD_PRELOAD=$shim \
+		    step train-shim-$i 60 python3 "$src/bench/train_loop.py" 2000 50
+	done
+	echo "=== done ($(date +%T))"
+	exit 0
+fi
+
 step check_api_gpu 45 "$b/tests/gpu/check_api_gpu"
 step pool-gpu-tests 90 "$src/tests/gpu/run-pool-gpu-tests.sh" "$b"
 CW_GPU_TIMEOUT=90 CW_GPU_WORK=/tmp/cwgpu step gpu-tests 240 "$src/tests/gpu/run-gpu-tests.sh" "$b"
