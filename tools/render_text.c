@@ -42,21 +42,39 @@ print_frame(FILE *out, const au_frame_t *f, bool first)
 	fputc('\n', out);
 }
 
+/* The static CUDA runtime's internal functions (nvcc links cudart into
+ * every program, its symbols named libcudart_static_<hash>): noise in a
+ * report, like compute-sanitizer's --backtrace-short hides them.  Only
+ * leading ones are hidden, and the JSON keeps them. */
+static bool
+cudart_internal(const au_frame_t *f)
+{
+	return f->function != NULL &&
+	    strncmp(f->function, "libcudart_static_", 17) == 0;
+}
+
 static void
 print_stack(FILE *out, const au_stack_t *s, int limit)
 {
-	size_t i;
+	size_t i, first = 0;
 
 	if (s->n == 0) {
 		fputs("==    (no stack recorded)\n", out);
 		return;
 	}
-	for (i = 0; i < s->n; i++) {
-		if (limit > 0 && i == (size_t)limit) {
+	while (first < s->n && cudart_internal(&s->frames[first]))
+		first++;
+	if (first == s->n)
+		first = 0;
+	if (first > 0)
+		fprintf(out, "==    (%zu frame%s inside the static CUDA runtime "
+		    "not shown)\n", first, first == 1 ? "" : "s");
+	for (i = first; i < s->n; i++) {
+		if (limit > 0 && i - first == (size_t)limit) {
 			fprintf(out, "==    ... %zu more frames\n", s->n - i);
 			break;
 		}
-		print_frame(out, &s->frames[i], i == 0);
+		print_frame(out, &s->frames[i], i == first);
 		/* Like valgrind: nothing below main (the C library's start
 		 * code); the JSON keeps every frame. */
 		if (s->frames[i].function != NULL &&

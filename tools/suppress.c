@@ -351,8 +351,19 @@ runtime_frame(const au_frame_t *f)
 	return false;
 }
 
+/* A function of the CUDA runtime linked into the program (static
+ * cudart): its internals and its API entry points (cudaMalloc, ...). */
+static bool
+runtime_function(const char *fn)
+{
+	return fn != NULL && (strncmp(fn, "libcudart_static_", 17) == 0 ||
+	    strncmp(fn, "__cuda", 6) == 0 ||
+	    (strncmp(fn, "cuda", 4) == 0 && fn[4] >= 'A' && fn[4] <= 'Z'));
+}
+
 /* The most specific pattern for a stack: the first function outside
- * CUDA's libraries and ours, else that frame's module. */
+ * CUDA's libraries, the static CUDA runtime and ours, else that frame's
+ * module. */
 static const char *
 best_pattern(const au_stack_t *st)
 {
@@ -361,7 +372,8 @@ best_pattern(const au_stack_t *st)
 	for (i = 0; i < st->n; i++) {
 		const au_frame_t *f = &st->frames[i];
 
-		if (runtime_frame(f))
+		if (runtime_frame(f) || (f->ninlined == 0 &&
+		    runtime_function(f->function)))
 			continue;
 		if (f->ninlined > 0 && f->inlined[0].function != NULL)
 			return f->inlined[0].function;
@@ -375,9 +387,26 @@ best_pattern(const au_stack_t *st)
 	return NULL;
 }
 
+/* p with fnmatch's special characters escaped ("operator[]"), into buf. */
+static const char *
+escape_pattern(const char *p, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	for (; *p != '\0' && o + 2 < size; p++) {
+		if (*p == '*' || *p == '?' || *p == '[' || *p == '\\')
+			buf[o++] = '\\';
+		buf[o++] = *p;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 void
 supp_generate(const au_model_t *m, FILE *out)
 {
+	char esc[1024];
+
 	char b1[32];
 	size_t i;
 
@@ -395,7 +424,8 @@ supp_generate(const au_model_t *m, FILE *out)
 		    (unsigned long long)f->count, f->kind,
 		    f->count == 1 ? "" : "s", f->api, f->fingerprint);
 		if (p != NULL)
-			fprintf(out, "leak:%s\n", p);
+			fprintf(out, "leak:%s\n", escape_pattern(p, esc,
+			    sizeof(esc)));
 		else if (f->owner[0] != '\0')
 			fprintf(out, "owner:%s\n", base_name(f->owner));
 		else
@@ -410,6 +440,7 @@ supp_generate(const au_model_t *m, FILE *out)
 		p = best_pattern(&f->stack);
 		fprintf(out, "# %s in %s, fingerprint %s\n", f->type, f->api,
 		    f->fingerprint);
-		fprintf(out, "violation:%s:%s\n", f->type, p ? p : "*");
+		fprintf(out, "violation:%s:%s\n", f->type, p ? escape_pattern(p,
+		    esc, sizeof(esc)) : "*");
 	}
 }

@@ -87,6 +87,26 @@ grep -q '^violation:double_free:trainer$' "$WORK/gen.supp" || fail "gen: no viol
 run regen "$AUDIT" --suppressions "$WORK/gen.supp" report "$A" "$B"
 expect_rc regen 0
 
+# A run on an H200 (an nvcc-built program, static cudart; its --json
+# document, gpu_planted.json): the same totals as compute-sanitizer
+# --leak-check full printed for it ("LEAK SUMMARY: 2359296 bytes leaked in
+# 3 allocations", "ERROR SUMMARY: 4 errors"); the static runtime's
+# internal frames hidden; suppressions generated on user code.
+run gpu "$AUDIT" --gen-suppressions --log-file "$WORK/gpu.txt" report "$DATA/gpu_planted.json"
+expect_rc gpu 23
+cp "$WORK/gpu.txt" "$WORK/gpu.log"
+expect_in gpu log "== LEAK SUMMARY: 2359296 bytes leaked in 3 allocations (3 groups)"
+expect_in gpu log "== ERROR SUMMARY: 4 errors (3 leaks, 1 violation)"
+expect_in gpu log "==    (2 frames inside the static CUDA runtime not shown)"
+expect_in gpu log "==    at 0x4ca93: cudaMalloc (in /work/main/_tool_gpu/planted, no debug info)"
+expect_in gpu log "==    by 0x8d5e: make_buffer(unsigned long) (planted.cu:7)"
+expect_in gpu log "leak:make_buffer(unsigned long)"
+grep -v '^==' "$WORK/gpu.txt" | grep -q 'libcudart_static\|^leak:cuda' &&
+	fail "gpu: a generated rule names the CUDA runtime"
+grep -v '^==' "$WORK/gpu.txt" >"$WORK/gpu.supp"
+run gpusupp "$AUDIT" --suppressions "$WORK/gpu.supp" report "$DATA/gpu_planted.json"
+expect_rc gpusupp 0
+
 # Bad input: each names the file and what is wrong.
 run corrupt "$AUDIT" report "$DATA/corrupt.json"
 expect_rc corrupt 125
