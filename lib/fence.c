@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "driver.h"
 #include "fence.h"
@@ -122,9 +123,16 @@ fence_barrier_for(int device, uint64_t stamp)
 		    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 		return true;
 	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CUresult r = inject(OP_SYNC) ? CUDA_ERROR_UNKNOWN :
 	    d->cuCtxSynchronize();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r == CUDA_SUCCESS) {
+		int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 +
+		    (t1.tv_nsec - t0.tv_nsec);
+		__atomic_store_n(&f->last_ns, ns > 0 ? (uint64_t)ns : 0,
+		    __ATOMIC_RELAXED);
 		uint64_t old = __atomic_load_n(&f->done, __ATOMIC_RELAXED);
 		while (old < e && !__atomic_compare_exchange_n(&f->done, &old,
 		    e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
@@ -381,6 +389,7 @@ fence_postfork_child(void)
 		evlists[i].n = 0; /* the parent's events: forgotten */
 		fence_devs[i].epoch = 1;
 		fence_devs[i].done = 0;
+		fence_devs[i].last_ns = 0;
 		running[i] = 0;
 	}
 	/* The helper thread does not exist here. */
@@ -414,6 +423,7 @@ fence_reset(void)
 		fence_devs[i].done = 0;
 		fence_devs[i].barriers = 0;
 		fence_devs[i].failures = 0;
+		fence_devs[i].last_ns = 0;
 		running[i] = 0;
 	}
 	for (int i = 0; i < OP_COUNT; i++)

@@ -30,7 +30,8 @@ typedef struct fence_dev_s {
 	uint64_t done;   /* frees stamped <= done are safe */
 	uint64_t barriers;
 	uint64_t failures; /* driver calls of the fence that failed */
-	char pad[32];
+	uint64_t last_ns;  /* how long the last barrier's synchronise took */
+	char pad[24];
 } fence_dev_t;
 
 extern fence_dev_t fence_devs[FENCE_MAX_DEVICES];
@@ -60,6 +61,20 @@ bool fence_barrier(int device);
 /* The same, for frees stamped <= stamp: waits for a barrier already
  * running that covers them rather than issuing another. */
 bool fence_barrier_for(int device, uint64_t stamp);
+
+/* Barriers that take at most this long (an idle device: a few
+ * microseconds) are worth issuing instead of growing a pool. */
+#define FENCE_CHEAP_NS 500000u
+
+/* True when the device's last barrier was cheap (or none was measured
+ * yet): the device is likely idle, so a barrier now costs microseconds,
+ * not the time of a running kernel. */
+static inline bool
+fence_cheap(int device)
+{
+	return __atomic_load_n(&fence_devs[device].last_ns,
+	    __ATOMIC_RELAXED) <= FENCE_CHEAP_NS;
+}
 
 /* Asks the helper thread for a barrier covering frees stamped <= stamp,
  * without waiting (it is started on first use).  Returns true when there

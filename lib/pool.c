@@ -26,7 +26,9 @@
  *     moved asks the helper thread for one and goes on; a thread at tc_sync
  *     bytes that misses waits for one; an allocation that misses while the
  *     pool's pending list passed max(32 MiB, reserved / 16) issues one; so
- *     do the OOM stages and pool_trim.
+ *     does an allocation that would grow while a pending block fits it,
+ *     when the device's last barrier was cheap (fence_cheap: idle device;
+ *     reuse_barrier); so do the OOM stages and pool_trim.
  *
  * OOM stages: ready blocks -> completed events -> grow -> barrier, flush
  * this thread's cache, release pending, retry -> trim the engine (free
@@ -467,6 +469,49 @@ barrier(pool_t *p)
 	return err;
 }
 
+/* Before growing: a pending block big enough for esize waits only for the
+ * fence.  On a device whose last barrier was cheap (idle: a few
+ * microseconds), one barrier that covers it costs far less than a new
+ * segment (cuMemHostAlloc of megabytes: milliseconds) and keeps a steady
+ * alloc/free loop of one size on one block.  On a busy device (the last
+ * barrier waited for a kernel) the helper is asked instead and the pool
+ * grows.  p->lock held (dropped around the barrier).  Returns true when
+ * a barrier passed and released blocks. */
+static bool
+reuse_barrier(pool_t *p, size_t esize)
+{
+	uint64_t stamp = 0;
+	for (size_t i = 0; i < p->npend; i++) {
+		pend_t *e = &p->pend[i];
+		if (e->bsize >= esize && e->stamp != 0 &&
+		    (stamp == 0 || e->stamp < stamp))
+			stamp = e->stamp;
+	}
+	if (stamp == 0 || fence_passed(p->device, stamp))
+		return false;
+	if (!fence_cheap(p->device)) {
+		fence_request(p->device, stamp);
+		return false;
+	}
+	pthread_mutex_unlock(&p->lock);
+	bool err = fence_barrier_for(p->device, stamp);
+	pthread_mutex_lock(&p->lock);
+	if (err)
+		return false;
+	__atomic_fetch_add(&p->fence_waits, 1, __ATOMIC_RELAXED);
+	return pend_release(p, false) > 0;
+}
+
+/* Pinned and managed pools: jemalloc cannot serve esize without a new
+ * segment when the bytes reserved and not handed out are fewer. */
+static bool
+host_would_grow(pool_t *p, size_t esize)
+{
+	hostpool_stats_t s;
+	hostpool_stats(p->hp, &s);
+	return s.reserved < s.allocated + esize;
+}
+
 static size_t
 pend_threshold(pool_t *p)
 {
@@ -830,11 +875,16 @@ alloc_staged(pool_t *p, tcache_t *tc, size_t esize, size_t req,
 	pend_release(p, false);
 	if (p->pend_bytes >= pend_threshold(p))
 		barrier(p);
+	else if (p->hp != NULL && host_would_grow(p, esize))
+		reuse_barrier(p, esize); /* jemalloc grows by itself */
 	int r = eng_alloc(p, esize, false, addr, bs, flags);
 	if (r == DEVPOOL_OK)
 		return CW_OK;
 	if (p->dp != NULL) {
 		if (p->nev > 0 && pend_release(p, true) > 0 &&
+		    eng_alloc(p, esize, false, addr, bs, flags) == DEVPOOL_OK)
+			return CW_OK;
+		if (reuse_barrier(p, esize) &&
 		    eng_alloc(p, esize, false, addr, bs, flags) == DEVPOOL_OK)
 			return CW_OK;
 		r = eng_alloc(p, esize, true, addr, bs, flags);

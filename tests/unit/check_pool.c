@@ -756,7 +756,10 @@ START_TEST(test_pool_inject_sync_failure)
 	ck_assert(!fence_inject("sync", 1));
 	ck_assert(fence_barrier(0));
 	ck_assert_uint_eq(fence_injected(), 1);
+	/* The allocation's own barrier before growing fails too. */
+	ck_assert(!fence_inject("sync", 1));
 	ck_assert_int_eq(pool_alloc(KIND_DEVICE, 0, sz, &b, NULL), CW_OK);
+	ck_assert_uint_eq(fence_injected(), 2);
 	ck_assert_uint_ne(b, a);
 	ck_assert(!fence_barrier(0));
 	uintptr_t c;
@@ -910,6 +913,77 @@ START_TEST(test_pool_fork_child_forgets)
 }
 END_TEST
 
+
+/* A staging loop (an 8 MiB buffer allocated, used and freed, again and
+ * again, one thread, idle device: bench/staging): the freed block comes
+ * back after one cheap barrier instead of the pool growing a new segment
+ * (cuMemHostAlloc of megabytes costs milliseconds on a GPU).  Returns the
+ * number of iterations that got the first iteration's block. */
+static int
+staging_loop(kind_t kind, size_t size, int iters,
+    struct fakecuda_counters *c)
+{
+	uintptr_t first = 0;
+	int same = 0;
+	fc_reset_counters();
+	for (int i = 0; i < iters; i++) {
+		uintptr_t a;
+		ck_assert_int_eq(pool_alloc(kind, 0, size, &a, NULL), CW_OK);
+		if (i == 0)
+			first = a;
+		same += a == first;
+		memset(host_of(kind, a, 4096), i & 0xff, 4096);
+		ck_assert_int_eq(pool_free(kind, 0, a, size), CW_OK);
+	}
+	fc_counters(c);
+	return same;
+}
+
+START_TEST(test_pool_staging_loop_reuses)
+{
+	struct fakecuda_counters c;
+	staging_loop(KIND_PINNED, 8 * MiB, 100, &c);
+	/* One segment over 100 iterations, at most one synchronise each. */
+	ck_assert_uint_eq(c.mem_host_alloc, 1);
+	ck_assert_uint_le(c.ctx_synchronize, 100);
+	ck_assert_uint_le(c.total_calls, 3 * 100);
+	cw_pool_stats_t st;
+	pool_stats(KIND_PINNED, &st);
+	ck_assert_uint_eq(st.segments.total, 1);
+	ck_assert_uint_le(st.reserved.peak, 16 * MiB);
+	ck_assert_uint_eq(staging_loop(KIND_DEVICE, 8 * MiB, 100, &c), 100);
+	ck_assert_uint_eq(c.mem_alloc, 1);
+	ck_assert_uint_le(c.ctx_synchronize, 100);
+	staging_loop(KIND_MANAGED, 8 * MiB, 100, &c);
+	ck_assert_uint_eq(c.mem_alloc_managed, 1);
+	ck_assert_uint_le(c.ctx_synchronize, 100);
+	/* Busy device: a barrier that waited for a kernel marks it so; the
+	 * next allocations grow rather than wait (the helper is asked), and
+	 * the block under the kernel is never handed out early. */
+	uintptr_t a, b[4];
+	ck_assert_int_eq(pool_alloc(KIND_PINNED, 0, 8 * MiB, &a, NULL), CW_OK);
+	ck_assert_int_eq(fc_launch_writer(NULL, (CUdeviceptr)a, 8 * MiB,
+	    60, 0xee), CUDA_SUCCESS);
+	double t0 = now_ms();
+	ck_assert_int_eq(pool_free(KIND_PINNED, 0, a, 8 * MiB), CW_OK);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(pool_alloc(KIND_PINNED, 0, 8 * MiB, &b[i],
+		    NULL), CW_OK);
+		if (b[i] == a)
+			ck_assert(now_ms() - t0 >= 59.0);
+		memset((void *)b[i], 0x11, 8 * MiB);
+	}
+	ck_assert(!fence_cheap(0) || now_ms() - t0 >= 59.0);
+	usleep(70 * 1000);
+	for (int i = 0; i < 4; i++) {
+		for (size_t j = 0; j < 8 * MiB; j += 4093)
+			ck_assert_uint_eq(((unsigned char *)b[i])[j], 0x11);
+		ck_assert_int_eq(pool_free(KIND_PINNED, 0, b[i], 8 * MiB),
+		    CW_OK);
+	}
+}
+END_TEST
+
 static Suite *
 make_pool_suite(void)
 {
@@ -918,6 +992,7 @@ make_pool_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_pool_kinds_block_of);
+	tcase_add_test(tc, test_pool_staging_loop_reuses);
 	tcase_add_test(tc, test_pool_driver_calls_amortised);
 	tcase_add_test(tc, test_pool_disabled_goes_direct);
 	tcase_add_test(tc, test_pool_large_block_option);
