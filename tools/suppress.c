@@ -38,23 +38,28 @@ struct au_supp_s {
 	size_t n;
 };
 
-/* The built-in rules: "rule", "why". */
+/* The built-in rules: "rule", "why".  The math and communication
+ * libraries match as any frame: they call the driver themselves, a user's
+ * own allocation never passes through them.  The CUDA runtime matches as
+ * owner only: every cudaMalloc of the program passes through it. */
 static const char *const builtin[][2] = {
 	{ "owner:libcudart.so*",
 	  "the CUDA runtime's own state (module images, context data)" },
-	{ "owner:libcublas.so*",
+	{ "leak:libcublas.so*",
 	  "cuBLAS handle workspaces, kept until cublasDestroy" },
-	{ "owner:libcublasLt.so*", "cuBLASLt workspaces" },
-	{ "owner:libcudnn*.so*", "cuDNN handles and workspaces" },
-	{ "owner:libnccl*.so*",
+	{ "leak:libcublasLt.so*", "cuBLASLt workspaces" },
+	{ "leak:libcudnn*.so*", "cuDNN handles and workspaces" },
+	{ "leak:libnccl*.so*",
 	  "NCCL communicator buffers, kept until ncclCommDestroy" },
-	{ "owner:libcupti*.so*", "CUPTI activity buffers" },
-	{ "owner:libcufft*.so*", "cuFFT plan work areas" },
-	{ "owner:libcusparse*.so*", "cuSPARSE handle state" },
-	{ "owner:libcusolver*.so*", "cuSOLVER handle workspaces" },
-	{ "owner:libcurand*.so*", "cuRAND generator state" },
+	{ "leak:libcupti*.so*", "CUPTI activity buffers" },
+	{ "leak:libcufft*.so*", "cuFFT plan work areas" },
+	{ "leak:libcusparse*.so*", "cuSPARSE handle state" },
+	{ "leak:libcusolver*.so*", "cuSOLVER handle workspaces" },
+	{ "leak:libcurand*.so*", "cuRAND generator state" },
 	{ "leak:libc10_cuda.so",
 	  "PyTorch's caching allocator: segments cached until exit" },
+	{ "leak:*CachingHostAllocator*",
+	  "PyTorch's pinned-memory cache (libtorch_cuda.so)" },
 	{ "leak:libxla*.so*", "XLA's BFC allocator arena (JAX, TensorFlow)" },
 	{ "leak:xla_extension*.so*", "jaxlib's XLA client: BFC arena" },
 	{ "leak:*xla_cuda*plugin*.so*", "JAX's CUDA PJRT plugin arena" },

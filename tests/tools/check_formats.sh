@@ -41,8 +41,8 @@ assert l["stack"][0]["note"] == "module file not found"
 v = d["violations"][0]
 assert v["type"] == "double_free" and v["pid"] == 100 and len(v["alloc_stack"]) == 1
 sup = d["suppressed"][0]
-assert sup["class"] == "leak" and sup["suppressed_by"] == "owner:libcublas.so*", sup
-assert d["suppressions_used"] == [{"rule": "owner:libcublas.so*", "origin": "built-in",
+assert sup["class"] == "leak" and sup["suppressed_by"] == "leak:libcublas.so*", sup
+assert d["suppressions_used"] == [{"rule": "leak:libcublas.so*", "origin": "built-in",
                                    "count": 1, "bytes": 1048576}], d["suppressions_used"]
 assert [p["pid"] for p in d["processes"]] == [100, 101]
 r = json.load(open(sys.argv[2]))

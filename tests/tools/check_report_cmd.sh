@@ -22,7 +22,7 @@ expect_in merge err "==  Allocated at:"
 expect_in merge err "==  First freed at:"
 expect_in merge err "== LEAK SUMMARY: 4456448 bytes leaked in 5 allocations (2 groups)"
 expect_in merge err "== SUPPRESSED: 1048576 bytes in 1 allocation, 0 violations"
-expect_in merge err "owner:libcublas.so* (built-in)"
+expect_in merge err "leak:libcublas.so* (built-in)"
 expect_in merge err "== ERROR SUMMARY: 6 errors (5 leaks, 1 violation)"
 expect_in merge err "== COVERAGE: 2 processes audited, 17 allocations seen, hooks active in 2, 1 untracked free"
 expect_not_in merge err "libcublas.so.12 ["
@@ -107,6 +107,21 @@ grep -v '^==' "$WORK/gpu.txt" >"$WORK/gpu.supp"
 run gpusupp "$AUDIT" --suppressions "$WORK/gpu.supp" report "$DATA/gpu_planted.json"
 expect_rc gpusupp 0
 
+# PyTorch on an H200 (gpu_torch.json): what the CUDA libraries and the
+# caching allocators keep is all matched by the built-in rules.
+run torch "$AUDIT" report "$DATA/gpu_torch.json"
+expect_rc torch 0
+expect_in torch err "== SUPPRESSED: 123864068 bytes in 7 allocations, 0 violations"
+expect_in torch err "3 x, 67,240,960 bytes: leak:libcublas.so* (built-in)"
+expect_in torch err "3 x, 56,623,104 bytes: leak:libc10_cuda.so (built-in)"
+expect_in torch err "1 x, 4 bytes: leak:*CachingHostAllocator* (built-in)"
+expect_in torch err "== ERROR SUMMARY: 0 errors (0 leaks, 0 violations)"
+run torchall "$AUDIT" --no-builtin-suppressions report "$DATA/gpu_torch.json"
+expect_rc torchall 23
+expect_in torchall err "== LEAK SUMMARY: 123864068 bytes leaked in 7 allocations (6 groups)"
+expect_in torchall err "== 23,068,672 bytes in 2 device allocations (2,097,152 to 20,971,520 each) leaked by"
+expect_in torchall err "at::cuda::getCurrentCUDABlasHandle()"
+
 # Bad input: each names the file and what is wrong.
 run corrupt "$AUDIT" report "$DATA/corrupt.json"
 expect_rc corrupt 125
@@ -188,7 +203,7 @@ expect_in badlog err "--log-file $WORK/no/such/dir/x.txt: No such file or direct
 run help "$AUDIT" --help
 expect_rc help 0
 expect_in help out "Usage: cuwarden-audit [options] [--] program [args...]"
-expect_in help out "owner:libcublas.so*"
+expect_in help out "leak:libcublas.so*"
 run version "$AUDIT" --version
 expect_rc version 0
 expect_in version out "cuwarden-audit (cuwarden) "
