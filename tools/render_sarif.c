@@ -5,9 +5,9 @@
  * ("cuwarden.violation.<type>"), all listed whether used or not, so
  * ruleIndex is stable.  One result per reported finding group (suppressed
  * and baseline findings are left out; violations first, then leaks largest
- * first, at most 25,000 results, GitHub's limit), located at the innermost frame
- * whose source file lies under the current directory (uri relative to it,
- * uriBaseId %SRCROOT%), else the innermost frame with a source file
+ * first, at most 25,000 results, GitHub's limit), located at the innermost
+ * frame whose source file lies under the current directory (uri relative
+ * to it, uriBaseId %SRCROOT%), else the innermost frame with a source file
  * (absolute file: uri), else the first module outside CUDA (line 1).  The
  * allocation, violating, allocation and first-free stacks go into
  * result.stacks; the primary stack, outermost first, into a code flow;
@@ -405,8 +405,8 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 			json_array_append_new(stacks, stack_json(
 			    &f->free_stack, "first free"));
 	}
-	o = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o],s:o,s:{s:s,s:s},s:{s:s,s:s,s:I,"
-	    "s:I,s:o}}",
+	o = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o],s:o,s:{s:s,s:s},"
+	    "s:{s:s,s:s,s:I,s:I,s:o}}",
 	    "ruleId", rules->ids[idx], "ruleIndex", (json_int_t)idx,
 	    "level", "error", "message", "text", msg,
 	    "locations", primary_location(f),

@@ -67,8 +67,8 @@ print_stack(FILE *out, const au_stack_t *s, int limit)
 	if (first == s->n)
 		first = 0;
 	if (first > 0)
-		fprintf(out, "==    (%zu frame%s inside the static CUDA runtime "
-		    "not shown)\n", first, first == 1 ? "" : "s");
+		fprintf(out, "==    (%zu frame%s inside the static CUDA "
+		    "runtime not shown)\n", first, first == 1 ? "" : "s");
 	for (i = first; i < s->n; i++) {
 		if (limit > 0 && i - first == (size_t)limit) {
 			fprintf(out, "==    ... %zu more frames\n", s->n - i);

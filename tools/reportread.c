@@ -107,8 +107,8 @@ get_str(rd_t *r, const json_t *o, const char *where, const char *key,
 
 	if (v == NULL || (json_is_null(v) && dflt != NULL)) {
 		if (dflt == NULL)
-			return fail(r, "%s: the member \"%s\" is missing", where,
-			    key);
+			return fail(r, "%s: the member \"%s\" is missing",
+			    where, key);
 		*out = dflt;
 		return false;
 	}
@@ -126,8 +126,8 @@ get_uint(rd_t *r, const json_t *o, const char *where, const char *key,
 
 	if (v == NULL) {
 		if (required)
-			return fail(r, "%s: the member \"%s\" is missing", where,
-			    key);
+			return fail(r, "%s: the member \"%s\" is missing",
+			    where, key);
 		*out = dflt;
 		return false;
 	}

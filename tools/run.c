@@ -9,8 +9,9 @@
  *
  * Invariants: the tool never returns 0 for a run that audited nothing: no
  * report at all is an audit failure (125) unless the program died of a
- * signal (then its 128+n, and nothing is rendered).  exec failures come back through a close-on-
- * exec pipe: 127 when the program is not found, 126 when it cannot run.
+ * signal (then its 128+n, and nothing is rendered).  exec failures come
+ * back through a close-on-exec pipe: 127 when the program is not found,
+ * 126 when it cannot run.
  */
 #include "config.h"
 
@@ -333,7 +334,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	}
 	if (strpbrk(shim, " :\t\n") != NULL) {
 		au_error("the shim's path %s contains a space or a colon, "
-		    "which LD_PRELOAD cannot carry; install it elsewhere", shim);
+		    "which LD_PRELOAD cannot carry; install it elsewhere",
+		    shim);
 		free(shim);
 		return AU_EXIT_AUDIT_FAILED;
 	}

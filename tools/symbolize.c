@@ -377,7 +377,8 @@ frame_copy(au_frame_t *dst, const au_frame_t *src)
 		for (i = 0; i < src->ninlined; i++) {
 			dst->inlined[i].function =
 			    dup_or_null(src->inlined[i].function);
-			dst->inlined[i].file = dup_or_null(src->inlined[i].file);
+			dst->inlined[i].file =
+			    dup_or_null(src->inlined[i].file);
 			dst->inlined[i].line = src->inlined[i].line;
 		}
 	}

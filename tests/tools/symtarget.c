@@ -39,14 +39,17 @@ find_main(struct dl_phdr_info *info, size_t size, void *arg)
 		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
 		end = p + ph->p_memsz;
 		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)p;
+			const ElfW(Nhdr) *n =
+			    (const ElfW(Nhdr) *)(const void *)p;
 			const unsigned char *desc = (const unsigned char *)p +
 			    sizeof(*n) + ((n->n_namesz + 3) & ~3u);
 
 			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
 			    memcmp(p + sizeof(*n), "GNU", 4) == 0) {
-				for (unsigned k = 0; k < n->n_descsz && k < 64; k++)
-					sprintf(build_id + 2 * k, "%02x", desc[k]);
+				for (unsigned k = 0; k < n->n_descsz && k < 64;
+				    k++)
+					sprintf(build_id + 2 * k, "%02x",
+					    desc[k]);
 				return 1;
 			}
 			p += sizeof(*n) + ((n->n_namesz + 3) & ~3u) +
