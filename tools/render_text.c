@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "audit.h"
@@ -178,6 +179,57 @@ print_used(const char *rule, const char *origin, uint64_t count,
 	    rule, origin);
 }
 
+typedef struct owner_sum_s {
+	const char *owner;
+	uint64_t bytes, count;
+} owner_sum_t;
+
+static int
+cmp_owner(const void *a, const void *b)
+{
+	const owner_sum_t *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return strcmp(x->owner, y->owner);
+}
+
+/* Leaked bytes per owner, largest first, when there are several owners
+ * (at most 10 named). */
+static void
+print_owners(const au_model_t *m, FILE *out)
+{
+	owner_sum_t *v = xcalloc(m->nleaks + 1, sizeof(*v));
+	size_t i, j, n = 0;
+	char b1[32];
+
+	for (i = 0; i < m->nleaks; i++) {
+		const au_finding_t *f = m->leaks[i];
+
+		if (!finding_reported(f))
+			continue;
+		for (j = 0; j < n && strcmp(v[j].owner, f->owner) != 0; j++)
+			;
+		if (j == n)
+			v[n++].owner = f->owner;
+		v[j].bytes += f->bytes;
+		v[j].count += f->count;
+	}
+	if (n > 1) {
+		qsort(v, n, sizeof(*v), cmp_owner);
+		fputs("== BY OWNER:\n", out);
+		for (i = 0; i < n && i < 10; i++)
+			fprintf(out, "==    %s bytes in %llu allocation%s: %s\n",
+			    fmt_commas(v[i].bytes, b1, sizeof(b1)),
+			    (unsigned long long)v[i].count,
+			    v[i].count == 1 ? "" : "s",
+			    v[i].owner[0] ? v[i].owner : "(unknown owner)");
+		if (n > 10)
+			fprintf(out, "==    ... %zu more owners\n", n - 10);
+	}
+	free(v);
+}
+
 /* One line per process, when there are several. */
 static void
 print_processes(const au_model_t *m, FILE *out)
@@ -229,6 +281,7 @@ render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 		if (finding_reported(m->viols[i]))
 			print_violation(out, m->viols[i], o->stack_limit);
 	print_processes(m, out);
+	print_owners(m, out);
 	fprintf(out, "== LEAK SUMMARY: %llu bytes leaked in %llu "
 	    "allocation%s (%llu group%s)\n",
 	    (unsigned long long)t.leaked_bytes,
