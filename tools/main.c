@@ -30,7 +30,7 @@ enum {
 	OPT_ON_VIOLATION, OPT_OWNER_SKIP, OPT_POOL_LIMIT, OPT_CHECK_BOUNDS,
 	OPT_VERBOSE, OPT_NO_POOL, OPT_LARGE_BLOCK, OPT_SHOW_STATS,
 	OPT_TOMBSTONES, OPT_SHIM_LOG, OPT_NUM_CALLERS, OPT_NO_WAIT, OPT_HELP,
-	OPT_VERSION,
+	OPT_VERSION, OPT_REQUIRE_CUDA,
 };
 
 static const struct option long_opts[] = {
@@ -60,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "shim-log-file", required_argument, NULL, OPT_SHIM_LOG },
 	{ "num-callers", required_argument, NULL, OPT_NUM_CALLERS },
 	{ "no-wait-descendants", no_argument, NULL, OPT_NO_WAIT },
+	{ "require-cuda", no_argument, NULL, OPT_REQUIRE_CUDA },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -78,6 +79,7 @@ static const char usage_text[] =
 "  --sarif FILE             SARIF 2.1.0 for code scanning\n"
 "  --html FILE              one self-contained HTML page\n"
 "  --num-callers N          frames printed per stack in text (0 = all)\n"
+"  --require-cuda           fail (125) when no process used CUDA\n"
 "  --error-exitcode N       exit status when something is reported\n"
 "                           (default 23; 0 = never fail)\n"
 "Filtering:\n"
@@ -116,7 +118,7 @@ typedef struct cfg_s {
 	const char *json, *sarif, *html, *log_file, *baseline;
 	const char **supp_files;
 	size_t nsupp;
-	bool builtin, gen_supp;
+	bool builtin, gen_supp, require_cuda;
 	long error_exitcode;
 	long num_callers;
 	int verbose;
@@ -275,6 +277,9 @@ parse_options(cfg_t *c, int argc, char **argv)
 			if (parse_long(optarg, 0, 1000, &c->num_callers))
 				return usage_error("--num-callers: \"%s\" is "
 				    "not a count", optarg);
+			break;
+		case OPT_REQUIRE_CUDA:
+			c->require_cuda = true;
 			break;
 		case OPT_NO_WAIT:
 			c->run.wait_descendants = false;
@@ -490,6 +495,14 @@ main(int argc, char **argv)
 	}
 
 	model_totals(&m, &t);
+	if (c.require_cuda && t.hooks_active == 0) {
+		au_error("--require-cuda: no CUDA activity seen in %llu "
+		    "process%s: nothing GPU-related was audited",
+		    (unsigned long long)t.processes,
+		    t.processes == 1 ? "" : "es");
+		rc = AU_EXIT_AUDIT_FAILED;
+		goto out;
+	}
 	status = m.ran && m.exit_status >= 0 ? m.exit_status : 0;
 	if (t.leaked_allocations + t.violations > 0 && c.error_exitcode != 0) {
 		status = (int)c.error_exitcode;

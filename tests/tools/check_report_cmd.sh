@@ -56,6 +56,12 @@ expect_rc nocuda 0
 expect_in nocuda err "== COVERAGE: 1 process audited, 0 allocations seen, hooks active in 0: no CUDA activity seen"
 expect_in nocuda err "== ERROR SUMMARY: 0 errors (0 leaks, 0 violations)"
 
+run reqcuda "$AUDIT" --require-cuda report "$DATA/nocuda.json"
+expect_rc reqcuda 125
+expect_in reqcuda err "--require-cuda: no CUDA activity seen in 1 process"
+run reqcuda2 "$AUDIT" --require-cuda report "$DATA/nocuda.json" "$B"
+expect_rc reqcuda2 23
+
 # A directory of reports (as --keep-reports leaves them).
 mkdir "$WORK/dir"
 cp "$A" "$B" "$WORK/dir/"
@@ -201,6 +207,11 @@ expect_in badout err "--json $WORK/no/such/dir/x.json: cannot be written"
 run badlog "$AUDIT" --log-file "$WORK/no/such/dir/x.txt" report "$A"
 expect_rc badlog 125
 expect_in badlog err "--log-file $WORK/no/such/dir/x.txt: No such file or directory"
+
+# After --, "report" is a program like any other.
+run dashdash "$AUDIT" -- report "$A"
+expect_rc dashdash 127
+expect_in dashdash err "report: command not found"
 
 # --help and --version.
 run help "$AUDIT" --help
