@@ -1297,15 +1297,51 @@ track_mipmapped_destroy(void *real, const char *api, CUmipmappedArray handle)
 
 /* ------------------------------------------------------------ lifetime */
 
+/* The device whose primary context is ctx (as we saw it retained, or as
+ * the library's own driver_bind retained it), or -1. */
+static int
+primary_dev_of(CUcontext ctx)
+{
+	int dev = -1;
+
+	if (ctx == NULL)
+		return -1;
+	pthread_mutex_lock(&plock);
+	for (int d = 0; d < MAX_DEVICES && dev < 0; d++)
+		if (primary[d].ctx == ctx)
+			dev = d;
+	pthread_mutex_unlock(&plock);
+	for (int d = 0; d < MAX_DEVICES && dev < 0; d++)
+		if (driver_primary_ctx(d) == ctx)
+			dev = d;
+	return dev;
+}
+
+/* The driver destroyed (or reset) dev's primary context and with it every
+ * segment of the pools on dev: they must never hand those out again.
+ * Harmless when the pools never served dev. */
+static void
+pools_forget(int dev)
+{
+	if (dev < 0 || dev >= MAX_DEVICES)
+		return;
+	pool_forget_device(dev);
+	log_debug(1, "device %d: primary context torn down; pools forgotten",
+	    dev);
+}
+
 CUresult
 track_ctx_destroy(void *real, const char *api, CUcontext ctx)
 {
 	typedef CUresult (*fn_t)(CUcontext);
+	int pdev = primary_dev_of(ctx);
 	CUresult r = CALL(real, fn_t, (ctx));
 
 	(void)api;
-	if (r == CUDA_SUCCESS && ctx != NULL)
+	if (r == CUDA_SUCCESS && ctx != NULL) {
 		teardown(ctx, -1);
+		pools_forget(pdev);
+	}
 	return r;
 }
 
@@ -1386,8 +1422,11 @@ track_primary_release(void *real, const char *api, CUdevice dev)
 	 * we only know it is the last when we saw every retain.  The pools
 	 * (driver_bind) hold a retain of their own that we do not see: then
 	 * the context lives on. */
-	if (last && c != NULL && driver_primary_ctx(dev) == NULL)
-		teardown(c, -1);
+	if (last && driver_primary_ctx(dev) == NULL) {
+		if (c != NULL)
+			teardown(c, -1);
+		pools_forget(dev);
+	}
 	return r;
 }
 
@@ -1405,6 +1444,7 @@ track_primary_reset(void *real, const char *api, CUdevice dev)
 		return r;
 	if (c != NULL)
 		teardown(c, -1);
+	pools_forget(dev);
 	return r;
 }
 
