@@ -436,9 +436,11 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 			rc = AU_EXIT_AUDIT_FAILED;
 		}
 	} else if (rc == 0 && !main_reported && !WIFSIGNALED(status)) {
-		au_warn("the program's own process (pid %ld) wrote no report: "
-		    "only %zu process%s it started %s audited", (long)main_pid,
-		    n, n == 1 ? "" : "es", n == 1 ? "was" : "were");
+		fprintf(stderr, AU_PROG ": note: the program's own process "
+		    "(pid %ld) wrote no report (it used no CUDA, or the shim "
+		    "was not loaded into it); %zu process%s it started %s "
+		    "audited\n", (long)main_pid, n, n == 1 ? "" : "es",
+		    n == 1 ? "was" : "were");
 	}
 	run_free_list(files, n);
 out:
