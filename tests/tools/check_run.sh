@@ -152,6 +152,8 @@ expect_in env out "LD=$shim_real:$FAKECUDA_DIR/libcuda.so.1"
 expect_in env out "R=$TMPDIR/cuwarden-audit."
 expect_in env out "/report.%p.json"
 expect_in env out "D=3 B=1 V=report O=libfoo*"
+LD_PRELOAD= run env2 "$AUDIT" -- sh -c 'echo "F=$CUWARDEN_REPORT_FORMAT A=$CUWARDEN_REPORT_ALWAYS"'
+expect_in env2 out "F=json A=1"
 run depth "$AUDIT" --stack-depth 2 --json "$WORK/depth.json" "$P" leak
 expect_rc depth 23
 python3 -c '
