@@ -177,8 +177,28 @@ die_name(Dwarf_Die *die)
 	return s ? demangle(s) : NULL;
 }
 
+/* file as an absolute path: a relative name (as the compiler was given
+ * it) is joined to the compilation unit's directory, so that locations
+ * can be made relative to the source tree later, whatever the build
+ * directory was.  Returns a new string, or NULL for NULL. */
+static char *
+src_path(Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+
+	if (file == NULL)
+		return NULL;
+	if (file[0] == '/' || cu == NULL ||
+	    (dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a))) ==
+	    NULL || dir[0] != '/')
+		return xstrdup(file);
+	return xasprintf("%s/%s", dir, file);
+}
+
 static void
-add_inline(au_frame_t *f, char *function, const char *file, int line)
+add_inline(au_frame_t *f, Dwarf_Die *cu, char *function, const char *file,
+    int line)
 {
 	au_inline_t *in;
 
@@ -186,7 +206,7 @@ add_inline(au_frame_t *f, char *function, const char *file, int line)
 	    (f->ninlined + 1) * sizeof(*f->inlined));
 	in = &f->inlined[f->ninlined++];
 	in->function = function;
-	in->file = file ? xstrdup(file) : NULL;
+	in->file = src_path(cu, file);
 	in->line = line;
 }
 
@@ -219,7 +239,7 @@ inline_chain(symmod_t *sm, Dwarf_Addr pc, au_frame_t *f, const char **file,
 			Dwarf_Attribute attr;
 			Dwarf_Word idx = 0, cl = 0;
 
-			add_inline(f, die_name(s), *file, *line);
+			add_inline(f, cu, die_name(s), *file, *line);
 			*file = NULL;
 			*line = 0;
 			if (files != NULL && dwarf_formudata(dwarf_attr(s,
@@ -428,7 +448,10 @@ resolve(symmod_t *sm, au_frame_t *f)
 		f->function = outer;
 	}
 	if (file != NULL && line > 0) {
-		f->file = xstrdup(file);
+		Dwarf_Addr dbias;
+
+		f->file = src_path(dwfl_module_addrdie(sm->mod, pc, &dbias),
+		    file);
 		f->line = line;
 	} else if (ln == NULL) {
 		f->note = "no debug info";
