@@ -26,6 +26,7 @@ typedef enum option_e {
 	OPT_TOMBSTONES,    /* CUWARDEN_TOMBSTONES: freed allocations remembered, default 65536 */
 	OPT_CHECK_BOUNDS,  /* CUWARDEN_CHECK_BOUNDS: bool, shim checks cuMemcpy/cuMemset ranges, default 0 */
 	OPT_REPORT_FORMAT, /* CUWARDEN_REPORT_FORMAT: json|text, default json */
+	OPT_REPORT_ALWAYS, /* CUWARDEN_REPORT_ALWAYS: bool, shim reports even when CUDA was never used, default 0 */
 	OPT_COUNT
 } option_t;
 

@@ -20,4 +20,10 @@ done
 CUWARDEN_REPORT=$WORK/sh.%p.json run sh sh -c 'echo hi | cat >/dev/null; exit 7'
 expect_rc 7 "sh -c under the shim"
 [ -z "$(ls "$WORK" | grep '^sh\..*\.json$')" ] && pass "sh: no report" || fail "sh wrote reports"
+# Asked for a report anyway (as cuwarden-audit does), the same program
+# writes one that says CUDA was never used, and libcuda is still not loaded.
+CUWARDEN_REPORT_ALWAYS=1 CUWARDEN_REPORT=$WORK/always.json run always "$TP/tp_inert"
+expect_rc 0 "tp_inert with CUWARDEN_REPORT_ALWAYS (libcuda not loaded)"
+check "$WORK/always.json" 'cov["hooks_active"] is False' 'cov["allocations"] == 0' \
+	'summ["leaked_allocations"] == 0' 'r["mode"] == "audit"'
 finish

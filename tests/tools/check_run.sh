@@ -69,18 +69,16 @@ run orphan "$AUDIT" "$P" orphan
 expect_rc orphan 23
 expect_in orphan err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
 run nowait "$AUDIT" --no-wait-descendants "$P" orphan
-[ "$rc" = 125 ] || [ "$rc" = 23 ] || fail "nowait: exit status $rc"
+# The parent never used CUDA: its report (CUWARDEN_REPORT_ALWAYS) is
+# clean; the orphan's, if it finished in time, has the leaks.
+[ "$rc" = 0 ] || [ "$rc" = 23 ] || fail "nowait: exit status $rc"
 sleep 0.5
 
-# A program that never touches CUDA is clean, or -- when the shim writes
-# no report for it -- an audit that cannot prove anything (125).
+# A program that never touches CUDA is clean: the shim reports it anyway
+# (CUWARDEN_REPORT_ALWAYS, set by the tool), saying no CUDA was seen.
 run none "$AUDIT" "$P" none
-if [ "$rc" = 0 ]; then
-	expect_in none err "hooks active in 0: no CUDA activity seen"
-else
-	expect_rc none 125
-	expect_in none err "no process wrote a report"
-fi
+expect_rc none 0
+expect_in none err "hooks active in 0: no CUDA activity seen"
 
 # Unauditable and unrunnable programs.
 run static "$AUDIT" "$SP"
