@@ -332,6 +332,7 @@ throughput(int nthreads, int iters)
 	pool_stats(KIND_DEVICE, &s0);
 	uint64_t b0 = __atomic_load_n(&fence_devs[0].barriers,
 	    __ATOMIC_RELAXED);
+	uint64_t hb0 = fence_helper_barriers();
 	pthread_t th[64];
 	targ_t ta[64];
 	pthread_barrier_t bar;
@@ -354,11 +355,13 @@ throughput(int nthreads, int iters)
 	pool_stats(KIND_DEVICE, &s1);
 	uint64_t b1 = __atomic_load_n(&fence_devs[0].barriers,
 	    __ATOMIC_RELAXED);
+	uint64_t hb1 = fence_helper_barriers();
 	printf("  %2d thread(s): thread cache hits %.1f%%, %llu fence waits, "
-	    "%llu synchronises\n", nthreads, 100.0 * (double)(h1 - h0) /
+	    "%llu synchronises (helper %llu)\n", nthreads,
+	    100.0 * (double)(h1 - h0) /
 	    (double)(h1 - h0 + m1 - m0 + (h1 - h0 + m1 - m0 == 0)),
 	    (unsigned long long)(s1.fence_waits - s0.fence_waits),
-	    (unsigned long long)(b1 - b0));
+	    (unsigned long long)(b1 - b0), (unsigned long long)(hb1 - hb0));
 	if (fails)
 		printf("  %d allocations failed\n", fails);
 	return (double)nthreads * iters / ((double)(t1 - t0) / 1e9);

@@ -87,8 +87,16 @@ count_failure(int device, const char *what, CUresult r)
 /* Barriers in progress, per device: the epoch the running one covers (0:
  * none).  A thread that needs frees stamped <= s covered waits for a
  * running barrier with epoch >= s instead of issuing its own, so that
- * many threads hitting the trigger at once cost one synchronise. */
+ * many threads hitting the trigger at once cost one synchronise.  (Making
+ * every barrier wait for the one in flight, one at a time, was tried: it
+ * cut synchronises but doubled the wait of stalled threads and lost
+ * throughput with more threads than cores.) */
 static uint64_t running[FENCE_MAX_DEVICES];
+/* Calls of fence_barrier_for by threads other than the helper that had to
+ * wait (their frees had not passed): the helper paces itself only while
+ * this does not move. */
+static uint64_t stalls[FENCE_MAX_DEVICES];
+static CW_TLS bool tls_helper;
 
 bool
 fence_barrier(int device)
@@ -103,6 +111,8 @@ fence_barrier_for(int device, uint64_t stamp)
 	const driver_fns_t *d = driver_get();
 	if (d == NULL || d->cuCtxSynchronize == NULL)
 		return true;
+	if (!tls_helper && !fence_passed(device, stamp))
+		__atomic_fetch_add(&stalls[device], 1, __ATOMIC_RELAXED);
 	for (int spins = 0; ; spins++) {
 		if (fence_passed(device, stamp))
 			return false;
@@ -165,6 +175,16 @@ static uint64_t wanted[FENCE_MAX_DEVICES]; /* stamps to see passed */
 static uint64_t helper_barriers;
 
 static bool helper_sleeping; /* atomic: waiting on helper_cv */
+static uint64_t helper_last_end; /* mono_ns() when its last barrier ended */
+static uint64_t helper_stalls[FENCE_MAX_DEVICES]; /* stalls[] then */
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* The device with a request not yet passed, or -1.  Requests are atomics:
  * threads add them without the lock. */
@@ -185,6 +205,7 @@ static void *
 helper_main(void *arg)
 {
 	uint64_t life = (uint64_t)(uintptr_t)arg;
+	tls_helper = true;
 	pthread_mutex_lock(&helper_lock);
 	while (life == helper_life) {
 		uint64_t w = 0;
@@ -201,10 +222,35 @@ helper_main(void *arg)
 			    __ATOMIC_SEQ_CST);
 			continue;
 		}
+		/* Pacing: the next barrier starts no sooner than
+		 * max(FENCE_HELPER_GAP_NS, 2 x the last synchronise) after the
+		 * last ended, so that the helper synchronises at most a third
+		 * of the time even when threads ask all the time; every
+		 * request made meanwhile rides on that one barrier.  A thread
+		 * that cannot wait issues its own (fence_barrier_for). */
+		uint64_t gap = __atomic_load_n(&fence_devs[dev].last_ns,
+		    __ATOMIC_RELAXED) * 2;
+		if (gap < FENCE_HELPER_GAP_NS)
+			gap = FENCE_HELPER_GAP_NS;
+		if (gap > FENCE_HELPER_GAP_MAX_NS)
+			gap = FENCE_HELPER_GAP_MAX_NS;
+		uint64_t st = __atomic_load_n(&stalls[dev], __ATOMIC_RELAXED);
+		uint64_t now = mono_ns();
+		if (st == helper_stalls[dev] && now < helper_last_end + gap) {
+			uint64_t left = helper_last_end + gap - now;
+			struct timespec ts = { (time_t)(left / 1000000000u),
+				(long)(left % 1000000000u) };
+			pthread_mutex_unlock(&helper_lock);
+			nanosleep(&ts, NULL);
+			pthread_mutex_lock(&helper_lock);
+			continue;
+		}
 		helper_busy = true;
 		pthread_mutex_unlock(&helper_lock);
 		bool err = fence_barrier_for(dev, w);
 		pthread_mutex_lock(&helper_lock);
+		helper_last_end = mono_ns();
+		helper_stalls[dev] = st;
 		helper_busy = false;
 		helper_barriers++;
 		pthread_cond_broadcast(&idle_cv);
@@ -391,6 +437,7 @@ fence_postfork_child(void)
 		fence_devs[i].done = 0;
 		fence_devs[i].last_ns = 0;
 		running[i] = 0;
+		stalls[i] = helper_stalls[i] = 0;
 	}
 	/* The helper thread does not exist here. */
 	pthread_mutex_init(&helper_lock, NULL);
@@ -398,6 +445,7 @@ fence_postfork_child(void)
 	pthread_cond_init(&idle_cv, NULL);
 	helper_started = helper_busy = helper_broken = false;
 	helper_sleeping = false;
+	helper_last_end = 0;
 	helper_life++;
 	memset(wanted, 0, sizeof(wanted));
 }
@@ -425,6 +473,7 @@ fence_reset(void)
 		fence_devs[i].failures = 0;
 		fence_devs[i].last_ns = 0;
 		running[i] = 0;
+		stalls[i] = helper_stalls[i] = 0;
 	}
 	for (int i = 0; i < OP_COUNT; i++)
 		inject_at[i] = 0;

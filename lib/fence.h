@@ -76,6 +76,12 @@ fence_cheap(int device)
 	    __ATOMIC_RELAXED) <= FENCE_CHEAP_NS;
 }
 
+/* The helper starts a barrier no sooner than max(FENCE_HELPER_GAP_NS,
+ * 2 x the last synchronise, at most FENCE_HELPER_GAP_MAX_NS) after its
+ * last one ended: one barrier serves every request made meanwhile. */
+#define FENCE_HELPER_GAP_NS 20000u
+#define FENCE_HELPER_GAP_MAX_NS 1000000u
+
 /* Asks the helper thread for a barrier covering frees stamped <= stamp,
  * without waiting (it is started on first use).  Returns true when there
  * is no helper (the thread could not be made): the caller then relies on

@@ -113,8 +113,11 @@ typedef struct tcache_s {
 	tc_bin_t bins[TC_NBINS];
 } tcache_t;
 
+/* Fields read on every call come first, apart from the lock and the
+ * fields written under it (a miss of one thread must not invalidate the
+ * line every other thread reads on its hits). */
 struct pool_s {
-	pthread_mutex_t lock;
+	/* read-mostly: set at init (flush_gen, incarnation: rarely) */
 	bool inited;
 	kind_t kind;
 	int device;
@@ -124,18 +127,22 @@ struct pool_s {
 	size_t tc_ask;      /* unfenced bytes: ask the helper for a barrier */
 	size_t tc_sync;     /* unfenced bytes: wait for a barrier on a miss */
 	size_t large;
+	uint64_t flush_gen; /* atomic */
+	uint64_t incarnation; /* bumped by pool_forget_device */
 	devpool_t *dp;      /* KIND_DEVICE */
 	hostpool_t *hp;     /* KIND_MANAGED, KIND_PINNED */
+	/* published allocation counters: read on every allocation, written
+	 * once per megabyte a thread publishes */
+	_Alignas(64) uint64_t cur_pub, tot_pub, peak; /* atomics */
+	/* under lock */
+	_Alignas(64) pthread_mutex_t lock;
 	pend_t *pend;
 	size_t npend, pend_cap, pend_bytes, nev;
 	uint64_t scanned_done;
-	uint64_t flush_gen; /* atomic */
 	bool grow_limited;  /* the last provider refusal was the limit */
 	bool forgetting;    /* pool_forget_device: the driver freed it all */
-	uint64_t incarnation; /* bumped by pool_forget_device */
 	int grow_status;    /* CW_* of the last failed provider call */
 	/* statistics */
-	uint64_t cur_pub, tot_pub, peak; /* atomics */
 	uint64_t res_peak, res_total, seg_peak, seg_total;
 	uint64_t fence_waits, driver_allocs, driver_frees, trims;
 	pthread_mutex_t tcl_lock;
@@ -564,6 +571,9 @@ pool_init_locked(pool_t *p, kind_t kind, int device, size_t tc_cap)
 	p->lgd = kind == KIND_DEVICE ? 3 : 2;
 	p->tc_max = large < TC_MAX_CLASS_SIZE ? large : TC_MAX_CLASS_SIZE;
 	p->tc_cap = tc_cap;
+	/* Bigger thresholds (a quarter and three quarters of the cap) were
+	 * tried: frees waited longer for the fence, the FIFOs' heads passed
+	 * later and the cache hit rate fell from 99 % to 91 %. */
 	p->tc_ask = tc_cap / 2 < TC_PEND_ASK ? tc_cap / 2 : TC_PEND_ASK;
 	p->tc_sync = tc_cap < TC_PEND_SYNC ? tc_cap : TC_PEND_SYNC;
 	if (kind == KIND_DEVICE) {
@@ -985,7 +995,11 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		 * them this class's oldest: one barrier (no lock of ours
 		 * held) makes them ready.  A barrier already running that
 		 * covers that block is waited for instead of issuing
-		 * another, so threads share barriers. */
+		 * another, so threads share barriers.  (Refilling from the
+		 * engine first when it has a free block was tried: nobody
+		 * waited, but the caches overflowed to the pending list,
+		 * under the pool lock, and the hit rate fell from 99 % to
+		 * 93 %.) */
 		if (b->npend > 0 && tc->unfenced >= p->tc_sync &&
 		    tc->seen_done == fence_done(device)) {
 			tc->unfenced = 0;
