@@ -93,12 +93,17 @@ atfork_parent(void)
 	pthread_mutex_unlock(&fc_lock);
 }
 
+/* The child's only thread has a new thread id: rather than unlocking a
+ * lock taken by "another" thread (fine for a normal glibc mutex, undefined
+ * by POSIX and wrong for every owner-checking lock), start it afresh.
+ * (fakecuda_stream.c's writer rwlock needs the same; until it has it, a
+ * fork inside a forked child deadlocks in that lock.) */
 static void
 atfork_child(void)
 {
 	if (fc_initialized)
 		forked_child = true;
-	pthread_mutex_unlock(&fc_lock);
+	pthread_mutex_init(&fc_lock, NULL);
 }
 
 __attribute__((constructor)) static void
