@@ -79,10 +79,23 @@ atfork_release(void)
 	pthread_rwlock_unlock(&writer_lock);
 }
 
+/* In the child the forking thread has a new thread id, so glibc would take
+ * an unlock for a reader's and leave the lock corrupt (the next fork or
+ * synchronise in the child deadlocks).  No other thread exists there:
+ * start the lock afresh. */
+static void
+atfork_child(void)
+{
+	pthread_rwlock_t fresh =
+	    PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+
+	writer_lock = fresh;
+}
+
 __attribute__((constructor)) static void
 stream_constructor(void)
 {
-	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+	pthread_atfork(atfork_prepare, atfork_release, atfork_child);
 }
 
 /* ============================================================ streams */
