@@ -250,9 +250,11 @@ fence_run(kind_t kind, size_t size, int nalloc)
 {
 	uintptr_t a;
 	ck_assert_int_eq(pool_alloc(kind, 0, size, &a, NULL), CW_OK);
+	/* t0 before the launch: the kernel ends no sooner than t0 + 100 ms
+	 * however slow the launch (sanitizer builds). */
+	double t0 = now_ms();
 	ck_assert_int_eq(fc_launch_writer(NULL, (CUdeviceptr)a, size,
 	    100, 0xee), CUDA_SUCCESS);
-	double t0 = now_ms();
 	ck_assert_int_eq(pool_free(kind, 0, a, size), CW_OK);
 	uintptr_t *got = calloc((size_t)nalloc, sizeof(*got));
 	int reused = 0;
@@ -425,10 +427,10 @@ START_TEST(test_pool_free_async_event)
 	uintptr_t a;
 	size_t sz = 3 * MiB;
 	ck_assert_int_eq(pool_alloc(KIND_DEVICE, 0, sz, &a, NULL), CW_OK);
+	double t0 = now_ms();
 	ck_assert_int_eq(fc_launch_writer(s, (CUdeviceptr)a, sz, 100,
 	    0xee), CUDA_SUCCESS);
 	fc_reset_counters();
-	double t0 = now_ms();
 	ck_assert_int_eq(pool_free_async(KIND_DEVICE, 0, a, sz, s), CW_OK);
 	struct fakecuda_counters c;
 	fc_counters(&c);
@@ -835,9 +837,9 @@ START_TEST(test_pool_inject_event_failures)
 		size_t sz = 3 * MiB;
 		ck_assert_int_eq(pool_alloc(KIND_DEVICE, 0, sz, &a, NULL),
 		    CW_OK);
+		double t0 = now_ms();
 		ck_assert_int_eq(fc_launch_writer(NULL, (CUdeviceptr)a,
 		    sz, 60, 0xee), CUDA_SUCCESS);
-		double t0 = now_ms();
 		ck_assert(!fence_inject(ops[k], 1));
 		ck_assert_int_eq(pool_free_async(KIND_DEVICE, 0, a, sz, NULL),
 		    CW_OK);
@@ -997,9 +999,9 @@ START_TEST(test_pool_staging_loop_reuses)
 	 * blocks keep their data. */
 	uintptr_t a, b[4];
 	ck_assert_int_eq(pool_alloc(KIND_PINNED, 0, 8 * MiB, &a, NULL), CW_OK);
+	double t0 = now_ms();
 	ck_assert_int_eq(fc_launch_writer(NULL, (CUdeviceptr)a, 8 * MiB,
 	    60, 0xee), CUDA_SUCCESS);
-	double t0 = now_ms();
 	ck_assert_int_eq(pool_free(KIND_PINNED, 0, a, 8 * MiB), CW_OK);
 	for (int i = 0; i < 4; i++) {
 		ck_assert_int_eq(pool_alloc(KIND_PINNED, 0, 8 * MiB, &b[i],
