@@ -189,11 +189,20 @@ src_path(Dwarf_Die *cu, const char *file)
 
 	if (file == NULL)
 		return NULL;
+	char *joined, *real;
+
 	if (file[0] == '/' || cu == NULL ||
 	    (dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a))) ==
 	    NULL || dir[0] != '/')
-		return xstrdup(file);
-	return xasprintf("%s/%s", dir, file);
+		joined = xstrdup(file);
+	else
+		joined = xasprintf("%s/%s", dir, file);
+	/* "build/../src/x.c" -> "/abs/src/x.c" when the file is there. */
+	real = realpath(joined, NULL);
+	if (real == NULL)
+		return joined;
+	free(joined);
+	return real;
 }
 
 static void
