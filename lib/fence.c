@@ -104,6 +104,26 @@ fence_barrier(int device)
 	return fence_barrier_for(device, fence_stamp(device));
 }
 
+/* Makes device's primary context current for our own driver calls.  In
+ * the shim the program's context is saved and put back by unbind (an
+ * unmodified program may run in a context of its own); the library keeps
+ * the primary context current. */
+static int
+bind_dev(int device, CUcontext *saved)
+{
+	*saved = NULL;
+	if (config_in_shim)
+		return driver_bind_save(device, saved);
+	return driver_bind(device);
+}
+
+static void
+unbind(CUcontext saved)
+{
+	if (config_in_shim)
+		driver_restore(saved);
+}
+
 bool
 fence_barrier_for(int device, uint64_t stamp)
 {
@@ -128,7 +148,9 @@ fence_barrier_for(int device, uint64_t stamp)
 	    &prev, e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
 	uint64_t cur = e;
-	if (driver_bind(device) != CW_OK) {
+	CUcontext saved;
+	if (bind_dev(device, &saved) != CW_OK) {
+		unbind(saved);
 		__atomic_compare_exchange_n(&running[device], &cur, 0, false,
 		    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 		return true;
@@ -138,6 +160,7 @@ fence_barrier_for(int device, uint64_t stamp)
 	CUresult r = inject(OP_SYNC) ? CUDA_ERROR_UNKNOWN :
 	    d->cuCtxSynchronize();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	unbind(saved);
 	if (r == CUDA_SUCCESS) {
 		int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 +
 		    (t1.tv_nsec - t0.tv_nsec);
@@ -331,14 +354,30 @@ helper_stop_locked(void)
 
 /* ---------------------------------------------------------------- events */
 
+static CUevent event_record_bound(const driver_fns_t *d, int device,
+    CUstream stream);
+
+/* In the shim the program's current context is put back afterwards. */
 CUevent
 fence_event_record(int device, CUstream stream)
 {
 	const driver_fns_t *d = driver_get();
 	if (d == NULL || d->cuEventRecord == NULL || d->cuEventCreate == NULL)
 		return NULL;
-	if (driver_bind(device) != CW_OK)
+	CUcontext saved;
+	if (bind_dev(device, &saved) != CW_OK) {
+		unbind(saved);
 		return NULL;
+	}
+	CUevent ev = event_record_bound(d, device, stream);
+	unbind(saved);
+	return ev;
+}
+
+/* fence_event_record's work, with device's primary context current. */
+static CUevent
+event_record_bound(const driver_fns_t *d, int device, CUstream stream)
+{
 	evlist_t *l = &evlists[device];
 	CUevent ev = NULL;
 	pthread_mutex_lock(&l->lock);
@@ -370,10 +409,14 @@ fence_event_query(int device, CUevent ev)
 	const driver_fns_t *d = driver_get();
 	if (d == NULL || d->cuEventQuery == NULL)
 		return -1;
-	if (driver_bind(device) != CW_OK)
+	CUcontext saved;
+	if (bind_dev(device, &saved) != CW_OK) {
+		unbind(saved);
 		return -1;
+	}
 	CUresult r = inject(OP_EV_QUERY) ? CUDA_ERROR_UNKNOWN :
 	    d->cuEventQuery(ev);
+	unbind(saved);
 	if (r == CUDA_SUCCESS)
 		return 1;
 	if (r == CUDA_ERROR_NOT_READY)
