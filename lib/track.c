@@ -340,7 +340,9 @@ capture(void)
 		return 0;
 	if (depth > STACK_MAX_DEPTH)
 		depth = STACK_MAX_DEPTH;
-	int n = unw_backtrace(ips, (int)CW_ARRAY_SIZE(ips));
+	/* Unwind only what is kept plus room for our own frames (a hook and
+	 * a few engine calls): deep stacks (Python) cost ~13 ns a frame. */
+	int n = unw_backtrace(ips, (int)depth + 16);
 	int skip = 0;
 	while (skip < n && (uintptr_t)ips[skip] >= self_lo &&
 	    (uintptr_t)ips[skip] < self_hi)
