@@ -1704,59 +1704,28 @@ track_memcpy_dtoh_async(void *real, const char *api, void *dst,
 	    (dst, src, n, stream));
 }
 
-CUresult
-track_memset_d8(void *real, const char *api, CUdeviceptr dst,
-    unsigned char v, size_t n)
-{
-	SET_CHECK(dst, n * sizeof(v));
-	return CALL(real, CUresult (*)(CUdeviceptr, unsigned char, size_t),
-	    (dst, v, n));
-}
+/* cuMemsetD8/D16/D32 and their Async forms: one definition per element
+ * type (the prototypes are in track.h). */
+#define TRACK_MEMSET(name, T) \
+	CUresult \
+	name(void *real, const char *api, CUdeviceptr dst, T v, size_t n) \
+	{ \
+		SET_CHECK(dst, n * sizeof(v)); \
+		return CALL(real, CUresult (*)(CUdeviceptr, T, size_t), \
+		    (dst, v, n)); \
+	} \
+	CUresult \
+	name##_async(void *real, const char *api, CUdeviceptr dst, T v, \
+	    size_t n, CUstream stream) \
+	{ \
+		SET_CHECK(dst, n * sizeof(v)); \
+		return CALL(real, CUresult (*)(CUdeviceptr, T, size_t, \
+		    CUstream), (dst, v, n, stream)); \
+	}
 
-CUresult
-track_memset_d16(void *real, const char *api, CUdeviceptr dst,
-    unsigned short v, size_t n)
-{
-	SET_CHECK(dst, n * sizeof(v));
-	return CALL(real, CUresult (*)(CUdeviceptr, unsigned short, size_t),
-	    (dst, v, n));
-}
-
-CUresult
-track_memset_d32(void *real, const char *api, CUdeviceptr dst,
-    unsigned int v, size_t n)
-{
-	SET_CHECK(dst, n * sizeof(v));
-	return CALL(real, CUresult (*)(CUdeviceptr, unsigned int, size_t),
-	    (dst, v, n));
-}
-
-CUresult
-track_memset_d8_async(void *real, const char *api, CUdeviceptr dst,
-    unsigned char v, size_t n, CUstream stream)
-{
-	SET_CHECK(dst, n * sizeof(v));
-	return CALL(real, CUresult (*)(CUdeviceptr, unsigned char, size_t,
-	    CUstream), (dst, v, n, stream));
-}
-
-CUresult
-track_memset_d16_async(void *real, const char *api, CUdeviceptr dst,
-    unsigned short v, size_t n, CUstream stream)
-{
-	SET_CHECK(dst, n * sizeof(v));
-	return CALL(real, CUresult (*)(CUdeviceptr, unsigned short, size_t,
-	    CUstream), (dst, v, n, stream));
-}
-
-CUresult
-track_memset_d32_async(void *real, const char *api, CUdeviceptr dst,
-    unsigned int v, size_t n, CUstream stream)
-{
-	SET_CHECK(dst, n * sizeof(v));
-	return CALL(real, CUresult (*)(CUdeviceptr, unsigned int, size_t,
-	    CUstream), (dst, v, n, stream));
-}
+TRACK_MEMSET(track_memset_d8, unsigned char)
+TRACK_MEMSET(track_memset_d16, unsigned short)
+TRACK_MEMSET(track_memset_d32, unsigned int)
 
 /* ------------------------------------------------------------ report */
 
