@@ -974,6 +974,20 @@ track_ipc_open(void *real, const char *api, CUdeviceptr *pdptr,
 
 /* ------------------------------------------------------------ frees */
 
+/* A free forwarded to the driver and classified after its answer: look
+ * the key up first (the record may be gone once the driver has freed it
+ * and another thread reused the address), call, classify, return the
+ * driver's answer. */
+#define FORWARD_FREE(ns, kinds, key, fn_t, args) \
+	do { \
+		pre_t pre_; \
+		pre_lookup((ns), (uintptr_t)(key), &pre_); \
+		CUresult r_ = CALL(real, fn_t, args); \
+		classify_free((ns), (kinds), (uintptr_t)(key), r_, api, \
+		    &pre_); \
+		return r_; \
+	} while (0)
+
 CUresult
 track_mem_free(void *real, const char *api, CUdeviceptr dptr)
 {
@@ -998,18 +1012,13 @@ track_mem_free_async(void *real, const char *api, CUdeviceptr dptr,
     CUstream stream)
 {
 	typedef CUresult (*fn_t)(CUdeviceptr, CUstream);
-	pre_t pre;
 	CUresult r;
 
 	if (pool_mode() && dptr != 0 &&
 	    pool_try_free(FREE_DEVICE_KINDS, (uintptr_t)dptr, stream, true,
 	    api, &r))
 		return r;
-	pre_lookup(NS_ADDR, (uintptr_t)dptr, &pre);
-	r = CALL(real, fn_t, (dptr, stream));
-	classify_free(NS_ADDR, FREE_DEVICE_KINDS, (uintptr_t)dptr, r, api,
-	    &pre);
-	return r;
+	FORWARD_FREE(NS_ADDR, FREE_DEVICE_KINDS, dptr, fn_t, (dptr, stream));
 }
 
 CUresult
@@ -1035,25 +1044,16 @@ CUresult
 track_mem_host_unregister(void *real, const char *api, void *p)
 {
 	typedef CUresult (*fn_t)(void *);
-	pre_t pre;
 
-	pre_lookup(NS_ADDR, (uintptr_t)p, &pre);
-	CUresult r = CALL(real, fn_t, (p));
-	classify_free(NS_ADDR, KBIT(KIND_REGISTERED), (uintptr_t)p, r, api,
-	    &pre);
-	return r;
+	FORWARD_FREE(NS_ADDR, KBIT(KIND_REGISTERED), p, fn_t, (p));
 }
 
 CUresult
 track_ipc_close(void *real, const char *api, CUdeviceptr dptr)
 {
 	typedef CUresult (*fn_t)(CUdeviceptr);
-	pre_t pre;
 
-	pre_lookup(NS_ADDR, (uintptr_t)dptr, &pre);
-	CUresult r = CALL(real, fn_t, (dptr));
-	classify_free(NS_ADDR, KBIT(KIND_IPC), (uintptr_t)dptr, r, api, &pre);
-	return r;
+	FORWARD_FREE(NS_ADDR, KBIT(KIND_IPC), dptr, fn_t, (dptr));
 }
 
 /* ------------------------------------------------------------ VMM */
@@ -1275,26 +1275,16 @@ CUresult
 track_array_destroy(void *real, const char *api, CUarray handle)
 {
 	typedef CUresult (*fn_t)(CUarray);
-	pre_t pre;
 
-	pre_lookup(NS_ARRAY, (uintptr_t)handle, &pre);
-	CUresult r = CALL(real, fn_t, (handle));
-	classify_free(NS_ARRAY, KBIT(KIND_ARRAY), (uintptr_t)handle, r, api,
-	    &pre);
-	return r;
+	FORWARD_FREE(NS_ARRAY, KBIT(KIND_ARRAY), handle, fn_t, (handle));
 }
 
 CUresult
 track_mipmapped_destroy(void *real, const char *api, CUmipmappedArray handle)
 {
 	typedef CUresult (*fn_t)(CUmipmappedArray);
-	pre_t pre;
 
-	pre_lookup(NS_ARRAY, (uintptr_t)handle, &pre);
-	CUresult r = CALL(real, fn_t, (handle));
-	classify_free(NS_ARRAY, KBIT(KIND_ARRAY), (uintptr_t)handle, r, api,
-	    &pre);
-	return r;
+	FORWARD_FREE(NS_ARRAY, KBIT(KIND_ARRAY), handle, fn_t, (handle));
 }
 
 /* ------------------------------------------------------------ lifetime */
