@@ -113,6 +113,9 @@ static uintptr_t self_lo, self_hi;
 static const char *const cuda_libs[] = {
 	"libcuda.so*", "libcudart.so*", "libcublas.so*", "libcublasLt.so*",
 	"libcudnn*.so*", "libnccl.so*", "libcuwarden*",
+	/* Call trampolines, never owners: Python's ctypes calls the driver
+	 * through libffi (the owner is then the interpreter). */
+	"libffi.so*", "_ctypes*.so",
 };
 
 static void

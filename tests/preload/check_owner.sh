@@ -3,6 +3,7 @@
 # outside CUDA's own libraries (and cuwarden), resolved when the
 # allocation is made: a library dlopen'd, leaking, then dlclose'd before
 # exit is still named.  CUWARDEN_OWNER_SKIP adds patterns to skip.
+# ctypes' trampolines (libffi, _ctypes) are skipped too.
 . "${top_srcdir:-.}/tests/preload/lib.sh"
 
 R=$WORK/own.json
@@ -19,4 +20,23 @@ expect_rc 0 "owner with CUWARDEN_OWNER_SKIP"
 check "$R" \
 	'leak(size=77777)["owner"].endswith("/tp_driver")' \
 	'frame0(leak(size=77777)["stack"]).endswith("/libtpowner.so")'
+
+# A driver called through Python's ctypes: the frames of libffi and of the
+# _ctypes module are trampolines, skipped; the interpreter is the owner.
+R=$WORK/own3.json
+CUWARDEN_REPORT=$R run own3 "$PY" -c '
+import ctypes
+cu = ctypes.CDLL("libcuda.so.1")
+ctx = ctypes.c_void_p()
+p = ctypes.c_uint64()
+assert cu.cuInit(0) == 0
+assert cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+assert cu.cuCtxSetCurrent(ctx) == 0
+assert cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(33333)) == 0
+'
+expect_rc 0 "a driver allocation through ctypes"
+check "$R" \
+	'"libffi" not in leak(size=33333)["owner"]' \
+	'"_ctypes" not in leak(size=33333)["owner"]' \
+	'"python" in leak(size=33333)["owner"].rsplit("/", 1)[-1]'
 finish
