@@ -227,11 +227,11 @@ buf_check_range(uint64_t h, const buf_target_t *t, size_t off, size_t n,
 
 /* --------------------------------------------------------- allocation */
 
-int
-cw_alloc(cw_buf_t *buf, size_t size, cw_kind_t kind, int device,
-    cw_owner_t owner)
+/* cw_alloc and cw_alloc_async: ordered says whether stream is given. */
+static int
+alloc_common(const char *fn, cw_buf_t *buf, size_t size, cw_kind_t kind,
+    int device, cw_owner_t owner, bool ordered, cw_stream_t stream)
 {
-	static const char fn[] = "cw_alloc";
 	uintptr_t addr = 0;
 	unsigned pflags = 0;
 	int r;
@@ -262,7 +262,11 @@ cw_alloc(cw_buf_t *buf, size_t size, cw_kind_t kind, int device,
 	cw_error_t *e = lasterr_get();
 	const char *prev_fn = e->function;
 	e->function = NULL;
-	r = pool_alloc((kind_t)kind, device, size, &addr, &pflags);
+	if (ordered)
+		r = pool_alloc_stream((kind_t)kind, device, size,
+		    (CUstream)stream, &addr, &pflags);
+	else
+		r = pool_alloc((kind_t)kind, device, size, &addr, &pflags);
 	if (r == CW_OK && e->function == NULL)
 		e->function = prev_fn;
 	if (r != CW_OK) {
@@ -314,6 +318,22 @@ cw_alloc(cw_buf_t *buf, size_t size, cw_kind_t kind, int device,
 	stats_on_alloc((kind_t)kind, size);
 	*buf = h;
 	return CW_OK;
+}
+
+int
+cw_alloc(cw_buf_t *buf, size_t size, cw_kind_t kind, int device,
+    cw_owner_t owner)
+{
+	return alloc_common("cw_alloc", buf, size, kind, device, owner, false,
+	    NULL);
+}
+
+int
+cw_alloc_async(cw_buf_t *buf, size_t size, cw_kind_t kind, int device,
+    cw_owner_t owner, cw_stream_t stream)
+{
+	return alloc_common("cw_alloc_async", buf, size, kind, device, owner,
+	    true, stream);
 }
 
 static int

@@ -147,6 +147,15 @@ typedef void (*cw_output_fn)(const char *msg, void *arg);
 CW_EXPORT int cw_alloc(cw_buf_t *buf, size_t size, cw_kind_t kind,
     int device, cw_owner_t owner);
 
+/* cw_alloc in stream order: work queued on stream after this call may use
+ * the memory at once.  A block that cw_free_async freed on the same stream
+ * is handed out again without waiting (the work queued before that free
+ * runs first); other memory comes as from cw_alloc.  Used on another
+ * stream, the memory needs stream synchronised (or waited for with an
+ * event) first, as with cuMemAllocAsync.  Errors: those of cw_alloc. */
+CW_EXPORT int cw_alloc_async(cw_buf_t *buf, size_t size, cw_kind_t kind,
+    int device, cw_owner_t owner, cw_stream_t stream);
+
 /* Frees an allocation, or a view (which releases its reference on the
  * parent and never frees memory).  Refused with CW_ECONTRACT while other
  * references are held, views included (free_while_referenced); CW_EFREED
@@ -158,8 +167,8 @@ CW_EXPORT int cw_alloc(cw_buf_t *buf, size_t size, cw_kind_t kind,
  * waiting). */
 CW_EXPORT int cw_free(cw_buf_t buf);
 
-/* Frees in stream order: reusable at once on stream, elsewhere once the
- * stream has passed the free. */
+/* Frees in stream order: reusable at once on stream (by cw_alloc_async
+ * on that stream), elsewhere once the stream has passed the free. */
 CW_EXPORT int cw_free_async(cw_buf_t buf, cw_stream_t stream);
 
 /* ------------------------------------------------------------ references */

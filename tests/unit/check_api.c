@@ -75,6 +75,41 @@ START_TEST(test_api_last_error_thread_local)
 }
 END_TEST
 
+/* cw_alloc_async: cw_alloc's argument checks under its own name, and a
+ * block freed by cw_free_async on a stream comes back at once to the next
+ * stream-ordered allocation of that size on that stream. */
+START_TEST(test_api_alloc_async)
+{
+	cw_buf_t b, b2, b3;
+
+	setup();
+	ck_assert_int_eq(cw_alloc_async(NULL, 1, CW_DEVICE, 0, 0, NULL),
+	    CW_EINVAL);
+	ck_assert_str_eq(cw_last_error()->function, "cw_alloc_async");
+	ck_assert_int_eq(cw_alloc_async(&b, 0, CW_DEVICE, 0, 0, NULL),
+	    CW_EINVAL);
+	ck_assert_int_eq(cw_alloc_async(&b, 1, (cw_kind_t)7, 0, 0, NULL),
+	    CW_EINVAL);
+	ck_assert_int_eq(cw_alloc_async(&b, 1, CW_DEVICE, 0, 12345, NULL),
+	    CW_EINVAL);
+	for (int k = CW_DEVICE; k <= CW_PINNED; k++) {
+		ck_assert_int_eq(cw_alloc_async(&b, 4096, (cw_kind_t)k, 0, 0,
+		    NULL), CW_OK);
+		void *p = cw_ptr(b);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_int_eq(cw_free_async(b, NULL), CW_OK);
+		ck_assert_int_eq(cw_alloc_async(&b2, 4096, (cw_kind_t)k, 0, 0,
+		    NULL), CW_OK);
+		ck_assert_ptr_eq(cw_ptr(b2), p);
+		ck_assert_uint_ne(b2, b); /* a new handle */
+		ck_assert_int_eq(cw_free(b), CW_EFREED);
+		ck_assert_int_eq(cw_lookup(p, &b3), CW_OK);
+		ck_assert_uint_eq(b3, b2);
+		ck_assert_int_eq(cw_free(b2), CW_OK);
+	}
+}
+END_TEST
+
 START_TEST(test_api_random_handles_everywhere)
 {
 	char x[8] = { 0 };
@@ -420,6 +455,7 @@ make_api_suite(void)
 	tcase_add_test(tc, test_api_strerror);
 	tcase_add_test(tc, test_api_last_error_thread_local);
 	tcase_add_test(tc, test_api_random_handles_everywhere);
+	tcase_add_test(tc, test_api_alloc_async);
 	tcase_add_test(tc, test_api_none_handle_everywhere);
 	tcase_add_test(tc, test_api_null_out_pointers);
 	tcase_add_test(tc, test_api_owner_register);
