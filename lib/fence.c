@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "driver.h"
@@ -229,6 +230,9 @@ helper_main(void *arg)
 {
 	uint64_t life = (uint64_t)(uintptr_t)arg;
 	tls_helper = true;
+	/* Its pacing waits are tens of microseconds: the default timer
+	 * slack (50 us) would more than double them. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 	pthread_mutex_lock(&helper_lock);
 	while (life == helper_life) {
 		uint64_t w = 0;
@@ -260,12 +264,13 @@ helper_main(void *arg)
 		uint64_t st = __atomic_load_n(&stalls[dev], __ATOMIC_RELAXED);
 		uint64_t now = mono_ns();
 		if (st == helper_stalls[dev] && now < helper_last_end + gap) {
-			uint64_t left = helper_last_end + gap - now;
-			struct timespec ts = { (time_t)(left / 1000000000u),
-				(long)(left % 1000000000u) };
-			pthread_mutex_unlock(&helper_lock);
-			nanosleep(&ts, NULL);
-			pthread_mutex_lock(&helper_lock);
+			/* A thread that stalls meanwhile signals helper_cv
+			 * (fence_wait_for) and ends the wait. */
+			uint64_t end = helper_last_end + gap;
+			struct timespec ts = { (time_t)(end / 1000000000u),
+				(long)(end % 1000000000u) };
+			pthread_cond_clockwait(&helper_cv, &helper_lock,
+			    CLOCK_MONOTONIC, &ts);
 			continue;
 		}
 		helper_busy = true;
@@ -325,6 +330,35 @@ fence_request(int device, uint64_t stamp)
 	pthread_cond_signal(&helper_cv);
 	pthread_mutex_unlock(&helper_lock);
 	return err;
+}
+
+bool
+fence_wait_for(int device, uint64_t stamp, uint64_t max_ns)
+{
+	if (fence_passed(device, stamp))
+		return true;
+	/* A stall: the helper skips its pacing for it. */
+	__atomic_fetch_add(&stalls[device], 1, __ATOMIC_RELAXED);
+	if (fence_request(device, stamp))
+		return false;
+	pthread_mutex_lock(&helper_lock);
+	pthread_cond_signal(&helper_cv);
+	pthread_mutex_unlock(&helper_lock);
+	/* max_ns counts from the moment a barrier that covers stamp runs:
+	 * a helper slow to be scheduled (a loaded machine) is waited for up
+	 * to FENCE_START_WAIT_NS more, since the device may well be idle. */
+	uint64_t t = mono_ns(), start_by = t + FENCE_START_WAIT_NS;
+	uint64_t end = 0;
+	while (!fence_passed(device, stamp)) {
+		t = mono_ns();
+		if (end == 0 && __atomic_load_n(&running[device],
+		    __ATOMIC_ACQUIRE) >= stamp)
+			end = t + max_ns;
+		if (end != 0 ? t >= end : t >= start_by)
+			return false;
+		sched_yield();
+	}
+	return true;
 }
 
 uint64_t

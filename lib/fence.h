@@ -62,25 +62,31 @@ bool fence_barrier(int device);
  * running that covers them rather than issuing another. */
 bool fence_barrier_for(int device, uint64_t stamp);
 
-/* Barriers that take at most this long (an idle device: a few
- * microseconds) are worth issuing instead of growing a pool. */
-#define FENCE_CHEAP_NS 500000u
+/* Waits at most max_ns for a barrier covering frees stamped <= stamp,
+ * made by the helper thread, which is woken at once (no pacing).  On an
+ * idle device that takes microseconds; with a kernel running the wait
+ * ends at max_ns and the caller grows instead of waiting for the kernel.
+ * Returns true when the frees are covered. */
+bool fence_wait_for(int device, uint64_t stamp, uint64_t max_ns);
 
-/* True when the device's last barrier was cheap (or none was measured
- * yet): the device is likely idle, so a barrier now costs microseconds,
- * not the time of a running kernel. */
-static inline bool
-fence_cheap(int device)
-{
-	return __atomic_load_n(&fence_devs[device].last_ns,
-	    __ATOMIC_RELAXED) <= FENCE_CHEAP_NS;
-}
+/* How long an allocation that would otherwise grow a pool waits for a
+ * barrier that lets it reuse a pending block (pool.c reuse_barrier): an
+ * idle device's barrier, with the helper's wake-up, takes a few
+ * microseconds; a new segment costs the driver 70 us (device) to over a
+ * millisecond (pinned). */
+#define FENCE_REUSE_WAIT_NS 100000u
+/* fence_wait_for: how long the helper may take to start that barrier. */
+#define FENCE_START_WAIT_NS 2000000u
 
 /* The helper starts a barrier no sooner than max(FENCE_HELPER_GAP_NS,
  * 2 x the last synchronise, at most FENCE_HELPER_GAP_MAX_NS) after its
  * last one ended: one barrier serves every request made meanwhile. */
+#ifndef FENCE_HELPER_GAP_NS
 #define FENCE_HELPER_GAP_NS 20000u
+#endif
+#ifndef FENCE_HELPER_GAP_MAX_NS
 #define FENCE_HELPER_GAP_MAX_NS 1000000u
+#endif
 
 /* Asks the helper thread for a barrier covering frees stamped <= stamp,
  * without waiting (it is started on first use).  Returns true when there

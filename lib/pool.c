@@ -26,9 +26,9 @@
  *     moved asks the helper thread for one and goes on; a thread at tc_sync
  *     bytes that misses waits for one; an allocation that misses while the
  *     pool's pending list passed max(32 MiB, reserved / 16) issues one; so
- *     does an allocation that would grow while a pending block fits it,
- *     when the device's last barrier was cheap (fence_cheap: idle device;
- *     reuse_barrier); so do the OOM stages and pool_trim.
+ *     does an allocation that would grow while a pending block fits it:
+ *     it asks the helper and waits at most FENCE_REUSE_WAIT_NS for that
+ *     barrier (reuse_barrier); so do the OOM stages and pool_trim.
  *
  * OOM stages: ready blocks -> completed events -> grow -> barrier, flush
  * this thread's cache, release pending, retry -> trim the engine (free
@@ -68,10 +68,16 @@
 #define POOL_MAX_DEVICES FENCE_MAX_DEVICES
 #define NKINDS 3
 #define TC_CAP 32                           /* entries per FIFO / stack */
+#ifndef TC_MAX_BYTES
 #define TC_MAX_BYTES ((size_t)128 << 20)     /* cached per thread and pool */
+#endif
 #define TC_MIN_BYTES ((size_t)8 << 20)
+#ifndef TC_PEND_ASK
 #define TC_PEND_ASK ((size_t)16 << 20)      /* unfenced: ask the helper */
+#endif
+#ifndef TC_PEND_SYNC
 #define TC_PEND_SYNC ((size_t)64 << 20)     /* unfenced: barrier on a miss */
+#endif
 #define TC_MAX_CLASS_SIZE ((size_t)2 << 20)
 #define TC_NBINS 80
 #define PUBLISH_BYTES ((int64_t)1 << 20)
@@ -82,6 +88,7 @@ typedef struct pend_s {
 	size_t bsize;
 	uint64_t stamp;
 	CUevent ev;
+	CUstream stream; /* with ev: the stream it was freed on */
 } pend_t;
 
 typedef struct tc_ent_s {
@@ -110,6 +117,7 @@ typedef struct tcache_s {
 	bool asked;         /* a barrier was requested since then */
 	uint64_t incarnation; /* of the pool when this cache was filled */
 	uint64_t hits, misses; /* read by pool_cache_counters (atomic) */
+	pool_slow_t slow;   /* read by pool_slow_counters (atomic) */
 	tc_bin_t bins[TC_NBINS];
 } tcache_t;
 
@@ -148,6 +156,7 @@ struct pool_s {
 	pthread_mutex_t tcl_lock;
 	tcache_t *tcaches;
 	uint64_t retired_hits, retired_misses; /* of exited threads */
+	pool_slow_t retired_slow;
 };
 
 static pool_t pools[NKINDS][POOL_MAX_DEVICES];
@@ -387,7 +396,7 @@ pend_push(pool_t *p, uintptr_t addr, size_t bsize, uint64_t stamp,
 		p->pend = n;
 		p->pend_cap = nc;
 	}
-	p->pend[p->npend++] = (pend_t){ addr, bsize, stamp, ev };
+	p->pend[p->npend++] = (pend_t){ addr, bsize, stamp, ev, NULL };
 	p->pend_bytes += bsize;
 	if (ev != NULL)
 		p->nev++;
@@ -477,13 +486,14 @@ barrier(pool_t *p)
 }
 
 /* Before growing: a pending block big enough for esize waits only for the
- * fence.  On a device whose last barrier was cheap (idle: a few
- * microseconds), one barrier that covers it costs far less than a new
- * segment (cuMemHostAlloc of megabytes: milliseconds) and keeps a steady
- * alloc/free loop of one size on one block.  On a busy device (the last
- * barrier waited for a kernel) the helper is asked instead and the pool
- * grows.  p->lock held (dropped around the barrier).  Returns true when
- * a barrier passed and released blocks. */
+ * fence.  The helper is asked for a barrier at once and this thread waits
+ * for it at most FENCE_REUSE_WAIT_NS: on an idle device it comes in
+ * microseconds, far less than a new segment (cuMemHostAlloc of megabytes:
+ * milliseconds), and a steady alloc/free loop of one size stays on one
+ * block; with a kernel running the wait ends and the pool grows, so an
+ * allocation never waits for a kernel here.  p->lock held (dropped
+ * around the wait).  Returns true when a barrier passed and released
+ * blocks. */
 static bool
 reuse_barrier(pool_t *p, size_t esize)
 {
@@ -494,18 +504,17 @@ reuse_barrier(pool_t *p, size_t esize)
 		    (stamp == 0 || e->stamp < stamp))
 			stamp = e->stamp;
 	}
-	if (stamp == 0 || fence_passed(p->device, stamp))
+	if (stamp == 0)
 		return false;
-	if (!fence_cheap(p->device)) {
-		fence_request(p->device, stamp);
-		return false;
+	if (!fence_passed(p->device, stamp)) {
+		pthread_mutex_unlock(&p->lock);
+		bool ok = fence_wait_for(p->device, stamp,
+		    FENCE_REUSE_WAIT_NS);
+		pthread_mutex_lock(&p->lock);
+		if (!ok)
+			return false;
+		__atomic_fetch_add(&p->fence_waits, 1, __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&p->lock);
-	bool err = fence_barrier_for(p->device, stamp);
-	pthread_mutex_lock(&p->lock);
-	if (err)
-		return false;
-	__atomic_fetch_add(&p->fence_waits, 1, __ATOMIC_RELAXED);
 	return pend_release(p, false) > 0;
 }
 
@@ -563,7 +572,16 @@ pool_init_locked(pool_t *p, kind_t kind, int device, size_t tc_cap)
 	if (large < 2 * DEVPOOL_SLAB_MAX)
 		large = 2 * DEVPOOL_SLAB_MAX;
 	memset(p, 0, sizeof(*p));
-	pthread_mutex_init(&p->lock, NULL);
+	/* The lock's holds are short (a refill: about a microsecond) and,
+	 * with many threads, frequent: an adaptive mutex spins a little
+	 * before sleeping, where a futex sleep and wake-up (tens of
+	 * microseconds in a VM) would turn each contended refill into a
+	 * convoy. */
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&p->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_mutex_init(&p->tcl_lock, NULL);
 	p->kind = kind;
 	p->device = device;
@@ -608,6 +626,15 @@ pool_get(kind_t kind, int device)
 /* -------------------------------------------------------- thread caches */
 
 static void
+slow_sum(pool_slow_t *to, const pool_slow_t *from)
+{
+	const uint64_t *f = (const uint64_t *)from;
+	uint64_t *t = (uint64_t *)to;
+	for (size_t i = 0; i < sizeof(*to) / sizeof(uint64_t); i++)
+		t[i] += __atomic_load_n(&f[i], __ATOMIC_RELAXED);
+}
+
+static void
 tc_thread_exit(void *arg)
 {
 	tc_set_t *set = arg;
@@ -631,6 +658,7 @@ tc_thread_exit(void *arg)
 				    __ATOMIC_RELAXED);
 				p->retired_hits += tc->hits;
 				p->retired_misses += tc->misses;
+				slow_sum(&p->retired_slow, &tc->slow);
 				if (tc->prev != NULL)
 					tc->prev->next = tc->next;
 				else
@@ -806,6 +834,24 @@ count_free(pool_t *p, tcache_t *tc, size_t size)
 	__atomic_sub_fetch(&p->cur_pub, size, __ATOMIC_RELAXED);
 }
 
+/* The slow paths of a thread's cache are timed (a clock read each side,
+ * on under 1 % of calls) so that a benchmark can say where the time of a
+ * many-thread run goes.  Written by the owning thread only. */
+static inline uint64_t
+slow_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void
+slow_add(uint64_t *n, uint64_t *ns, uint64_t t0)
+{
+	__atomic_store_n(n, *n + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(ns, *ns + (slow_clock() - t0), __ATOMIC_RELAXED);
+}
+
 static inline bool
 tc_pop(pool_t *p, tc_bin_t *b, size_t cs, tcache_t *tc, uintptr_t *addr)
 {
@@ -949,6 +995,28 @@ bad_kind(kind_t kind)
 	    (int)kind);
 }
 
+/* The engine's size of a block handed out for size bytes: a class size
+ * below tc_max (pool_free gives it back so), else size. */
+static inline size_t
+eng_size(pool_t *p, size_t size)
+{
+	return size < p->tc_max ?
+	    devpool_class_size(devpool_class_of(size, p->lgd), p->lgd) : size;
+}
+
+/* poolmap_set failed (no host memory): the block, not handed out after
+ * all, goes back through the pending list. */
+static int
+unmapped(pool_t *p, uintptr_t a, size_t size)
+{
+	pthread_mutex_lock(&p->lock);
+	if (pend_push(p, a, eng_size(p, size), fence_stamp(p->device), NULL))
+		log_warn("pool: block %#lx lost", (unsigned long)a);
+	pthread_mutex_unlock(&p->lock);
+	return lasterr_set(CW_ENOMEM, "pool_alloc", "no host memory for the "
+	    "address map");
+}
+
 int
 pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
     unsigned *flags)
@@ -1002,14 +1070,18 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		 * 93 %.) */
 		if (b->npend > 0 && tc->unfenced >= p->tc_sync &&
 		    tc->seen_done == fence_done(device)) {
+			uint64_t t0 = slow_clock();
 			tc->unfenced = 0;
 			if (!fence_barrier_for(device, b->pend[b->head].stamp))
 				__atomic_fetch_add(&p->fence_waits, 1,
 				    __ATOMIC_RELAXED);
-			if (tc_pop(p, b, cs, tc, &a))
+			bool hit = tc_pop(p, b, cs, tc, &a);
+			slow_add(&tc->slow.stalls, &tc->slow.stall_ns, t0);
+			if (hit)
 				goto done;
 		}
 		/* Refill: one block now, a few more into the stack. */
+		uint64_t t0 = slow_clock();
 		pthread_mutex_lock(&p->lock);
 		publish(p, tc);
 		r = alloc_staged(p, tc, cs, size, &a, &bs, &fl);
@@ -1030,6 +1102,7 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 			}
 		}
 		pthread_mutex_unlock(&p->lock);
+		slow_add(&tc->slow.refills, &tc->slow.refill_ns, t0);
 		if (r != CW_OK)
 			return r;
 		fl = 0;
@@ -1037,26 +1110,78 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 	}
 	tc = NULL;
 	pthread_mutex_lock(&p->lock);
-	/* The OOM stages flush this thread's cache, if it has one. */
-	r = alloc_staged(p, tc_peek(p), size, size, &a, &bs, &fl);
+	/* The OOM stages flush this thread's cache, if it has one.  The
+	 * engine size is the one pool_free gives back (a class size below
+	 * tc_max, for a thread that has no cache too). */
+	r = alloc_staged(p, tc_peek(p), eng_size(p, size), size, &a, &bs,
+	    &fl);
 	pthread_mutex_unlock(&p->lock);
 	if (r != CW_OK)
 		return r;
 done:
-	if (unlikely(poolmap_set(a, size, kind, fl))) {
-		/* Not handed out after all: back through the pending list. */
-		pthread_mutex_lock(&p->lock);
-		if (pend_push(p, a, size, fence_stamp(device), NULL))
-			log_warn("pool: block %#lx lost", (unsigned long)a);
-		pthread_mutex_unlock(&p->lock);
-		return lasterr_set(CW_ENOMEM, "pool_alloc", "no host memory "
-		    "for the address map");
-	}
+	if (unlikely(poolmap_set(a, size, kind, fl)))
+		return unmapped(p, a, size);
 	count_alloc(p, tc, size);
 	*addr = a;
 	if (flags != NULL)
 		*flags = fl;
 	return CW_OK;
+}
+
+/* A block pool_free_async freed on stream, of exactly the engine size a
+ * request of size takes: work queued on stream from now on runs after
+ * the work queued before that free, so it may be handed out at once.
+ * Taken out of the pending list.  Returns true when one was found. */
+static bool
+pend_take_stream(pool_t *p, size_t size, CUstream stream, uintptr_t *addr)
+{
+	size_t bs = eng_size(p, size);
+	CUevent ev = NULL;
+	bool found = false;
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = p->npend; p->nev > 0 && i-- > 0; ) {
+		pend_t *e = &p->pend[i];
+		if (e->ev == NULL || e->stream != stream || e->bsize != bs)
+			continue;
+		*addr = e->addr;
+		ev = e->ev;
+		p->pend[i] = p->pend[--p->npend];
+		p->nev--;
+		p->pend_bytes -= bs;
+		found = true;
+		break;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (ev != NULL)
+		fence_event_release(p->device, ev);
+	return found;
+}
+
+int
+pool_alloc_stream(kind_t kind, int device, size_t size, CUstream stream,
+    uintptr_t *addr, unsigned *flags)
+{
+	if (kind_pooled(kind) && size > 0 && pool_enabled() && device >= 0 &&
+	    device < POOL_MAX_DEVICES && !pool_forked) {
+		pool_t *p = &pools[kind][device];
+		uintptr_t a;
+		if (__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&p->nev, __ATOMIC_RELAXED) > 0 &&
+		    pend_take_stream(p, size, stream, &a)) {
+			/* Device blocks of large_block and more have a
+			 * segment of their own (devpool.h). */
+			unsigned fl = p->dp != NULL && size >= p->large ?
+			    POOL_F_OWN_SEGMENT : 0;
+			if (unlikely(poolmap_set(a, size, kind, fl)))
+				return unmapped(p, a, size);
+			count_alloc(p, NULL, size);
+			*addr = a;
+			if (flags != NULL)
+				*flags = fl;
+			return CW_OK;
+		}
+	}
+	return pool_alloc(kind, device, size, addr, flags);
 }
 
 static int
@@ -1100,8 +1225,18 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 			/* The cache is full: this block goes to the pool's
 			 * pending list; what is cached stays. */
 			count_free(p, tc, size);
-			tc = NULL;
-			goto shared;
+			uint64_t t0 = slow_clock();
+			pthread_mutex_lock(&p->lock);
+			bool err = pend_push(p, addr, cs, fence_stamp(device),
+			    NULL);
+			pthread_mutex_unlock(&p->lock);
+			slow_add(&tc->slow.shared_frees,
+			    &tc->slow.shared_free_ns, t0);
+			if (err)
+				log_warn("pool: no host memory for the pending "
+				    "list; block %#lx is lost",
+				    (unsigned long)addr);
+			return CW_OK;
 		}
 		if (unlikely(b->npend == TC_CAP)) {
 			pthread_mutex_lock(&p->lock);
@@ -1132,17 +1267,15 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		return CW_OK;
 	}
 	count_free(p, NULL, size);
-shared:;
 	uint64_t stamp = fence_stamp(device);
 	CUevent ev = NULL;
 	if (async)
 		ev = fence_event_record(device, stream);
-	size_t bs = size;
-	if (size < p->tc_max)
-		bs = devpool_class_size(devpool_class_of(size, p->lgd),
-		    p->lgd);
+	size_t bs = eng_size(p, size);
 	pthread_mutex_lock(&p->lock);
 	bool err = pend_push(p, addr, bs, stamp, ev);
+	if (!err && ev != NULL)
+		p->pend[p->npend - 1].stream = stream;
 	pthread_mutex_unlock(&p->lock);
 	if (err) {
 		if (ev != NULL)
@@ -1360,6 +1493,24 @@ pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
 		}
 		*hits += p->retired_hits;
 		*misses += p->retired_misses;
+		pthread_mutex_unlock(&p->tcl_lock);
+	}
+}
+
+void
+pool_slow_counters(kind_t kind, pool_slow_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!kind_pooled(kind))
+		return;
+	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
+		pool_t *p = &pools[kind][d];
+		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_mutex_lock(&p->tcl_lock);
+		for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
+			slow_sum(out, &t->slow);
+		slow_sum(out, &p->retired_slow);
 		pthread_mutex_unlock(&p->tcl_lock);
 	}
 }

@@ -34,6 +34,13 @@
  * and largest free block in cw_last_error; CW_ECUDA, CW_ENODEV. */
 int pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
     unsigned *flags);
+/* Stream-ordered allocation: a block pool_free_async freed on stream, of
+ * the same engine size, is handed out at once (work queued on stream from
+ * now on is ordered after the work before that free; elsewhere the memory
+ * needs the stream synchronised first, as with cuMemAllocAsync); else
+ * pool_alloc. */
+int pool_alloc_stream(kind_t kind, int device, size_t size, CUstream stream,
+    uintptr_t *addr, unsigned *flags);
 /* Synchronous free: reuse only behind the fence. */
 int pool_free(kind_t kind, int device, uintptr_t addr, size_t size);
 /* Stream-ordered free: reusable at once on stream, elsewhere once the
@@ -63,6 +70,14 @@ bool pool_enabled(void); /* CUWARDEN_POOL */
 /* Thread-cache hits and misses of kind's allocations, all threads (for
  * benchmarks and tests). */
 void pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses);
+/* The slow paths of the thread caches, all threads: how many and how long
+ * (ns, lock waits included).  For benchmarks. */
+typedef struct pool_slow_s {
+	uint64_t stalls, stall_ns;   /* waited for a barrier on a miss */
+	uint64_t refills, refill_ns; /* refilled under the pool lock */
+	uint64_t shared_frees, shared_free_ns; /* full cache: pending list */
+} pool_slow_t;
+void pool_slow_counters(kind_t kind, pool_slow_t *out);
 
 void pool_prefork(void);
 void pool_postfork_parent(void);

@@ -8,6 +8,8 @@
 // block (1 MiB class, thread cache), an own-segment block (4 MiB), and a
 // run that frees 64 MiB more so the pool's barrier fires while the kernel
 // runs (the barrier must wait for it).  Managed memory too (small).
+// Then cw_alloc_async on the stream of a cw_free_async: the block comes
+// back at once while the kernel runs, and stream order keeps the data.
 // Prints PASS/FAIL lines; exit 0 when all pass, 1 otherwise, 99 harness.
 #include <cstdio>
 #include <cstring>
@@ -38,6 +40,14 @@ writer(unsigned char *p, size_t n, unsigned long long ns)
 		if (t - t0 > ns)
 			break;
 	}
+}
+
+__global__ void
+fill(unsigned char *p, size_t n, unsigned char v)
+{
+	for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	    i += (size_t)gridDim.x * blockDim.x)
+		p[i] = v;
 }
 
 static bool
@@ -144,6 +154,55 @@ run(const char *name, cw_kind_t kind, size_t size, int nalloc,
 	cudaStreamDestroy(s);
 }
 
+// cw_alloc_async on the stream that cw_free_async freed A on: A comes back
+// at once, while the kernel still writes into it, and work queued on that
+// stream afterwards runs after the kernel (the data is the later write's).
+static void
+run_same_stream(cw_kind_t kind, size_t size, const char *name)
+{
+	cudaStream_t s;
+	cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+	cudaEvent_t done;
+	cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+	cw_buf_t a, b;
+	if (cw_alloc_async(&a, size, kind, 0, 0, s) != CW_OK) {
+		printf("ERROR: %s: cw_alloc_async: %s\n", name,
+		    cw_last_error()->message);
+		failed++;
+		return;
+	}
+	unsigned char *pa = (unsigned char *)cw_ptr(a);
+	writer<<<64, 256, 0, s>>>(pa, size, 100ull * 1000 * 1000);
+	cudaEventRecord(done, s);
+	double t0 = now_ms();
+	CHECK(cw_free_async(a, s) == CW_OK, "%s: cw_free_async", name);
+	int r = cw_alloc_async(&b, size, kind, 0, 0, s);
+	double dt = now_ms() - t0;
+	bool running = kernel_running(done);
+	CHECK(r == CW_OK, "%s: cw_alloc_async: %s", name,
+	    cw_last_error()->message);
+	if (r != CW_OK)
+		return;
+	printf("  %s: A back after %.3f ms, kernel %s\n", name, dt,
+	    running ? "still running" : "ended");
+	CHECK(cw_ptr(b) == pa && running, "%s: A was not handed out again "
+	    "at once on its stream (same %d, kernel running %d)", name,
+	    cw_ptr(b) == pa, running);
+	fill<<<64, 256, 0, s>>>((unsigned char *)cw_ptr(b), size, 0x55);
+	cudaStreamSynchronize(s);
+	std::vector<unsigned char> h(size);
+	CHECK(cw_download(b, 0, h.data(), size) == CW_OK, "%s: download",
+	    name);
+	size_t wrong = 0;
+	for (size_t i = 0; i < size; i++)
+		wrong += h[i] != 0x55;
+	CHECK(wrong == 0, "%s: %zu bytes are not the later write's", name,
+	    wrong);
+	cw_free(b);
+	cudaEventDestroy(done);
+	cudaStreamDestroy(s);
+}
+
 int
 main()
 {
@@ -160,6 +219,9 @@ main()
 	    96, 64 << 20);
 	run("managed 64 KiB", CW_MANAGED, 64 << 10, 64, 0);
 	run("pinned 256 KiB", CW_PINNED, 256 << 10, 32, 0);
+	run_same_stream(CW_DEVICE, 1 << 20, "device 1 MiB, same stream");
+	run_same_stream(CW_DEVICE, 4 << 20, "device 4 MiB, same stream");
+	run_same_stream(CW_PINNED, 256 << 10, "pinned 256 KiB, same stream");
 	printf("fence_test: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -6,7 +6,8 @@
  * What is proven: every kind allocates, answers pool_block_of and frees;
  * the reuse fence (a simulated kernel keeps writing into a freed block
  * for 100 ms: no allocation receives it meanwhile, and data written into
- * new blocks survives); stream-ordered frees wait for their event; the
+ * new blocks survives); stream-ordered frees wait for their event, except
+ * for a stream-ordered allocation on the same stream; the
  * driver is called far less than once per allocation; OOM staging
  * (barrier, trim, retry) and its error detail; the per-device limit;
  * trim returns every segment; stats are exact; 16 threads never share a
@@ -355,11 +356,9 @@ START_TEST(test_pool_fence_helper)
 		    NULL), CW_OK);
 	ck_assert_int_eq(fc_launch_writer(NULL, (CUdeviceptr)a[0], 1 * MiB,
 	    100, 0xee), CUDA_SUCCESS);
-	/* The device was seen busy (its last barrier waited for a kernel):
-	 * an allocation that misses grows and asks the helper rather than
-	 * synchronising itself (reuse_barrier). */
-	__atomic_store_n(&fence_devs[0].last_ns, 2 * (uint64_t)FENCE_CHEAP_NS,
-	    __ATOMIC_RELAXED);
+	/* An allocation that misses asks the helper and waits for its
+	 * barrier at most FENCE_REUSE_WAIT_NS, then grows: it never waits for
+	 * the kernel (reuse_barrier). */
 	double t0 = now_ms();
 	for (int i = 0; i < N; i++)
 		ck_assert_int_eq(pool_free(KIND_DEVICE, 0, a[i], 1 * MiB),
@@ -449,6 +448,90 @@ START_TEST(test_pool_free_async_event)
 	 * any synchronise of the context: the event says so. */
 	ck_assert_int_eq(fc_stream_sync(s), CUDA_SUCCESS);
 	ck_assert_int_eq(fc_stream_destroy(s), CUDA_SUCCESS);
+	ck_assert_int_eq(pool_trim(0), CW_OK);
+}
+END_TEST
+
+/* pool_alloc_stream: a block freed on stream s is handed out again at once
+ * on s (the kernel still writing into it is ordered before anything queued
+ * on s now), never on another stream or for another size before the free's
+ * event completes, and without any synchronise or event query. */
+START_TEST(test_pool_alloc_stream_reuse)
+{
+	CUstream s, s2;
+	ck_assert_int_eq(driver_bind(0), CW_OK);
+	ck_assert_int_eq(fc_stream_create(&s, CU_STREAM_NON_BLOCKING),
+	    CUDA_SUCCESS);
+	ck_assert_int_eq(fc_stream_create(&s2, CU_STREAM_NON_BLOCKING),
+	    CUDA_SUCCESS);
+	static const size_t szs[] = { 64 * KiB, 3 * MiB };
+	for (size_t k = 0; k < CW_ARRAY_SIZE(szs); k++) {
+		size_t sz = szs[k];
+		uintptr_t a, c, d;
+		unsigned fa, fd;
+		ck_assert_int_eq(pool_alloc_stream(KIND_DEVICE, 0, sz, s, &a,
+		    &fa), CW_OK);
+		double t0 = now_ms();
+		ck_assert_int_eq(fc_launch_writer(s, (CUdeviceptr)a, sz, 100,
+		    0xee), CUDA_SUCCESS);
+		ck_assert_int_eq(pool_free_async(KIND_DEVICE, 0, a, sz, s),
+		    CW_OK);
+		/* Another size on the same stream: not a. */
+		ck_assert_int_eq(pool_alloc_stream(KIND_DEVICE, 0, sz * 2, s,
+		    &c, NULL), CW_OK);
+		ck_assert(c != a);
+		/* The same stream and size: a, at once, without asking the
+		 * driver anything. */
+		fc_reset_counters();
+		ck_assert_int_eq(pool_alloc_stream(KIND_DEVICE, 0, sz, s, &d,
+		    &fd), CW_OK);
+		ck_assert_uint_eq(d, a);
+		ck_assert_uint_eq(fd, fa);
+		ck_assert(now_ms() - t0 < 90.0);
+		struct fakecuda_counters cn;
+		fc_counters(&cn);
+		ck_assert_uint_eq(cn.total_calls, 0);
+		/* It is handed out as any block: the map knows it. */
+		uintptr_t base;
+		size_t bsz;
+		unsigned bf;
+		ck_assert(!pool_block_of(d + 1, &base, &bsz, &bf));
+		ck_assert_uint_eq(base, a);
+		ck_assert_uint_eq(bsz, sz);
+		ck_assert_int_eq(pool_free(KIND_DEVICE, 0, c, sz * 2), CW_OK);
+
+		/* Another stream: the block only once the kernel ended (the
+		 * fence may wait for it, as cudaFree would). */
+		t0 = now_ms();
+		ck_assert_int_eq(fc_launch_writer(s, (CUdeviceptr)d, sz, 100,
+		    0xee), CUDA_SUCCESS);
+		ck_assert_int_eq(pool_free_async(KIND_DEVICE, 0, d, sz, s),
+		    CW_OK);
+		uintptr_t b;
+		ck_assert_int_eq(pool_alloc_stream(KIND_DEVICE, 0, sz, s2, &b,
+		    NULL), CW_OK);
+		if (b == d)
+			ck_assert(now_ms() - t0 >= 99.0);
+		ck_assert_int_eq(pool_free(KIND_DEVICE, 0, b, sz), CW_OK);
+		ck_assert_int_eq(fc_stream_sync(s), CUDA_SUCCESS);
+	}
+	ck_assert_int_eq(fc_stream_destroy(s), CUDA_SUCCESS);
+	ck_assert_int_eq(fc_stream_destroy(s2), CUDA_SUCCESS);
+	/* Pinned, on the legacy default stream (NULL): the same rule. */
+	uintptr_t h, h2;
+	ck_assert_int_eq(pool_alloc_stream(KIND_PINNED, 0, 8 * KiB, NULL, &h,
+	    NULL), CW_OK);
+	ck_assert_int_eq(pool_free_async(KIND_PINNED, 0, h, 8 * KiB, NULL),
+	    CW_OK);
+	ck_assert_int_eq(pool_alloc_stream(KIND_PINNED, 0, 8 * KiB, NULL, &h2,
+	    NULL), CW_OK);
+	ck_assert_uint_eq(h2, h);
+	ck_assert_int_eq(pool_free(KIND_PINNED, 0, h2, 8 * KiB), CW_OK);
+	/* Bad arguments: those of pool_alloc. */
+	ck_assert_int_eq(pool_alloc_stream(KIND_DEVICE, 0, 0, NULL, &h, NULL),
+	    CW_EINVAL);
+	ck_assert_int_eq(pool_alloc_stream(KIND_VIEW, 0, 8, NULL, &h, NULL),
+	    CW_EINVAL);
 	ck_assert_int_eq(pool_trim(0), CW_OK);
 }
 END_TEST
@@ -1040,6 +1123,7 @@ make_pool_suite(void)
 	tcase_add_test(tc, test_pool_fence_helper);
 	tcase_add_test(tc, test_pool_fence_helper_paced);
 	tcase_add_test(tc, test_pool_free_async_event);
+	tcase_add_test(tc, test_pool_alloc_stream_reuse);
 	tcase_add_test(tc, test_pool_limit_and_oom_detail);
 	tcase_add_test(tc, test_pool_limit_host_kinds);
 	tcase_add_test(tc, test_pool_oom_from_driver);
