@@ -80,6 +80,7 @@ static const option_desc_t table[OPT_COUNT] = {
 	[OPT_REPORT_FORMAT] = { "REPORT_FORMAT", OK_ENUM,
 	    OPT_REPORT_FORMAT_JSON, 0, 0, { "json", "text", NULL } },
 	[OPT_REPORT_ALWAYS] = { "REPORT_ALWAYS", OK_BOOL, 0, 0, 1, { NULL } },
+	[OPT_SIGNALS] = { "SIGNALS", OK_BOOL, 1, 0, 1, { NULL } },
 };
 
 #define PREFIX "CUWARDEN_"
@@ -546,6 +547,7 @@ options_name(option_t opt)
 		[OPT_CHECK_BOUNDS] = "CUWARDEN_CHECK_BOUNDS",
 		[OPT_REPORT_FORMAT] = "CUWARDEN_REPORT_FORMAT",
 		[OPT_REPORT_ALWAYS] = "CUWARDEN_REPORT_ALWAYS",
+		[OPT_SIGNALS] = "CUWARDEN_SIGNALS",
 	};
 
 	if ((unsigned)opt >= OPT_COUNT)

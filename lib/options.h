@@ -27,6 +27,7 @@ typedef enum option_e {
 	OPT_CHECK_BOUNDS,  /* CUWARDEN_CHECK_BOUNDS: bool, shim checks cuMemcpy/cuMemset ranges, default 0 */
 	OPT_REPORT_FORMAT, /* CUWARDEN_REPORT_FORMAT: json|text, default json */
 	OPT_REPORT_ALWAYS, /* CUWARDEN_REPORT_ALWAYS: bool, shim reports even when CUDA was never used, default 0 */
+	OPT_SIGNALS,       /* CUWARDEN_SIGNALS: bool, shim writes the report on a fatal signal, default 1 */
 	OPT_COUNT
 } option_t;
 

@@ -13,8 +13,10 @@
  *     answers for our wrapper of that exact export (a reverse map built
  *     from the driver's own exports; no version tables of our own).  The
  *     self-query "cuGetProcAddress" answers our wrappers the same way.
- * Plus _exit/_Exit (the report is written first) and a destructor that
- * has the report written at exit, after every library's destructors.
+ * Plus _exit/_Exit (the report is written first), a destructor that
+ * has the report written at exit, after every library's destructors, and
+ * handlers for fatal signals still at their default, installed at the
+ * first hooked call (the report, then the default action).
  *
  * Every driver wrapper is generated from hooks.def: lazy resolution of
  * the real entry points, a thread-local re-entrancy guard (a call made
@@ -33,7 +35,9 @@
  * Locking: none of our own (pthread_once for the resolution).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -42,6 +46,7 @@
 
 #include "driver.h"
 #include "log.h"
+#include "options.h"
 #include "stats.h"
 #include "track.h"
 
@@ -95,6 +100,9 @@ static bool reals_ready;        /* acquire/release */
 static pthread_once_t reals_once = PTHREAD_ONCE_INIT;
 
 static CW_TLS bool in_hook;
+
+static void signals_install(void);
+static bool signals_done; /* atomic */
 
 /* glibc's dlsym and _exit/_Exit, found at load (or earlier, by the
  * trampoline, when another library's constructor calls dlsym first). */
@@ -173,6 +181,9 @@ missing(const char *sym)
 			return ((CUresult (*) params)real) args; \
 		in_hook = true; \
 		track_hook_ran(); \
+		if (unlikely(!__atomic_load_n(&signals_done, \
+		    __ATOMIC_RELAXED))) \
+			signals_install(); \
 		r = track_##fam(real, #sym, UNPAREN args); \
 		in_hook = false; \
 		return r; \
@@ -421,6 +432,71 @@ hook__Exit(int status)
 		real_Exit_fn(status);
 	for (;;)
 		syscall(SYS_exit_group, status);
+}
+
+/* ------------------------------------------------------------ signals */
+
+/* Fatal signals: a process that dies of one still leaves its report.
+ * Handlers go only where the disposition is still the default, at the
+ * first hooked call (a process that never uses CUDA is not touched); a
+ * handler the program installs later replaces ours. */
+static const int fatal_signals[] = {
+	SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGHUP,
+	SIGQUIT,
+};
+
+static void
+on_fatal_signal(int sig, siginfo_t *info, void *uc)
+{
+	int saved = errno;
+
+	(void)uc;
+	/* Not when this thread was inside a wrapper: our locks may be held.
+	 * Another thread may hold one we need: SIGALRM ends a handler that
+	 * cannot finish (the process was dying anyway). */
+	if (!in_hook) {
+		in_hook = true; /* driver calls made now pass through */
+		signal(SIGALRM, SIG_DFL);
+		alarm(10);
+		track_write_report("signal", sig);
+		alarm(0);
+		in_hook = false;
+	}
+	errno = saved;
+	/* SA_RESETHAND put the default action back.  A fault returns to the
+	 * faulting instruction, which faults again with its own context; a
+	 * signal that was sent is raised again (SA_NODEFER: at once). */
+	bool fault = info != NULL && info->si_code > 0 && (sig == SIGSEGV ||
+	    sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+	if (!fault)
+		raise(sig);
+}
+
+static void
+signals_install(void)
+{
+	if (__atomic_exchange_n(&signals_done, true, __ATOMIC_ACQ_REL))
+		return;
+	if (!options_get_bool(OPT_SIGNALS))
+		return;
+	for (size_t i = 0; i < CW_ARRAY_SIZE(fatal_signals); i++) {
+		struct sigaction old, sa;
+		int sig = fatal_signals[i];
+		if (sigaction(sig, NULL, &old) != 0 ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_fatal_signal;
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		/* Between the look and now the program may have installed
+		 * its own: put it back if so (a race with a program that
+		 * changes dispositions while CUDA starts; best effort). */
+		struct sigaction mid;
+		if (sigaction(sig, &sa, &mid) == 0 &&
+		    ((mid.sa_flags & SA_SIGINFO) || mid.sa_handler != SIG_DFL))
+			sigaction(sig, &mid, NULL);
+	}
 }
 
 __attribute__((constructor)) static void

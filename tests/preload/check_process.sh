@@ -4,7 +4,7 @@
 # LD_PRELOAD and writes its own report: with %p, one file per process;
 # it also opens the parent's IPC handle), _exit and _Exit (the report is
 # written first, the status kept), _exit from a thread, exit from a
-# thread.
+# thread, fatal signals (the report written, the death unchanged).
 . "${top_srcdir:-.}/tests/preload/lib.sh"
 
 # fork
@@ -59,6 +59,44 @@ for how in _exit:3:_exit _Exit:4:_exit thread_exit:5:_exit thread_Exit:6:exit; d
 		'r["exit"]["status"] == (V["st"] if V["how"] == "_exit" else -1)' \
 		'leak(api="cuMemAlloc_v2")["bytes"] == 3 * 4096'
 done
+# Fatal signals: abort(), a SIGTERM raised, a segmentation fault, a
+# SIGTERM sent by another process.  The report is written (exit "signal"
+# and its number), the process still dies of the signal (the shell's
+# 128+n).  A SIGTERM handler the program installed before CUDA stays its
+# own; CUWARDEN_SIGNALS=0 installs none (no report, same death).
+ulimit -c 0 2>/dev/null
+for how in abort:6 term:15 segv:11; do
+	arg=${how%%:*}; sig=${how#*:}
+	R=$WORK/s$arg.json
+	CUWARDEN_REPORT=$R run "s$arg" "$TP/tp_driver" exit "$arg"
+	expect_rc $((128 + sig)) "died of signal $sig ($arg)"
+	check "$R" -v "sig=$sig" \
+		'r["exit"]["how"] == "signal"' \
+		'r["exit"]["status"] == V["sig"]' \
+		'leak(api="cuMemAlloc_v2")["bytes"] == 3 * 4096'
+done
+R=$WORK/skill.json
+LD_PRELOAD=$SHIM CUWARDEN_REPORT=$R "$TP/tp_driver" exit killme >"$WORK/skill.out" 2>&1 &
+pid=$!
+i=0
+while ! grep -q ready "$WORK/skill.out" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+kill -TERM $pid
+wait $pid
+rc=$?
+expect_rc 143 "killed by another process's SIGTERM"
+check "$R" 'r["exit"]["how"] == "signal" and r["exit"]["status"] == 15' \
+	'leak(api="cuMemAlloc_v2")["bytes"] == 3 * 4096'
+R=$WORK/sown.json
+CUWARDEN_REPORT=$R run sown "$TP/tp_driver" exit ownterm
+expect_rc 7 "the program's own SIGTERM handler ran"
+check "$R" 'r["exit"]["how"] == "_exit" and r["exit"]["status"] == 7'
+R=$WORK/soff.json
+CUWARDEN_SIGNALS=0 CUWARDEN_REPORT=$R run soff "$TP/tp_driver" exit abort
+expect_rc 134 "CUWARDEN_SIGNALS=0: abort"
+if [ -e "$R" ]; then fail "CUWARDEN_SIGNALS=0 wrote a report"; else pass "CUWARDEN_SIGNALS=0: no report"; fi
+
 # exit order: a library's ELF destructor and its constructor's atexit
 # handler free memory after the shim's destructor ran; the report is
 # written after them, so only the program's own leak is left.

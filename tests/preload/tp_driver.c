@@ -12,6 +12,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -663,11 +664,22 @@ thread_exit_fn(void *arg)
 	exit(6);
 }
 
+static void
+own_term(int sig)
+{
+	(void)sig;
+	_exit(7);
+}
+
 static int
 scenario_exit(const char *how)
 {
 	CUdeviceptr p;
 
+	/* A handler of the program's own, installed before CUDA is used:
+	 * the shim must leave it in place. */
+	if (strcmp(how, "ownterm") == 0)
+		signal(SIGTERM, own_term);
 	init();
 	OK(cuMemAlloc(&p, 4096 * 3));
 	fflush(stdout);
@@ -675,6 +687,22 @@ scenario_exit(const char *how)
 		_exit(3);
 	if (strcmp(how, "_Exit") == 0)
 		_Exit(4);
+	/* Fatal signals: the report is written, the process dies of the
+	 * signal all the same. */
+	if (strcmp(how, "abort") == 0)
+		abort();
+	if (strcmp(how, "term") == 0 || strcmp(how, "ownterm") == 0)
+		raise(SIGTERM);
+	if (strcmp(how, "segv") == 0) {
+		volatile int *bad = (volatile int *)(uintptr_t)(getpid() & 8);
+		*bad = 1; /* address 0 or 8: a fault the compiler cannot see */
+	}
+	if (strcmp(how, "killme") == 0) {
+		printf("ready\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
 	pthread_t t;
 	pthread_create(&t, NULL, thread_exit_fn,
 	    (void *)(intptr_t)(strcmp(how, "thread_exit") == 0 ? 0 : 1));
