@@ -375,9 +375,12 @@ throughput(int nthreads, int iters)
 	 * nthreads x the run's time. */
 	double all = (double)nthreads * (double)(t1 - t0) / 100.0;
 	printf("      slow paths (share of thread time): %llu stalls %.1f%%, "
+	    "%llu waits for a running barrier %.1f%%, "
 	    "%llu refills %.1f%%, %llu frees to the shared list %.1f%%\n",
 	    (unsigned long long)(w1.stalls - w0.stalls),
 	    (double)(w1.stall_ns - w0.stall_ns) / all,
+	    (unsigned long long)(w1.miss_waits - w0.miss_waits),
+	    (double)(w1.miss_wait_ns - w0.miss_wait_ns) / all,
 	    (unsigned long long)(w1.refills - w0.refills),
 	    (double)(w1.refill_ns - w0.refill_ns) / all,
 	    (unsigned long long)(w1.shared_frees - w0.shared_frees),

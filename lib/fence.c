@@ -361,6 +361,26 @@ fence_wait_for(int device, uint64_t stamp, uint64_t max_ns)
 	return true;
 }
 
+bool
+fence_wait_running(int device, uint64_t stamp, uint64_t max_ns)
+{
+	if (fence_passed(device, stamp))
+		return true;
+	if (__atomic_load_n(&running[device], __ATOMIC_ACQUIRE) < stamp)
+		return false;
+	uint64_t end = mono_ns() + max_ns;
+	while (!fence_passed(device, stamp)) {
+		/* done is published before running is cleared. */
+		if (__atomic_load_n(&running[device], __ATOMIC_ACQUIRE) <
+		    stamp)
+			return fence_passed(device, stamp);
+		if (mono_ns() >= end)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
 uint64_t
 fence_helper_barriers(void)
 {

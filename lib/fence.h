@@ -78,6 +78,13 @@ bool fence_wait_for(int device, uint64_t stamp, uint64_t max_ns);
 /* fence_wait_for: how long the helper may take to start that barrier. */
 #define FENCE_START_WAIT_NS 2000000u
 
+/* Waits at most max_ns for a barrier already running that covers frees
+ * stamped <= stamp; starts none.  Returns true when they are covered. */
+bool fence_wait_running(int device, uint64_t stamp, uint64_t max_ns);
+/* A thread-cache miss whose oldest pending block a running barrier covers
+ * waits this long for it rather than refilling under the pool lock. */
+#define FENCE_MISS_WAIT_NS 50000u
+
 /* The helper starts a barrier no sooner than max(FENCE_HELPER_GAP_NS,
  * 2 x the last synchronise, at most FENCE_HELPER_GAP_MAX_NS) after its
  * last one ended: one barrier serves every request made meanwhile. */

@@ -579,7 +579,9 @@ pool_init_locked(pool_t *p, kind_t kind, int device, size_t tc_cap)
 	 * convoy. */
 	pthread_mutexattr_t ma;
 	pthread_mutexattr_init(&ma);
+#ifndef CW_PLAIN_POOL_LOCK /* for comparison builds */
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
 	pthread_mutex_init(&p->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	pthread_mutex_init(&p->tcl_lock, NULL);
@@ -1080,6 +1082,23 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 			if (hit)
 				goto done;
 		}
+#ifndef CW_NO_MISS_WAIT /* for comparison builds */
+		/* A barrier running now covers this class's oldest pending
+		 * block: waiting for it (a microsecond on an idle device) is
+		 * cheaper than a refill under the pool lock, which with many
+		 * threads convoys, and keeps the cache from growing. */
+		if (b->npend > 0) {
+			uint64_t t0 = slow_clock();
+			bool ok = fence_wait_running(device,
+			    b->pend[b->head].stamp, FENCE_MISS_WAIT_NS) &&
+			    tc_pop(p, b, cs, tc, &a);
+			if (ok) {
+				slow_add(&tc->slow.miss_waits,
+				    &tc->slow.miss_wait_ns, t0);
+				goto done;
+			}
+		}
+#endif
 		/* Refill: one block now, a few more into the stack. */
 		uint64_t t0 = slow_clock();
 		pthread_mutex_lock(&p->lock);

@@ -74,6 +74,7 @@ void pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses);
  * (ns, lock waits included).  For benchmarks. */
 typedef struct pool_slow_s {
 	uint64_t stalls, stall_ns;   /* waited for a barrier on a miss */
+	uint64_t miss_waits, miss_wait_ns; /* a running barrier served it */
 	uint64_t refills, refill_ns; /* refilled under the pool lock */
 	uint64_t shared_frees, shared_free_ns; /* full cache: pending list */
 } pool_slow_t;
