@@ -2,7 +2,8 @@
 
 Run plain, under the shim (audit mode) and under compute-sanitizer by
 bench/run-gpu-bench.sh.  usage: python3 train_loop.py [steps] [warmup]
-prints: train-loop: S steps: T ms/step (total X s)
+prints: train-loop: S steps: T ms/step (total X s) loss L; windows of 100
+steps: best B, median M ms/step
 """
 import sys
 import time
@@ -37,13 +38,26 @@ def main():
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    # Timed in windows of 100 steps (a synchronise at each end): the
+    # best and the median window are steadier figures than the mean when
+    # the machine is shared, and comparing runs uses them.
+    windows = []
     t0 = time.perf_counter()
-    for _ in range(steps):
-        loss = step()
-    torch.cuda.synchronize()
+    done = 0
+    while done < steps:
+        n = min(100, steps - done)
+        w0 = time.perf_counter()
+        for _ in range(n):
+            loss = step()
+        torch.cuda.synchronize()
+        windows.append((time.perf_counter() - w0) * 1e3 / n)
+        done += n
     t1 = time.perf_counter()
-    print("train-loop: %d steps: %.3f ms/step (total %.2f s) loss %.3f"
-          % (steps, (t1 - t0) * 1e3 / steps, t1 - t0, loss.item()))
+    windows.sort()
+    print("train-loop: %d steps: %.3f ms/step (total %.2f s) loss %.3f; "
+          "windows of 100 steps: best %.3f, median %.3f ms/step"
+          % (steps, (t1 - t0) * 1e3 / steps, t1 - t0, loss.item(),
+             windows[0], windows[len(windows) // 2]))
 
 
 if __name__ == "__main__":
