@@ -75,6 +75,8 @@ bool fence_wait_for(int device, uint64_t stamp, uint64_t max_ns);
  * microseconds; a new segment costs the driver 70 us (device) to over a
  * millisecond (pinned). */
 #define FENCE_REUSE_WAIT_NS 100000u
+/* The helper, out of requests, polls this long before it sleeps. */
+#define FENCE_HELPER_SPIN_NS 50000u
 /* fence_wait_for: how long the helper may take to start that barrier. */
 #define FENCE_START_WAIT_NS 2000000u
 

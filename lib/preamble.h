@@ -21,6 +21,15 @@ static const bool config_in_shim = CW_IN_SHIM; /* built into the shim */
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* A busy-wait's pause between polls. */
+#if defined(__x86_64__) || defined(__i386__)
+#define cw_cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cw_cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cw_cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
 #define CW_TLS __thread __attribute__((tls_model("initial-exec")))
 #define CW_UNUSED __attribute__((unused))
 #define CW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
