@@ -147,6 +147,10 @@
 	X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, 0, total_calls) \
 	X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 11020, 0, total_calls) \
 	X(cuMemPoolGetAttribute, cuMemPoolGetAttribute, 11020, 0, total_calls) \
+	X(cuMemPoolExportToShareableHandle, cuMemPoolExportToShareableHandle, 11020, 0, total_calls) \
+	X(cuMemPoolImportFromShareableHandle, cuMemPoolImportFromShareableHandle, 11020, 0, total_calls) \
+	X(cuMemPoolExportPointer, cuMemPoolExportPointer, 11020, 0, total_calls) \
+	X(cuMemPoolImportPointer, cuMemPoolImportPointer, 11020, 0, total_calls) \
 	X(cuMemCreate, cuMemCreate, 10020, 0, mem_create) \
 	X(cuMemRelease, cuMemRelease, 10020, 0, mem_release) \
 	X(cuMemAddressReserve, cuMemAddressReserve, 10020, 0, mem_address_reserve) \
@@ -158,6 +162,8 @@
 	X(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity, 10020, 0, total_calls) \
 	X(cuMemGetAllocationPropertiesFromHandle, cuMemGetAllocationPropertiesFromHandle, 10020, 0, total_calls) \
 	X(cuMemRetainAllocationHandle, cuMemRetainAllocationHandle, 11000, 0, total_calls) \
+	X(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 10020, 0, total_calls) \
+	X(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, 10020, 0, total_calls) \
 	X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0, total_calls) \
 	X(cuPointerGetAttributes, cuPointerGetAttributes, 7000, 0, total_calls) \
 	X(cuPointerSetAttribute, cuPointerSetAttribute, 6000, 0, total_calls) \
@@ -166,4 +172,7 @@
 	X(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0, ipc_open) \
 	X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, 0, ipc_close) \
 	X(cuArrayCreate_v2, cuArrayCreate, 3020, 0, total_calls) \
-	X(cuArrayDestroy, cuArrayDestroy, 2000, 0, total_calls)
+	X(cuArray3DCreate_v2, cuArray3DCreate, 3020, 0, total_calls) \
+	X(cuArrayDestroy, cuArrayDestroy, 2000, 0, total_calls) \
+	X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, 0, total_calls) \
+	X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, 0, total_calls)

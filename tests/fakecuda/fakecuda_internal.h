@@ -63,7 +63,8 @@ typedef enum {
 	FC_KIND_MANAGED,
 	FC_KIND_PINNED,     /* cuMemHostAlloc, cuMemAllocHost_v2 */
 	FC_KIND_REGISTERED,
-	FC_KIND_ASYNC,      /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
+	FC_KIND_ASYNC,      /* cuMemAllocAsync, cuMemAllocFromPoolAsync,
+	                       cuMemPoolImportPointer (imported) */
 	FC_KIND_IPC,        /* cuIpcOpenMemHandle */
 	FC_KIND_ARRAY,      /* backing store of a CUarray, not a pointer */
 	FC_KIND_VARANGE     /* cuMemAddressReserve */
@@ -81,6 +82,9 @@ typedef struct fc_rec_s {
 	unsigned long long buffer_id;
 	fc_pool_t *pool;      /* async */
 	bool free_pending;    /* async: cuMemFreeAsync seen */
+	bool imported;        /* async: cuMemPoolImportPointer; the memory is the
+	                         exporter's (counted neither in device.used nor
+	                         in pool->used) */
 	uint64_t free_time;
 	struct fc_rec_s *next_pending;
 } fc_rec_t;
@@ -113,6 +117,8 @@ struct fc_pool_s {
 	int device;
 	bool is_default;
 	bool destroyed;
+	bool imported;        /* cuMemPoolImportFromShareableHandle: no allocations */
+	CUmemAllocationHandleType handle_types;  /* cuMemPoolCreate's; 0: no IPC */
 	uint64_t release_threshold;
 	uint64_t used, used_high;
 	int reuse_follow, reuse_opportunistic, reuse_internal;

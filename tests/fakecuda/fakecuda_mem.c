@@ -11,21 +11,33 @@
  * shadow with MAP_FIXED, cuMemUnmap puts anonymous memory back.
  * Managed and pinned memory is plain host memory from mmap.
  *
+ * Sharing: a VMM handle exports as a dup of its memfd, a pool as a memfd of
+ * its own; both are named "fakecuda-<vmm|pool>-dev<N>", so an import (in
+ * this process or another one that received the descriptor) knows the
+ * device. An imported VMM handle maps the same pages; an imported pool
+ * pointer is a fresh range of the exporter's size (as IPC: data not shared).
+ * Imported memory is the exporter's: it does not count in device.used.
+ *
  * Invariants: records are sorted by base and never overlap; a record's span
  * (device kinds) is exactly what its arena lent; device.used is the sum of
  * spans plus VMM physical sizes. All under fc_lock.
  */
 #include "fakecuda_internal.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SMALL_ALIGN 512UL
 #define PHYS_MAGIC 0x9a1c0de5u
 #define POOL_MAGIC 0xb001b001u
 #define ARRAY_MAGIC 0xa77a7a77u
+#define MIPMAP_MAGIC 0x313a3a77u
+#define POOL_PTR_MAGIC "FAKECUDAMPP1"
 #define IPC_MAGIC "FAKECUDAIPC1"
 
 static fc_rec_t **recs;
@@ -41,6 +53,7 @@ typedef struct fc_phys_s {
 	int device;
 	int user_refs;        /* cuMemCreate + cuMemRetainAllocationHandle */
 	int maps;
+	bool imported;        /* cuMemImportFromShareableHandle: not in device.used */
 	CUmemAllocationProp prop;
 	struct fc_phys_s *next;
 } fc_phys_t;
@@ -55,8 +68,9 @@ typedef struct fc_map_s {
 } fc_map_t;
 
 typedef struct fc_array_s {
-	uint32_t magic;
-	fc_rec_t *rec;
+	uint32_t magic;       /* ARRAY_MAGIC (CUarray) or MIPMAP_MAGIC (CUmipmappedArray) */
+	unsigned levels;      /* mipmapped: numMipmapLevels */
+	fc_rec_t *rec;        /* the backing store of every level */
 	struct fc_array_s *next;
 } fc_array_t;
 
@@ -69,6 +83,46 @@ static size_t
 round_up(size_t n, size_t a)
 {
 	return (n + a - 1) / a * a;
+}
+
+/* ============================================================ sharing */
+
+/* A close-on-exec memfd named for what it shares and its device. Returns -1
+ * on error. */
+static int
+share_memfd(const char *what, int dev)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "fakecuda-%s-dev%d", what, dev);
+	return memfd_create(name, MFD_CLOEXEC);
+}
+
+/* The device of a descriptor made by share_memfd(what, dev) here or in
+ * another process; -1 when fd is not one (closed, another file). */
+static int
+share_device(int fd, const char *what)
+{
+	char path[64], link[128], prefix[48];
+	ssize_t n;
+	size_t lp;
+	char *end;
+	long dev;
+
+	if (fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -1;
+	link[n] = '\0';
+	lp = (size_t)snprintf(prefix, sizeof(prefix), "/memfd:fakecuda-%s-dev", what);
+	if (strncmp(link, prefix, lp) != 0)
+		return -1;
+	dev = strtol(link + lp, &end, 10);
+	if (end == link + lp || dev < 0 || dev >= fc_config.ndevices)
+		return -1;
+	return (int)dev;
 }
 
 /* ============================================================= arenas */
@@ -385,7 +439,8 @@ rec_release(fc_rec_t *r)
 	case FC_KIND_DEVICE:
 	case FC_KIND_ASYNC:
 	case FC_KIND_ARRAY:
-		d->used -= r->span;
+		if (!r->imported)
+			d->used -= r->span;
 		arena_free(&d->va, r->base, r->span);
 		break;
 	case FC_KIND_IPC:
@@ -401,7 +456,7 @@ rec_release(fc_rec_t *r)
 	case FC_KIND_REGISTERED:
 		break;
 	}
-	if (r->pool)
+	if (r->pool && !r->imported)
 		r->pool->used -= r->size;
 	if (r->free_pending) {
 		fc_rec_t **pp = &pending_frees;
@@ -1600,7 +1655,7 @@ alloc_async(CUdeviceptr *dptr, size_t size, fc_pool_t *pool, bool explicit_pool,
 	fc_enter();
 	if ((r = alloc_prologue(dptr, size ? size : 1, &ctx)) || (r = fc_stream_get(h, pt, &s)))
 		goto out;
-	if (explicit_pool && !pool_valid(pool)) {
+	if (explicit_pool && (!pool_valid(pool) || pool->imported)) {
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
@@ -1730,6 +1785,7 @@ cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 		goto out;
 	}
 	fc_mem_pool_init(p, poolProps->location.id, false);
+	p->handle_types = poolProps->handleTypes;
 	*pool = (CUmemoryPool)p;
 out:
 	fc_leave();
@@ -1859,6 +1915,187 @@ out:
 	return r;
 }
 
+/* Pools made with a handle type other than CU_MEM_HANDLE_TYPE_NONE are IPC
+ * capable (cuda.h). Only POSIX file descriptors are simulated: the other
+ * types of a capable pool give CUDA_ERROR_NOT_SUPPORTED, a type the pool was
+ * not made with CUDA_ERROR_INVALID_VALUE. */
+static CUresult
+share_type_ok(CUmemAllocationHandleType have, CUmemAllocationHandleType want)
+{
+	if (want == CU_MEM_HANDLE_TYPE_NONE || !(have & want))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (want != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI
+cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
+    CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+	fc_pool_t *p = (fc_pool_t *)pool;
+	CUresult r;
+	int fd;
+
+	FC_COUNT(cuMemPoolExportToShareableHandle);
+	fc_enter();
+	if ((r = fc_check_init()))
+		goto out;
+	if (!handle_out || flags != 0 || !pool_valid(p)) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if ((r = share_type_ok(p->handle_types, handleType)))
+		goto out;
+	fd = share_memfd("pool", p->device);
+	if (fd < 0) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	*(int *)handle_out = fd;
+out:
+	fc_leave();
+	return r;
+}
+
+/* The imported pool is a new pool of the exporter's device that allocates
+ * nothing (cuMemAllocFromPoolAsync and cuDeviceSetMemPool refuse it); its
+ * only use is cuMemPoolImportPointer. Like cuMemPoolCreate's, it is freed
+ * by no one (cuMemPoolDestroy marks it destroyed). */
+FC_EXPORT CUresult CUDAAPI
+cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle,
+    CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+	fc_pool_t *p;
+	CUresult r;
+	int dev;
+
+	FC_COUNT(cuMemPoolImportFromShareableHandle);
+	fc_enter();
+	if ((r = fc_check_init()))
+		goto out;
+	if (!pool_out || flags != 0) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if ((r = share_type_ok(handleType, handleType)))
+		goto out;
+	dev = share_device((int)(intptr_t)handle, "pool");
+	if (dev < 0) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	p = malloc(sizeof(*p));
+	if (!p) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	fc_mem_pool_init(p, dev, false);
+	p->imported = true;
+	p->handle_types = handleType;
+	*pool_out = (CUmemoryPool)p;
+out:
+	fc_leave();
+	return r;
+}
+
+struct pool_ptr_export_s {
+	char magic[12];
+	int32_t pid;
+	uint64_t base;
+	uint64_t size;
+	uint64_t buffer_id;
+	int32_t device;
+};
+
+/* Export data of a live allocation of an IPC-capable pool (not itself an
+ * import, not freed yet); CUDA_ERROR_INVALID_VALUE otherwise. */
+FC_EXPORT CUresult CUDAAPI
+cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr)
+{
+	struct pool_ptr_export_s e;
+	fc_rec_t *rec;
+	CUresult r;
+
+	FC_COUNT(cuMemPoolExportPointer);
+	fc_enter();
+	if ((r = fc_check_init()))
+		goto out;
+	fc_mem_reap();
+	rec = rec_exact(U(ptr));
+	if (!shareData_out || !rec || rec->kind != FC_KIND_ASYNC || rec->imported ||
+	    rec->free_pending || !rec->pool || rec->pool->handle_types == 0) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	memset(&e, 0, sizeof(e));
+	memcpy(e.magic, POOL_PTR_MAGIC, sizeof(e.magic));
+	e.pid = (int32_t)getpid();
+	e.base = rec->base;
+	e.size = rec->size;
+	e.buffer_id = rec->buffer_id;
+	e.device = rec->device;
+	memset(shareData_out, 0, sizeof(*shareData_out));
+	memcpy(shareData_out->reserved, &e, sizeof(e));
+out:
+	fc_leave();
+	return r;
+}
+
+/* Imports into any IPC-capable pool of the exporter's device (an imported
+ * pool, as cuda.h describes, or the exporting one). The result is a fresh
+ * range of the exported size, even in the exporting process: cuda.h has the
+ * importer free its pointer (cuMemFree or cuMemFreeAsync) before the exporter
+ * frees its own, two frees of one allocation that only two addresses make
+ * legal, and the fixture models IPC the same way. From the exporting process
+ * the exported allocation must still be live. The data is not shared. */
+FC_EXPORT CUresult CUDAAPI
+cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
+    CUmemPoolPtrExportData *shareData)
+{
+	struct pool_ptr_export_s e;
+	fc_pool_t *p = (fc_pool_t *)pool;
+	fc_ctx_t *ctx;
+	fc_rec_t *rec;
+	CUresult r;
+
+	FC_COUNT(cuMemPoolImportPointer);
+	fc_enter();
+	if ((r = fc_need_ctx(&ctx)))
+		goto out;
+	if (!ptr_out || !shareData || !pool_valid(p) || p->handle_types == 0) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	memcpy(&e, shareData->reserved, sizeof(e));
+	if (memcmp(e.magic, POOL_PTR_MAGIC, sizeof(e.magic)) != 0 || e.size == 0 ||
+	    e.device != p->device) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	fc_mem_reap();
+	if (e.pid == (int32_t)getpid()) {
+		rec = rec_exact((uintptr_t)e.base);
+		if (!rec || rec->buffer_id != e.buffer_id || rec->free_pending) {
+			r = CUDA_ERROR_INVALID_VALUE;
+			goto out;
+		}
+	}
+	if (fc_inject_alloc()) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	if ((r = device_alloc(FC_KIND_ASYNC, (size_t)e.size, p->device, NULL, false,
+	    &rec)))
+		goto out;
+	rec->pool = p;
+	rec->imported = true;
+	*ptr_out = rec->base;
+out:
+	fc_leave();
+	return r;
+}
+
 static CUresult
 dev_ok(CUdevice dev)
 {
@@ -1912,7 +2149,7 @@ cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 	FC_COUNT(cuDeviceSetMemPool);
 	fc_enter();
 	if (!(r = dev_ok(dev))) {
-		if (!pool_valid(p) || p->device != dev)
+		if (!pool_valid(p) || p->device != dev || p->imported)
 			r = CUDA_ERROR_INVALID_VALUE;
 		else
 			fc_devices[dev].current_pool = p;
@@ -1943,7 +2180,8 @@ phys_put(fc_phys_t *p)
 			break;
 		}
 	}
-	fc_devices[p->device].used -= p->size;
+	if (!p->imported)
+		fc_devices[p->device].used -= p->size;
 	close(p->fd);
 	p->magic = 0;
 	free(p);
@@ -2011,7 +2249,7 @@ cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	fd = memfd_create("fakecuda-vmm", MFD_CLOEXEC);
+	fd = share_memfd("vmm", prop->location.id);
 	if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
 		if (fd >= 0)
 			close(fd);
@@ -2327,6 +2565,106 @@ out:
 	return r;
 }
 
+/* A POSIX file descriptor of the handle's memory (a dup of its memfd), for a
+ * handle made with that type among prop.requestedHandleTypes; the caller
+ * closes it. */
+FC_EXPORT CUresult CUDAAPI
+cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle,
+    CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+	fc_phys_t *p;
+	CUresult r;
+	int fd;
+
+	FC_COUNT(cuMemExportToShareableHandle);
+	fc_enter();
+	if ((r = fc_check_init()))
+		goto out;
+	p = phys_get(handle);
+	if (!shareableHandle || !p || p->user_refs <= 0 || flags != 0) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if ((r = share_type_ok(p->prop.requestedHandleTypes, handleType)))
+		goto out;
+	fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	*(int *)shareableHandle = fd;
+out:
+	fc_leave();
+	return r;
+}
+
+/* A new handle of the memory behind the descriptor (osHandle is the
+ * descriptor itself, cast), to cuMemRelease like any other. Never the
+ * exporter's handle, even in the exporting process: cuda.h promises no
+ * such thing. The memory is the exporter's: it does not count against the
+ * device again. The handle keeps its own duplicate of the descriptor, so the
+ * caller may close osHandle at once. */
+FC_EXPORT CUresult CUDAAPI
+cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+    CUmemAllocationHandleType shHandleType)
+{
+	int fd = (int)(intptr_t)osHandle;
+	struct stat st, ost;
+	fc_phys_t *p;
+	CUresult r;
+	int dev;
+
+	FC_COUNT(cuMemImportFromShareableHandle);
+	fc_enter();
+	if ((r = fc_check_init()))
+		goto out;
+	if (!handle) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if ((r = share_type_ok(shHandleType, shHandleType)))
+		goto out;
+	dev = share_device(fd, "vmm");
+	if (dev < 0 || fstat(fd, &st) != 0 || st.st_size <= 0 ||
+	    (size_t)st.st_size % FC_GRANULARITY) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if (fc_inject_alloc()) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || (p->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		free(p);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	p->magic = PHYS_MAGIC;
+	p->size = (size_t)st.st_size;
+	p->device = dev;
+	p->user_refs = 1;
+	p->imported = true;
+	p->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p->prop.location.id = dev;
+	p->prop.requestedHandleTypes = shHandleType;
+	/* From this process: the exporter's properties. */
+	for (fc_phys_t *q = all_phys; q; q = q->next) {
+		if (fstat(q->fd, &ost) == 0 && ost.st_ino == st.st_ino &&
+		    ost.st_dev == st.st_dev) {
+			p->prop = q->prop;
+			break;
+		}
+	}
+	p->next = all_phys;
+	all_phys = p;
+	*handle = (CUmemGenericAllocationHandle)(uintptr_t)p;
+out:
+	fc_leave();
+	return r;
+}
+
 /* ================================================================ IPC */
 
 struct ipc_handle_s {
@@ -2454,12 +2792,146 @@ format_bytes(CUarray_format f)
 	}
 }
 
+/* Dimension limits of an H200 (compute capability 9.0, the CUDA C++
+ * Programming Guide's table of technical specifications), in elements. */
+#define TEX1D_W 131072UL
+#define TEX2D_W 131072UL
+#define TEX2D_H 65536UL
+#define TEX3D_DIM 16384UL
+#define LAYERED_DIM 32768UL
+#define LAYERED_LAYERS 2048UL
+#define CUBEMAP_W 32768UL
+#define CUBEMAP_LAYERED_LAYERS 2046UL
+
+#define ARRAY3D_SIMULATED (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | \
+	CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_TEXTURE_GATHER | \
+	CUDA_ARRAY3D_DEPTH_TEXTURE | CUDA_ARRAY3D_COLOR_ATTACHMENT)
+#define ARRAY3D_NOT_SIMULATED (CUDA_ARRAY3D_SPARSE | \
+	CUDA_ARRAY3D_DEFERRED_MAPPING | CUDA_ARRAY3D_VIDEO_ENCODE_DECODE)
+
+static unsigned
+log2_floor(size_t n)
+{
+	unsigned l = 0;
+
+	while (n >>= 1)
+		l++;
+	return l;
+}
+
+/* Checks a descriptor as cuArray3DCreate (levels 0) or cuMipmappedArrayCreate
+ * (levels >= 1) document it: Width >= 1; Height 0 (1D) or >= 1; Depth 0
+ * (1D, 2D), >= 1 with Height >= 1 (3D), the layer count with
+ * CUDA_ARRAY3D_LAYERED (1D or 2D layered), 6 (or a multiple of 6, layered)
+ * with CUDA_ARRAY3D_CUBEMAP and Width == Height; TEXTURE_GATHER only in 2D;
+ * 1, 2 or 4 channels; the device's extents. A mipmapped array has 1 to
+ * 1 + floor(log2(largest extent)) levels. Sets *bytes to the backing store of
+ * every level (each halves Width, Height and a 3D Depth, down to 1).
+ * Returns the driver's code. */
+static CUresult
+array3d_check(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned levels, size_t *bytes)
+{
+	bool layered, cube, is3d;
+	size_t w, h, dep, elem, total = 0;
+
+	if (!d || d->Width == 0 || format_bytes(d->Format) == 0 ||
+	    (d->NumChannels != 1 && d->NumChannels != 2 && d->NumChannels != 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (d->Flags & ARRAY3D_NOT_SIMULATED)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (d->Flags & ~(unsigned)(ARRAY3D_SIMULATED | ARRAY3D_NOT_SIMULATED))
+		return CUDA_ERROR_INVALID_VALUE;
+	layered = d->Flags & CUDA_ARRAY3D_LAYERED;
+	cube = d->Flags & CUDA_ARRAY3D_CUBEMAP;
+	w = d->Width;
+	h = d->Height;
+	dep = d->Depth;
+	is3d = !layered && !cube && dep != 0;
+	if (cube) {
+		if (w != h || w > CUBEMAP_W || dep == 0 || dep % 6 ||
+		    (!layered && dep != 6) || (layered && dep > CUBEMAP_LAYERED_LAYERS))
+			return CUDA_ERROR_INVALID_VALUE;
+	} else if (layered) {
+		if (dep == 0 || dep > LAYERED_LAYERS || w > LAYERED_DIM || h > LAYERED_DIM)
+			return CUDA_ERROR_INVALID_VALUE;
+	} else if (is3d) {
+		if (h == 0 || w > TEX3D_DIM || h > TEX3D_DIM || dep > TEX3D_DIM)
+			return CUDA_ERROR_INVALID_VALUE;
+	} else if (h == 0 ? w > TEX1D_W : (w > TEX2D_W || h > TEX2D_H)) {
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if ((d->Flags & CUDA_ARRAY3D_TEXTURE_GATHER) && (h == 0 || dep != 0 || layered))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (levels > 0) {
+		size_t big = w > h ? w : h;
+
+		if (is3d && dep > big)
+			big = dep;
+		if (levels > 1 + log2_floor(big))
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	elem = format_bytes(d->Format) * d->NumChannels;
+	for (unsigned l = 0; l < (levels ? levels : 1); l++) {
+		size_t lw = w >> l ? w >> l : 1, lh = h >> l ? h >> l : 1;
+		size_t ld = is3d ? (dep >> l ? dep >> l : 1) : (dep ? dep : 1);
+
+		total += lw * (h ? lh : 1) * ld * elem;
+	}
+	*bytes = total;
+	return CUDA_SUCCESS;
+}
+
+/* Creates an array of the given magic backed by bytes of device memory. */
+static CUresult
+array_new(uint32_t magic, unsigned levels, size_t bytes, fc_ctx_t *ctx,
+    fc_array_t **out)
+{
+	fc_array_t *a = calloc(1, sizeof(*a));
+	fc_rec_t *rec;
+	CUresult r;
+
+	if (!a)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((r = device_alloc(FC_KIND_ARRAY, bytes, ctx->device, ctx, true, &rec))) {
+		free(a);
+		return r;
+	}
+	a->magic = magic;
+	a->levels = levels;
+	a->rec = rec;
+	a->next = all_arrays;
+	all_arrays = a;
+	*out = a;
+	return CUDA_SUCCESS;
+}
+
+/* Destroys the array h if it is one of the given magic; returns
+ * CUDA_ERROR_INVALID_HANDLE otherwise (a CUarray to cuMipmappedArrayDestroy,
+ * and the other way round, included). */
+static CUresult
+array_destroy(void *h, uint32_t magic)
+{
+	for (fc_array_t **pa = &all_arrays; *pa; pa = &(*pa)->next) {
+		if (*pa == (fc_array_t *)h) {
+			fc_array_t *a = *pa;
+
+			if (a->magic != magic)
+				break;
+			*pa = a->next;
+			rec_release(a->rec);
+			a->magic = 0;
+			free(a);
+			return CUDA_SUCCESS;
+		}
+	}
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
 FC_EXPORT CUresult CUDAAPI
 cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *desc)
 {
 	fc_ctx_t *ctx;
 	fc_array_t *a;
-	fc_rec_t *rec;
 	size_t bytes;
 	CUresult r;
 
@@ -2474,20 +2946,59 @@ cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *desc)
 	}
 	bytes = desc->Width * (desc->Height ? desc->Height : 1) *
 	    format_bytes(desc->Format) * desc->NumChannels;
-	a = calloc(1, sizeof(*a));
-	if (!a) {
-		r = CUDA_ERROR_OUT_OF_MEMORY;
+	if (!(r = array_new(ARRAY_MAGIC, 0, bytes, ctx, &a)))
+		*pHandle = (CUarray)a;
+out:
+	fc_leave();
+	return r;
+}
+
+FC_EXPORT CUresult CUDAAPI
+cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
+{
+	fc_ctx_t *ctx;
+	fc_array_t *a;
+	size_t bytes;
+	CUresult r;
+
+	FC_COUNT(cuArray3DCreate_v2);
+	fc_enter();
+	if ((r = fc_need_ctx(&ctx)))
+		goto out;
+	if (!pHandle) {
+		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	if ((r = device_alloc(FC_KIND_ARRAY, bytes, ctx->device, ctx, true, &rec))) {
-		free(a);
+	if ((r = array3d_check(pAllocateArray, 0, &bytes)))
+		goto out;
+	if (!(r = array_new(ARRAY_MAGIC, 0, bytes, ctx, &a)))
+		*pHandle = (CUarray)a;
+out:
+	fc_leave();
+	return r;
+}
+
+FC_EXPORT CUresult CUDAAPI
+cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
+    const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc, unsigned int numMipmapLevels)
+{
+	fc_ctx_t *ctx;
+	fc_array_t *a;
+	size_t bytes;
+	CUresult r;
+
+	FC_COUNT(cuMipmappedArrayCreate);
+	fc_enter();
+	if ((r = fc_need_ctx(&ctx)))
+		goto out;
+	if (!pHandle || numMipmapLevels == 0) {
+		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	a->magic = ARRAY_MAGIC;
-	a->rec = rec;
-	a->next = all_arrays;
-	all_arrays = a;
-	*pHandle = (CUarray)a;
+	if ((r = array3d_check(pMipmappedArrayDesc, numMipmapLevels, &bytes)))
+		goto out;
+	if (!(r = array_new(MIPMAP_MAGIC, numMipmapLevels, bytes, ctx, &a)))
+		*pHandle = (CUmipmappedArray)a;
 out:
 	fc_leave();
 	return r;
@@ -2500,21 +3011,21 @@ cuArrayDestroy(CUarray hArray)
 
 	FC_COUNT(cuArrayDestroy);
 	fc_enter();
-	if ((r = fc_check_init()))
-		goto out;
-	r = CUDA_ERROR_INVALID_HANDLE;
-	for (fc_array_t **pa = &all_arrays; *pa; pa = &(*pa)->next) {
-		if (*pa == (fc_array_t *)hArray) {
-			fc_array_t *a = *pa;
+	if (!(r = fc_check_init()))
+		r = array_destroy(hArray, ARRAY_MAGIC);
+	fc_leave();
+	return r;
+}
 
-			*pa = a->next;
-			rec_release(a->rec);
-			free(a);
-			r = CUDA_SUCCESS;
-			break;
-		}
-	}
-out:
+FC_EXPORT CUresult CUDAAPI
+cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
+{
+	CUresult r;
+
+	FC_COUNT(cuMipmappedArrayDestroy);
+	fc_enter();
+	if (!(r = fc_check_init()))
+		r = array_destroy(hMipmappedArray, MIPMAP_MAGIC);
 	fc_leave();
 	return r;
 }

@@ -794,6 +794,17 @@ static const char *const exported[] = {
 };
 #define NEXPORTED (sizeof(exported) / sizeof(exported[0]))
 
+/* Exports added after probe-h200-driver580.txt was recorded: counted on a
+ * line of their own, so the recorded count above still compares (the sum of
+ * both must be the length of fakecuda_exports.h). */
+static const char *const exported_later[] = {
+	"cuMemPoolExportToShareableHandle", "cuMemPoolImportFromShareableHandle",
+	"cuMemPoolExportPointer", "cuMemPoolImportPointer", "cuMemExportToShareableHandle",
+	"cuMemImportFromShareableHandle", "cuArray3DCreate_v2", "cuMipmappedArrayCreate",
+	"cuMipmappedArrayDestroy",
+};
+#define NEXPORTED_LATER (sizeof(exported_later) / sizeof(exported_later[0]))
+
 /* Lookups to compare, as cudart makes them: base name, version, flags. */
 static const struct {
 	const char *base;
@@ -842,6 +853,12 @@ static const struct {
 	{ "cuIpcGetMemHandle", 4010 }, { "cuIpcOpenMemHandle", 4010 },
 	{ "cuIpcOpenMemHandle", 11000 }, { "cuIpcCloseMemHandle", 4010 },
 	{ "cuArrayCreate", 3020 }, { "cuArrayDestroy", 2000 },
+	/* added after the recording */
+	{ "cuMemPoolExportToShareableHandle", 11020 }, { "cuMemPoolImportFromShareableHandle", 11020 },
+	{ "cuMemPoolExportPointer", 11020 }, { "cuMemPoolImportPointer", 11020 },
+	{ "cuMemExportToShareableHandle", 10020 }, { "cuMemImportFromShareableHandle", 10020 },
+	{ "cuArray3DCreate", 3020 }, { "cuMipmappedArrayCreate", 5000 },
+	{ "cuMipmappedArrayDestroy", 5000 },
 };
 
 static void *lib;
@@ -867,6 +884,9 @@ name_of(const char *base, void *p)
 	for (size_t i = 0; i < NEXPORTED; i++)
 		if (dlsym(lib, exported[i]) == p)
 			return exported[i];
+	for (size_t i = 0; i < NEXPORTED_LATER; i++)
+		if (dlsym(lib, exported_later[i]) == p)
+			return exported_later[i];
 	return "unexported";
 }
 
@@ -916,6 +936,15 @@ part_dlsym_gpa(void)
 		}
 	}
 	printf("dlsym exports found: %zu of %zu\n", NEXPORTED - missing, NEXPORTED);
+	missing = 0;
+	for (size_t i = 0; i < NEXPORTED_LATER; i++) {
+		if (!dlsym(lib, exported_later[i])) {
+			printf("dlsym %s: missing\n", exported_later[i]);
+			missing++;
+		}
+	}
+	printf("dlsym later exports found: %zu of %zu\n", NEXPORTED_LATER - missing,
+	    NEXPORTED_LATER);
 	{
 		static const char *const v1[] = { "cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
 		    "cuMemGetInfo", "cuMemAllocHost", "cuMemGetAddressRange",
