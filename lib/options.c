@@ -81,6 +81,7 @@ static const option_desc_t table[OPT_COUNT] = {
 	    OPT_REPORT_FORMAT_JSON, 0, 0, { "json", "text", NULL } },
 	[OPT_REPORT_ALWAYS] = { "REPORT_ALWAYS", OK_BOOL, 0, 0, 1, { NULL } },
 	[OPT_SIGNALS] = { "SIGNALS", OK_BOOL, 1, 0, 1, { NULL } },
+	[OPT_POOL_ARENAS] = { "POOL_ARENAS", OK_LONG, 0, 0, 4, { NULL } },
 };
 
 #define PREFIX "CUWARDEN_"
@@ -548,6 +549,7 @@ options_name(option_t opt)
 		[OPT_REPORT_FORMAT] = "CUWARDEN_REPORT_FORMAT",
 		[OPT_REPORT_ALWAYS] = "CUWARDEN_REPORT_ALWAYS",
 		[OPT_SIGNALS] = "CUWARDEN_SIGNALS",
+		[OPT_POOL_ARENAS] = "CUWARDEN_POOL_ARENAS",
 	};
 
 	if ((unsigned)opt >= OPT_COUNT)

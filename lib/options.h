@@ -28,6 +28,7 @@ typedef enum option_e {
 	OPT_REPORT_FORMAT, /* CUWARDEN_REPORT_FORMAT: json|text, default json */
 	OPT_REPORT_ALWAYS, /* CUWARDEN_REPORT_ALWAYS: bool, shim reports even when CUDA was never used, default 0 */
 	OPT_SIGNALS,       /* CUWARDEN_SIGNALS: bool, shim writes the report on a fatal signal, default 1 */
+	OPT_POOL_ARENAS,   /* CUWARDEN_POOL_ARENAS: 0..4 arenas per pool, default 0 = one per 4 CPUs */
 	OPT_COUNT
 } option_t;
 

@@ -5,7 +5,12 @@
  * statistics and fork.
  *
  * One pool per (kind, device) for devices 0..POOL_MAX_DEVICES-1 (others
- * go straight to direct.h).  Engines: devpool.c for device memory,
+ * go straight to direct.h), in 1..POOL_ARENAS arenas (CUWARDEN_POOL_ARENAS,
+ * default one per 4 CPUs): each arena is a pool_t with its own lock, engine
+ * and pending list; a thread allocates from its home arena; a block goes
+ * back to the arena it came from (poolmap keeps it), through the freeing
+ * thread's cache only when that is its home.  The allocation counters
+ * (pool_pub_t) and the budget are shared by a (kind, device)'s arenas.  Engines: devpool.c for device memory,
  * hostpool.c (jemalloc) for managed and pinned.  Segments come from
  * direct.h.
  *
@@ -66,6 +71,7 @@
 #include "poolmap.h"
 
 #define POOL_MAX_DEVICES FENCE_MAX_DEVICES
+#define POOL_ARENAS 4 /* at most, per (kind, device); the map keeps 2 bits */
 #define NKINDS 3
 #define TC_CAP 32                           /* entries per FIFO / stack */
 #ifndef TC_MAX_BYTES
@@ -135,13 +141,12 @@ struct pool_s {
 	size_t tc_ask;      /* unfenced bytes: ask the helper for a barrier */
 	size_t tc_sync;     /* unfenced bytes: wait for a barrier on a miss */
 	size_t large;
+	unsigned arena;     /* index among the (kind, device)'s arenas */
+	struct pool_pub_s *pub; /* the (kind, device)'s allocation counters */
 	uint64_t flush_gen; /* atomic */
 	uint64_t incarnation; /* bumped by pool_forget_device */
 	devpool_t *dp;      /* KIND_DEVICE */
 	hostpool_t *hp;     /* KIND_MANAGED, KIND_PINNED */
-	/* published allocation counters: read on every allocation, written
-	 * once per megabyte a thread publishes */
-	_Alignas(64) uint64_t cur_pub, tot_pub, peak; /* atomics */
 	/* under lock */
 	_Alignas(64) pthread_mutex_t lock;
 	pend_t *pend;
@@ -159,7 +164,22 @@ struct pool_s {
 	pool_slow_t retired_slow;
 };
 
-static pool_t pools[NKINDS][POOL_MAX_DEVICES];
+/* Published allocation counters of a (kind, device), shared by its
+ * arenas: read on every allocation, written once per megabyte a thread
+ * publishes. */
+typedef struct pool_pub_s {
+	_Alignas(64) uint64_t cur_pub, tot_pub, peak; /* atomics */
+} pool_pub_t;
+
+/* Arenas: a (kind, device) has narenas pools, each with its own lock,
+ * engine and pending list; a thread allocates from one of them (its home,
+ * given in turn), and a block goes back to the arena it came from (the
+ * address map keeps the arena).  With many threads the refills of
+ * different arenas take different locks. */
+static pool_t pools[NKINDS][POOL_MAX_DEVICES][POOL_ARENAS];
+static pool_pub_t pubs[NKINDS][POOL_MAX_DEVICES];
+static unsigned narenas;    /* 1..POOL_ARENAS, fixed at the first pool */
+static unsigned arena_turn; /* the next thread's home arena (atomic) */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t budget_used[NKINDS][POOL_MAX_DEVICES]; /* reserved bytes */
 static uint64_t pool_life = 1; /* bumped by reset and in a fork child */
@@ -167,7 +187,8 @@ static bool pool_forked;
 
 typedef struct tc_set_s {
 	uint64_t life;
-	tcache_t *tc[NKINDS][POOL_MAX_DEVICES];
+	unsigned home; /* this thread's arena */
+	tcache_t *tc[NKINDS][POOL_MAX_DEVICES]; /* of the home arena */
 } tc_set_t;
 
 static CW_TLS tc_set_t *tls_tcs;
@@ -561,8 +582,38 @@ tc_cap_for(int device)
 	return cap;
 }
 
+/* CUWARDEN_POOL_ARENAS, or one arena per 4 online CPUs (1..4). */
+static unsigned
+arenas_wanted(void)
+{
+	long n = (long)options_get(OPT_POOL_ARENAS);
+	if (n <= 0) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cpus / 4;
+	}
+	if (n < 1)
+		n = 1;
+	if (n > POOL_ARENAS)
+		n = POOL_ARENAS;
+	return (unsigned)n;
+}
+
+static CW_TLS unsigned tls_home = UINT32_MAX;
+
+/* The calling thread's arena (given in turn at its first allocation). */
+static inline unsigned
+home_arena(void)
+{
+	unsigned n = __atomic_load_n(&narenas, __ATOMIC_ACQUIRE);
+	if (unlikely(tls_home == UINT32_MAX))
+		tls_home = __atomic_fetch_add(&arena_turn, 1,
+		    __ATOMIC_RELAXED);
+	return n <= 1 ? 0 : tls_home % n;
+}
+
 static bool
-pool_init_locked(pool_t *p, kind_t kind, int device, size_t tc_cap)
+pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
+    size_t tc_cap)
 {
 	size_t large = (size_t)options_get(OPT_LARGE_BLOCK);
 	if (large == 0)
@@ -587,6 +638,8 @@ pool_init_locked(pool_t *p, kind_t kind, int device, size_t tc_cap)
 	pthread_mutex_init(&p->tcl_lock, NULL);
 	p->kind = kind;
 	p->device = device;
+	p->arena = arena;
+	p->pub = &pubs[kind][device];
 	p->large = large;
 	p->lgd = kind == KIND_DEVICE ? 3 : 2;
 	p->tc_max = large < TC_MAX_CLASS_SIZE ? large : TC_MAX_CLASS_SIZE;
@@ -612,18 +665,41 @@ pool_init_locked(pool_t *p, kind_t kind, int device, size_t tc_cap)
 	return false;
 }
 
+/* The calling thread's pool (its home arena) for (kind, device), made on
+ * first use. */
 static pool_t *
 pool_get(kind_t kind, int device)
 {
-	pool_t *p = &pools[kind][device];
+	if (unlikely(__atomic_load_n(&narenas, __ATOMIC_ACQUIRE) == 0)) {
+		unsigned want = arenas_wanted();
+		unsigned zero = 0;
+		__atomic_compare_exchange_n(&narenas, &zero, want, false,
+		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	}
+	unsigned arena = home_arena();
+	pool_t *p = &pools[kind][device][arena];
 	if (likely(__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE)))
 		return p;
 	size_t cap = tc_cap_for(device); /* a driver call: before the lock */
 	pthread_mutex_lock(&init_lock);
-	bool err = !p->inited && pool_init_locked(p, kind, device, cap);
+	bool err = !p->inited && pool_init_locked(p, kind, device, arena,
+	    cap);
 	pthread_mutex_unlock(&init_lock);
 	return err ? NULL : p;
 }
+
+/* Every initialised arena of (kind, device), for the loops below. */
+static inline pool_t *
+arena_at(int kind, int device, unsigned a)
+{
+	pool_t *p = &pools[kind][device][a];
+	return __atomic_load_n(&p->inited, __ATOMIC_ACQUIRE) ? p : NULL;
+}
+#define FOR_ARENAS(p, kind, device) \
+	for (unsigned a_ = 0; a_ < POOL_ARENAS; a_++) \
+		if (((p) = arena_at((kind), (device), a_)) == NULL) \
+			continue; \
+		else
 
 /* -------------------------------------------------------- thread caches */
 
@@ -654,10 +730,10 @@ tc_thread_exit(void *arg)
 				tc_flush(p, tc);
 				pthread_mutex_unlock(&p->lock);
 				pthread_mutex_lock(&p->tcl_lock);
-				__atomic_fetch_add(&p->cur_pub,
+				__atomic_fetch_add(&p->pub->cur_pub,
 				    (uint64_t)tc->unpub, __ATOMIC_RELAXED);
-				__atomic_fetch_add(&p->tot_pub, tc->tot_unpub,
-				    __ATOMIC_RELAXED);
+				__atomic_fetch_add(&p->pub->tot_pub,
+				    tc->tot_unpub, __ATOMIC_RELAXED);
 				p->retired_hits += tc->hits;
 				p->retired_misses += tc->misses;
 				slow_sum(&p->retired_slow, &tc->slow);
@@ -707,7 +783,9 @@ tc_get(pool_t *p)
 	}
 	tcache_t *tc = set->tc[p->kind][p->device];
 	if (likely(tc != NULL))
-		return tc;
+		return likely(tc->pool == p) ? tc : NULL;
+	if (p->arena != home_arena())
+		return NULL; /* a block of another arena: no cache here */
 	tc = calloc(1, sizeof(*tc));
 	if (tc == NULL)
 		return NULL;
@@ -732,7 +810,8 @@ tc_peek(pool_t *p)
 	if (set == NULL ||
 	    set->life != __atomic_load_n(&pool_life, __ATOMIC_ACQUIRE))
 		return NULL;
-	return set->tc[p->kind][p->device];
+	tcache_t *tc = set->tc[p->kind][p->device];
+	return tc != NULL && tc->pool == p ? tc : NULL;
 }
 
 /* Everything cached goes back: ready blocks to the engine, pending ones to
@@ -796,8 +875,9 @@ tc_spill_bin(pool_t *p, tcache_t *tc, tc_bin_t *b, size_t cs)
 static void
 publish(pool_t *p, tcache_t *tc)
 {
-	__atomic_fetch_add(&p->cur_pub, (uint64_t)tc->unpub, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&p->tot_pub, tc->tot_unpub, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->pub->cur_pub, (uint64_t)tc->unpub,
+	    __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->pub->tot_pub, tc->tot_unpub, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->unpub, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->tot_unpub, 0, __ATOMIC_RELAXED);
 }
@@ -810,17 +890,18 @@ count_alloc(pool_t *p, tcache_t *tc, size_t size)
 		__atomic_store_n(&tc->unpub, u, __ATOMIC_RELAXED);
 		__atomic_store_n(&tc->tot_unpub, tc->tot_unpub + size,
 		    __ATOMIC_RELAXED);
-		uint64_t cur = __atomic_load_n(&p->cur_pub, __ATOMIC_RELAXED) +
-		    (uint64_t)u;
-		if (cur > __atomic_load_n(&p->peak, __ATOMIC_RELAXED))
-			atomic_max(&p->peak, cur);
+		uint64_t cur = __atomic_load_n(&p->pub->cur_pub,
+		    __ATOMIC_RELAXED) + (uint64_t)u;
+		if (cur > __atomic_load_n(&p->pub->peak, __ATOMIC_RELAXED))
+			atomic_max(&p->pub->peak, cur);
 		if (u >= PUBLISH_BYTES)
 			publish(p, tc);
 		return;
 	}
-	uint64_t cur = __atomic_add_fetch(&p->cur_pub, size, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&p->tot_pub, size, __ATOMIC_RELAXED);
-	atomic_max(&p->peak, cur);
+	uint64_t cur = __atomic_add_fetch(&p->pub->cur_pub, size,
+	    __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->pub->tot_pub, size, __ATOMIC_RELAXED);
+	atomic_max(&p->pub->peak, cur);
 }
 
 static inline void
@@ -833,7 +914,7 @@ count_free(pool_t *p, tcache_t *tc, size_t size)
 			publish(p, tc);
 		return;
 	}
-	__atomic_sub_fetch(&p->cur_pub, size, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&p->pub->cur_pub, size, __ATOMIC_RELAXED);
 }
 
 /* The slow paths of a thread's cache are timed (a clock read each side,
@@ -875,6 +956,23 @@ tc_pop(pool_t *p, tc_bin_t *b, size_t cs, tcache_t *tc, uintptr_t *addr)
 
 /* ----------------------------------------------------------- OOM stages */
 
+/* Allocated bytes now of p's (kind, device), every arena, published and
+ * not.  Takes the arenas' tcl_lock (leaves): callable with p->lock held. */
+static uint64_t
+allocated_now(pool_t *p)
+{
+	uint64_t a = __atomic_load_n(&p->pub->cur_pub, __ATOMIC_RELAXED);
+	pool_t *q;
+	FOR_ARENAS(q, p->kind, p->device) {
+		pthread_mutex_lock(&q->tcl_lock);
+		for (tcache_t *t = q->tcaches; t != NULL; t = t->next)
+			a += (uint64_t)__atomic_load_n(&t->unpub,
+			    __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&q->tcl_lock);
+	}
+	return a;
+}
+
 static int
 oom_error(pool_t *p, size_t size)
 {
@@ -890,14 +988,14 @@ oom_error(pool_t *p, size_t size)
 		res = s.reserved;
 		largest = s.reserved - s.allocated;
 	}
-	uint64_t alloc = __atomic_load_n(&p->cur_pub, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&p->tcl_lock);
-	for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
-		alloc += (uint64_t)__atomic_load_n(&t->unpub, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&p->tcl_lock);
+	uint64_t alloc = allocated_now(p);
+	char arena[48] = "";
+	if (narenas > 1)
+		log_snprintf(arena, sizeof(arena), " (reserved by arena %u of "
+		    "%u)", p->arena + 1, narenas);
 	lasterr_set(CW_ENOMEM, "pool_alloc", "out of %s memory on device %d: "
-	    "%zu bytes requested, %zu reserved, %llu allocated, largest free "
-	    "block %zu%s", kind_name(p->kind), p->device, size, res,
+	    "%zu bytes requested, %zu reserved%s, %llu allocated, largest free "
+	    "block %zu%s", kind_name(p->kind), p->device, size, res, arena,
 	    (unsigned long long)alloc, largest,
 	    p->grow_limited ? " (CUWARDEN_POOL_LIMIT reached)" : "");
 	cw_error_t *e = lasterr_get();
@@ -910,17 +1008,42 @@ oom_error(pool_t *p, size_t size)
 
 static size_t pool_trim_locked(pool_t *p);
 
-/* Bytes the other threads' caches hold (relaxed reads). */
+/* Bytes the other threads' caches hold, every arena (relaxed reads). */
 static size_t
 others_cache(pool_t *p, tcache_t *self)
 {
 	size_t n = 0;
-	pthread_mutex_lock(&p->tcl_lock);
-	for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
-		if (t != self)
-			n += __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&p->tcl_lock);
+	pool_t *q;
+	FOR_ARENAS(q, p->kind, p->device) {
+		pthread_mutex_lock(&q->tcl_lock);
+		for (tcache_t *t = q->tcaches; t != NULL; t = t->next)
+			if (t != self)
+				n += __atomic_load_n(&t->bytes,
+				    __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&q->tcl_lock);
+	}
 	return n;
+}
+
+/* The OOM stages' work on the other arenas of p's (kind, device): their
+ * caches flush at their threads' next call, and their released pending
+ * blocks and free segments go back to the driver, so that this arena
+ * may grow within the limit.  p->lock held (dropped around each). */
+static void
+siblings_give_back(pool_t *p)
+{
+	pool_t *q;
+	FOR_ARENAS(q, p->kind, p->device) {
+		if (q == p)
+			continue;
+		__atomic_fetch_add(&q->flush_gen, 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_lock(&q->lock);
+		pend_release(q, true);
+		pool_trim_locked(q);
+		pthread_mutex_unlock(&q->lock);
+		pthread_mutex_lock(&p->lock);
+	}
 }
 
 /* The staged allocation.  p->lock held (dropped inside at times). */
@@ -959,8 +1082,9 @@ alloc_staged(pool_t *p, tcache_t *tc, size_t esize, size_t req,
 	r = eng_alloc(p, esize, true, addr, bs, flags);
 	if (r == DEVPOOL_OK)
 		return CW_OK;
-	/* Stage: trim cached memory, retry. */
+	/* Stage: trim cached memory (every arena's), retry. */
 	pool_trim_locked(p);
+	siblings_give_back(p);
 	r = eng_alloc(p, esize, true, addr, bs, flags);
 	if (r == DEVPOOL_OK)
 		return CW_OK;
@@ -975,6 +1099,7 @@ alloc_staged(pool_t *p, tcache_t *tc, size_t esize, size_t req,
 		if (p->npend > 0)
 			barrier(p);
 		pool_trim_locked(p);
+		siblings_give_back(p);
 		r = eng_alloc(p, esize, true, addr, bs, flags);
 		if (r == DEVPOOL_OK)
 			return CW_OK;
@@ -1138,7 +1263,8 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 	if (r != CW_OK)
 		return r;
 done:
-	if (unlikely(poolmap_set(a, size, kind, fl)))
+	if (unlikely(poolmap_set(a, size, kind, fl |
+	    POOLMAP_F_ARENA(p->arena))))
 		return unmapped(p, a, size);
 	count_alloc(p, tc, size);
 	*addr = a;
@@ -1182,16 +1308,20 @@ pool_alloc_stream(kind_t kind, int device, size_t size, CUstream stream,
 {
 	if (kind_pooled(kind) && size > 0 && pool_enabled() && device >= 0 &&
 	    device < POOL_MAX_DEVICES && !pool_forked) {
-		pool_t *p = &pools[kind][device];
+		pool_t *p;
 		uintptr_t a;
-		if (__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE) &&
-		    __atomic_load_n(&p->nev, __ATOMIC_RELAXED) > 0 &&
-		    pend_take_stream(p, size, stream, &a)) {
+		/* The block went back to the arena it came from: look in
+		 * each. */
+		FOR_ARENAS(p, kind, device) {
+			if (__atomic_load_n(&p->nev, __ATOMIC_RELAXED) == 0 ||
+			    !pend_take_stream(p, size, stream, &a))
+				continue;
 			/* Device blocks of large_block and more have a
 			 * segment of their own (devpool.h). */
 			unsigned fl = p->dp != NULL && size >= p->large ?
 			    POOL_F_OWN_SEGMENT : 0;
-			if (unlikely(poolmap_set(a, size, kind, fl)))
+			if (unlikely(poolmap_set(a, size, kind, fl |
+			    POOLMAP_F_ARENA(p->arena))))
 				return unmapped(p, a, size);
 			count_alloc(p, NULL, size);
 			*addr = a;
@@ -1213,10 +1343,6 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		return direct_free(kind, device, addr, size);
 	if (unlikely(pool_forked))
 		return CW_OK; /* the parent's memory: not ours to free */
-	pool_t *p = &pools[kind][device];
-	if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
-		return lasterr_set(CW_EINVAL, "pool_free", "%#lx is not a "
-		    "pooled block", (unsigned long)addr);
 	uintptr_t base;
 	size_t msize;
 	unsigned mkind, mflags;
@@ -1227,6 +1353,12 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		lasterr_get()->address = addr;
 		return CW_EINVAL;
 	}
+	/* Back to the arena it came from; the thread's cache only when
+	 * that is the thread's own arena (tc_get answers NULL otherwise). */
+	pool_t *p = &pools[kind][device][POOLMAP_ARENA_OF(mflags)];
+	if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+		return lasterr_set(CW_EINVAL, "pool_free", "%#lx is not a "
+		    "pooled block", (unsigned long)addr);
 	poolmap_clear(addr);
 	tcache_t *tc = NULL;
 	if (!async && size < p->tc_max && (tc = tc_get(p)) != NULL) {
@@ -1329,8 +1461,9 @@ pool_block_of(uintptr_t addr, uintptr_t *base, size_t *size,
 		return true;
 	if ((f & POOLMAP_F_HUGE) && k == KIND_DEVICE) {
 		for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-			pool_t *p = &pools[KIND_DEVICE][d];
-			if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+			pool_t *p = arena_at(KIND_DEVICE, d,
+			    POOLMAP_ARENA_OF(f));
+			if (p == NULL)
 				continue;
 			pthread_mutex_lock(&p->lock);
 			bool miss = devpool_block_of(p->dp, addr, &b, &s, &f);
@@ -1350,18 +1483,6 @@ hit:
 	return false;
 }
 
-/* Allocated bytes now (published and not). */
-static uint64_t
-allocated_now(pool_t *p)
-{
-	uint64_t a = __atomic_load_n(&p->cur_pub, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&p->tcl_lock);
-	for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
-		a += (uint64_t)__atomic_load_n(&t->unpub, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&p->tcl_lock);
-	return a;
-}
-
 size_t
 pool_cached_bytes(int device)
 {
@@ -1370,13 +1491,17 @@ pool_cached_bytes(int device)
 	size_t cached = 0;
 	kind_t kinds[2] = { KIND_DEVICE, KIND_MANAGED };
 	for (int i = 0; i < 2; i++) {
-		pool_t *p = &pools[kinds[i]][device];
-		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
+		pool_t *p, *any = NULL;
+		size_t res = 0;
+		FOR_ARENAS(p, kinds[i], device) {
+			pthread_mutex_lock(&p->lock);
+			res += eng_reserved(p);
+			pthread_mutex_unlock(&p->lock);
+			any = p;
+		}
+		if (any == NULL)
 			continue;
-		pthread_mutex_lock(&p->lock);
-		size_t res = eng_reserved(p);
-		pthread_mutex_unlock(&p->lock);
-		uint64_t a = allocated_now(p);
+		uint64_t a = allocated_now(any);
 		if (res > a)
 			cached += res - (size_t)a;
 	}
@@ -1408,14 +1533,11 @@ pool_trim(int device)
 		return lasterr_set(CW_ENODEV, "pool_trim", "no pool on device "
 		    "%d", device);
 	for (int k = 0; k < NKINDS; k++) {
-		pool_t *p = &pools[k][device];
-		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
-			continue;
+		pool_t *p;
+		FOR_ARENAS(p, k, device) {
 		pthread_mutex_lock(&p->lock);
 		__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
-		tcache_t *tc = tls_tcs != NULL && tls_tcs->life ==
-		    __atomic_load_n(&pool_life, __ATOMIC_ACQUIRE) ?
-		    tls_tcs->tc[k][device] : NULL;
+		tcache_t *tc = tc_peek(p);
 		if (tc != NULL) {
 			publish(p, tc);
 			tc_flush(p, tc);
@@ -1424,6 +1546,7 @@ pool_trim(int device)
 			barrier(p);
 		pool_trim_locked(p);
 		pthread_mutex_unlock(&p->lock);
+		}
 	}
 	return CW_OK;
 }
@@ -1436,58 +1559,69 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 		return;
 	double free_total = 0;
 	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-		pool_t *p = &pools[kind][d];
-		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
-			continue;
-		uint64_t alloc = allocated_now(p);
-		atomic_max(&p->peak, alloc);
-		uint64_t tot = __atomic_load_n(&p->tot_pub, __ATOMIC_RELAXED);
-		pthread_mutex_lock(&p->tcl_lock);
-		for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
-			tot += __atomic_load_n(&t->tot_unpub,
-			    __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&p->tcl_lock);
-		size_t res, segs, largest, freeb;
-		pthread_mutex_lock(&p->lock);
-		if (p->dp != NULL) {
-			devpool_stats_t s;
-			devpool_stats(p->dp, &s);
-			res = s.reserved;
-			segs = s.segments;
-			largest = s.largest_free;
-			freeb = s.free_bytes;
-		} else {
-			hostpool_stats_t s;
-			hostpool_stats(p->hp, &s);
-			res = s.reserved;
-			segs = s.segments;
-			freeb = s.reserved - s.allocated;
-			largest = freeb; /* jemalloc: an upper bound */
+		pool_t *p, *any = NULL;
+		uint64_t tot = 0;
+		FOR_ARENAS(p, kind, d) {
+			any = p;
+			pthread_mutex_lock(&p->tcl_lock);
+			for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
+				tot += __atomic_load_n(&t->tot_unpub,
+				    __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&p->tcl_lock);
 		}
+		if (any == NULL)
+			continue;
+		/* Allocated: the (kind, device)'s counters, exact. */
+		pool_pub_t *pub = &pubs[kind][d];
+		uint64_t alloc = allocated_now(any);
+		atomic_max(&pub->peak, alloc);
 		out->allocated.current += alloc;
-		out->allocated.peak += __atomic_load_n(&p->peak,
+		out->allocated.peak += __atomic_load_n(&pub->peak,
 		    __ATOMIC_RELAXED);
-		out->allocated.total += tot;
-		out->reserved.current += res;
-		out->reserved.peak += __atomic_load_n(&p->res_peak,
+		out->allocated.total += tot + __atomic_load_n(&pub->tot_pub,
 		    __ATOMIC_RELAXED);
-		out->reserved.total += __atomic_load_n(&p->res_total,
-		    __ATOMIC_RELAXED);
-		out->segments.current += segs;
-		out->segments.peak += __atomic_load_n(&p->seg_peak,
-		    __ATOMIC_RELAXED);
-		out->segments.total += __atomic_load_n(&p->seg_total,
-		    __ATOMIC_RELAXED);
-		out->fence_waits += p->fence_waits;
-		out->driver_allocs += __atomic_load_n(&p->driver_allocs,
-		    __ATOMIC_RELAXED);
-		out->driver_frees += __atomic_load_n(&p->driver_frees,
-		    __ATOMIC_RELAXED);
-		out->trims += p->trims;
-		if (largest > out->largest_free)
-			out->largest_free = largest;
-		free_total += (double)freeb;
-		pthread_mutex_unlock(&p->lock);
+		/* The rest per arena, summed (the reserved and segment peaks
+		 * are the sums of the arenas' peaks: an upper bound when
+		 * there are several). */
+		FOR_ARENAS(p, kind, d) {
+			size_t res, segs, largest, freeb;
+			pthread_mutex_lock(&p->lock);
+			if (p->dp != NULL) {
+				devpool_stats_t s;
+				devpool_stats(p->dp, &s);
+				res = s.reserved;
+				segs = s.segments;
+				largest = s.largest_free;
+				freeb = s.free_bytes;
+			} else {
+				hostpool_stats_t s;
+				hostpool_stats(p->hp, &s);
+				res = s.reserved;
+				segs = s.segments;
+				freeb = s.reserved - s.allocated;
+				largest = freeb; /* jemalloc: an upper bound */
+			}
+			out->reserved.current += res;
+			out->reserved.peak += __atomic_load_n(&p->res_peak,
+			    __ATOMIC_RELAXED);
+			out->reserved.total += __atomic_load_n(&p->res_total,
+			    __ATOMIC_RELAXED);
+			out->segments.current += segs;
+			out->segments.peak += __atomic_load_n(&p->seg_peak,
+			    __ATOMIC_RELAXED);
+			out->segments.total += __atomic_load_n(&p->seg_total,
+			    __ATOMIC_RELAXED);
+			out->fence_waits += p->fence_waits;
+			out->driver_allocs += __atomic_load_n(
+			    &p->driver_allocs, __ATOMIC_RELAXED);
+			out->driver_frees += __atomic_load_n(&p->driver_frees,
+			    __ATOMIC_RELAXED);
+			out->trims += p->trims;
+			if (largest > out->largest_free)
+				out->largest_free = largest;
+			free_total += (double)freeb;
+			pthread_mutex_unlock(&p->lock);
+		}
 	}
 	if (free_total > 0)
 		out->fragmentation = 1.0 - (double)out->largest_free /
@@ -1501,18 +1635,20 @@ pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
 	if (!kind_pooled(kind))
 		return;
 	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-		pool_t *p = &pools[kind][d];
-		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
-			continue;
-		pthread_mutex_lock(&p->tcl_lock);
-		for (tcache_t *t = p->tcaches; t != NULL; t = t->next) {
-			*hits += __atomic_load_n(&t->hits, __ATOMIC_RELAXED);
-			*misses += __atomic_load_n(&t->misses,
-			    __ATOMIC_RELAXED);
+		pool_t *p;
+		FOR_ARENAS(p, kind, d) {
+			pthread_mutex_lock(&p->tcl_lock);
+			for (tcache_t *t = p->tcaches; t != NULL;
+			    t = t->next) {
+				*hits += __atomic_load_n(&t->hits,
+				    __ATOMIC_RELAXED);
+				*misses += __atomic_load_n(&t->misses,
+				    __ATOMIC_RELAXED);
+			}
+			*hits += p->retired_hits;
+			*misses += p->retired_misses;
+			pthread_mutex_unlock(&p->tcl_lock);
 		}
-		*hits += p->retired_hits;
-		*misses += p->retired_misses;
-		pthread_mutex_unlock(&p->tcl_lock);
 	}
 }
 
@@ -1523,14 +1659,15 @@ pool_slow_counters(kind_t kind, pool_slow_t *out)
 	if (!kind_pooled(kind))
 		return;
 	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-		pool_t *p = &pools[kind][d];
-		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
-			continue;
-		pthread_mutex_lock(&p->tcl_lock);
-		for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
-			slow_sum(out, &t->slow);
-		slow_sum(out, &p->retired_slow);
-		pthread_mutex_unlock(&p->tcl_lock);
+		pool_t *p;
+		FOR_ARENAS(p, kind, d) {
+			pthread_mutex_lock(&p->tcl_lock);
+			for (tcache_t *t = p->tcaches; t != NULL;
+			    t = t->next)
+				slow_sum(out, &t->slow);
+			slow_sum(out, &p->retired_slow);
+			pthread_mutex_unlock(&p->tcl_lock);
+		}
 	}
 }
 
@@ -1540,9 +1677,10 @@ pool_forget_device(int device)
 	if (device < 0 || device >= POOL_MAX_DEVICES)
 		return;
 	for (int k = 0; k < NKINDS; k++) {
-		pool_t *p = &pools[k][device];
-		if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
-			continue;
+		__atomic_store_n(&pubs[k][device].cur_pub, 0,
+		    __ATOMIC_RELAXED);
+		pool_t *p;
+		FOR_ARENAS(p, k, device) {
 		pthread_mutex_lock(&p->lock);
 		p->forgetting = true;
 		/* Pending blocks and their events died with the context. */
@@ -1568,13 +1706,13 @@ pool_forget_device(int device)
 			hostpool_destroy(old); /* segments: map cleared only */
 		pthread_mutex_lock(&p->lock);
 		p->forgetting = false;
-		__atomic_store_n(&p->cur_pub, 0, __ATOMIC_RELAXED);
 		p->incarnation++;
 		__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
 		if ((p->kind == KIND_DEVICE && p->dp == NULL) ||
 		    (p->kind != KIND_DEVICE && p->hp == NULL))
 			__atomic_store_n(&p->inited, false, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&p->lock);
+		}
 	}
 	fence_forget_device(device);
 }
@@ -1587,10 +1725,12 @@ pool_prefork(void)
 	pthread_mutex_lock(&init_lock);
 	for (int k = 0; k < NKINDS; k++)
 		for (int d = 0; d < POOL_MAX_DEVICES; d++)
-			if (pools[k][d].inited) {
-				pthread_mutex_lock(&pools[k][d].lock);
-				pthread_mutex_lock(&pools[k][d].tcl_lock);
-			}
+			for (int a = 0; a < POOL_ARENAS; a++)
+				if (pools[k][d][a].inited) {
+					pthread_mutex_lock(&pools[k][d][a].lock);
+					pthread_mutex_lock(
+					    &pools[k][d][a].tcl_lock);
+				}
 	fence_prefork();
 }
 
@@ -1600,10 +1740,13 @@ pool_postfork_parent(void)
 	fence_postfork_parent();
 	for (int k = NKINDS; k-- > 0; )
 		for (int d = POOL_MAX_DEVICES; d-- > 0; )
-			if (pools[k][d].inited) {
-				pthread_mutex_unlock(&pools[k][d].tcl_lock);
-				pthread_mutex_unlock(&pools[k][d].lock);
-			}
+			for (int a = POOL_ARENAS; a-- > 0; )
+				if (pools[k][d][a].inited) {
+					pthread_mutex_unlock(
+					    &pools[k][d][a].tcl_lock);
+					pthread_mutex_unlock(
+					    &pools[k][d][a].lock);
+				}
 	pthread_mutex_unlock(&init_lock);
 }
 
@@ -1615,6 +1758,7 @@ pool_postfork_child(void)
 	fence_postfork_child();
 	poolmap_reset(true);
 	memset(pools, 0, sizeof(pools));
+	memset(pubs, 0, sizeof(pubs));
 	memset(budget_used, 0, sizeof(budget_used));
 	__atomic_fetch_add(&pool_life, 1, __ATOMIC_RELEASE);
 	pool_forked = true;
@@ -1626,7 +1770,8 @@ pool_reset(void)
 {
 	for (int k = 0; k < NKINDS; k++) {
 		for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-			pool_t *p = &pools[k][d];
+		for (int a = 0; a < POOL_ARENAS; a++) {
+			pool_t *p = &pools[k][d][a];
 			if (!p->inited)
 				continue;
 			pthread_mutex_lock(&p->lock);
@@ -1653,8 +1798,11 @@ pool_reset(void)
 			pthread_mutex_destroy(&p->tcl_lock);
 			memset(p, 0, sizeof(*p));
 		}
+		}
 	}
+	memset(pubs, 0, sizeof(pubs));
 	memset(budget_used, 0, sizeof(budget_used));
+	__atomic_store_n(&narenas, 0, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&pool_life, 1, __ATOMIC_RELEASE);
 	poolmap_reset(false);
 	fence_reset();

@@ -33,6 +33,7 @@ static size_t max_units; /* the largest block seen, in granules */
 #define E_KIND_SHIFT 26
 #define E_OWN (1u << 28)
 #define E_HUGE (1u << 29)
+#define E_ARENA_SHIFT 30 /* two bits: the pool arena */
 
 static leaf_t *
 leaf_get(uintptr_t a, bool make)
@@ -92,6 +93,7 @@ poolmap_set(uintptr_t base, size_t size, unsigned kind, unsigned flags)
 	e |= (uint32_t)(kind & 3) << E_KIND_SHIFT;
 	if (flags & 1)
 		e |= E_OWN;
+	e |= (uint32_t)POOLMAP_ARENA_OF(flags) << E_ARENA_SHIFT;
 	size_t m = __atomic_load_n(&max_units, __ATOMIC_RELAXED);
 	while (units > m && !__atomic_compare_exchange_n(&max_units, &m,
 	    units, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -154,7 +156,8 @@ poolmap_lookup(uintptr_t addr, uintptr_t *base, size_t *size,
 			*size = bytes;
 			*kind = (e >> E_KIND_SHIFT) & 3;
 			*flags = ((e & E_OWN) ? 1u : 0u) |
-			    ((e & E_HUGE) ? POOLMAP_F_HUGE : 0u);
+			    ((e & E_HUGE) ? POOLMAP_F_HUGE : 0u) |
+			    POOLMAP_F_ARENA(e >> E_ARENA_SHIFT);
 			return false;
 		}
 		if (g == (uintptr_t)0 - POOLMAP_GRANULE)

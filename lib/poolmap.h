@@ -19,6 +19,11 @@
 #define POOLMAP_GRANULE ((uintptr_t)512)
 #define POOLMAP_MAX_SIZE (((size_t)1 << 26) * 512 - 512) /* 32 GiB */
 #define POOLMAP_F_HUGE 0x100 /* size >= POOLMAP_MAX_SIZE: ask the engine */
+/* The pool arena (0..3) a block came from, in flags bits 12-13 (kept in
+ * the entry's two top bits). */
+#define POOLMAP_F_ARENA_SHIFT 12
+#define POOLMAP_F_ARENA(a) ((unsigned)(a) << POOLMAP_F_ARENA_SHIFT)
+#define POOLMAP_ARENA_OF(flags) (((flags) >> POOLMAP_F_ARENA_SHIFT) & 3u)
 
 /* Records a block handed out.  Returns true on error (no memory for a
  * leaf, or an address outside 48 bits). */

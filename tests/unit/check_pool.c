@@ -536,6 +536,87 @@ START_TEST(test_pool_alloc_stream_reuse)
 }
 END_TEST
 
+/* ------------------------------------------------------------- arenas */
+
+typedef struct arena_job_s {
+	size_t size;
+	int n;
+	uintptr_t *a;
+	bool free_them;
+} arena_job_t;
+
+static void *
+arena_worker(void *arg)
+{
+	arena_job_t *j = arg;
+	for (int i = 0; i < j->n; i++)
+		ck_assert_int_eq(pool_alloc(KIND_DEVICE, 0, j->size, &j->a[i],
+		    NULL), CW_OK);
+	if (j->free_them)
+		for (int i = 0; i < j->n; i++)
+			ck_assert_int_eq(pool_free(KIND_DEVICE, 0, j->a[i],
+			    j->size), CW_OK);
+	return NULL;
+}
+
+static void
+in_thread(arena_job_t *j)
+{
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, arena_worker, j), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+}
+
+/* CUWARDEN_POOL_ARENAS=4: threads allocate from different arenas; a block
+ * freed by another thread goes back to its own arena; the statistics add
+ * up exactly; trim empties every arena; and under a limit, an arena that
+ * must grow gets the memory another arena holds cached (OOM staging). */
+START_TEST(test_pool_arenas)
+{
+	setenv("CUWARDEN_POOL_ARENAS", "4", 1);
+	reset_env(NULL, "64M");
+	enum { N = 40 };
+	uintptr_t a[N], b[N];
+	arena_job_t ja = { 1 * MiB, N, a, false };
+	in_thread(&ja); /* a's blocks: one arena */
+	arena_job_t jb = { 1 * MiB, 8, b, false };
+	in_thread(&jb); /* b's: the next one */
+	cw_pool_stats_t st;
+	pool_stats(KIND_DEVICE, &st);
+	ck_assert_uint_eq(st.allocated.current, (N + 8) * MiB);
+	/* Freed here, by a thread of a third arena: each block to its own. */
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(pool_free(KIND_DEVICE, 0, a[i], 1 * MiB),
+		    CW_OK);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(pool_free(KIND_DEVICE, 0, b[i], 1 * MiB),
+		    CW_OK);
+	pool_stats(KIND_DEVICE, &st);
+	ck_assert_uint_eq(st.allocated.current, 0);
+	ck_assert_uint_eq(st.allocated.peak, (N + 8) * MiB);
+	ck_assert_uint_eq(st.allocated.total, (N + 8) * MiB);
+	ck_assert_uint_ge(st.reserved.current, (N + 8) * MiB);
+	/* A freed block is not the start of a pooled block any more, in
+	 * any arena. */
+	ck_assert_int_eq(pool_free(KIND_DEVICE, 0, a[0], 1 * MiB),
+	    CW_EINVAL);
+	/* The first arena holds ~40 MiB cached; another thread's arena
+	 * needs 48 MiB under the 64 MiB limit: it gets them. */
+	uintptr_t c[48];
+	arena_job_t jc = { 1 * MiB, 48, c, true };
+	in_thread(&jc);
+	ck_assert_int_eq(pool_trim(0), CW_OK);
+	pool_stats(KIND_DEVICE, &st);
+	ck_assert_uint_eq(st.reserved.current, 0);
+	ck_assert_uint_eq(st.segments.current, 0);
+	struct fakecuda_counters fc;
+	fc_counters(&fc);
+	ck_assert_uint_eq(fc.live_device, 0);
+	unsetenv("CUWARDEN_POOL_ARENAS");
+	options_reset();
+}
+END_TEST
+
 /* ------------------------------------------------------------ OOM, limit */
 
 START_TEST(test_pool_limit_and_oom_detail)
@@ -1131,6 +1212,7 @@ make_pool_suite(void)
 	tcase_add_test(tc, test_pool_free_async_event);
 	tcase_add_test(tc, test_pool_alloc_stream_reuse);
 	tcase_add_test(tc, test_pool_limit_and_oom_detail);
+	tcase_add_test(tc, test_pool_arenas);
 	tcase_add_test(tc, test_pool_limit_host_kinds);
 	tcase_add_test(tc, test_pool_oom_from_driver);
 	tcase_add_test(tc, test_pool_trim_returns_everything);
