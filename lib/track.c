@@ -572,7 +572,10 @@ classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 	stack_id_t st = capture();
 	if (!registry_tomb_find(ns, addr, &rec))
 		report_violation(V_DOUBLE_FREE, api, addr, &rec, r, st);
-	else if (!registry_find_containing(ns, addr, &h, &rec))
+	else if (ns == NS_ADDR &&
+	    !registry_find_containing(ns, addr, &h, &rec))
+		/* Only addresses have an inside; array and VMM handles
+		 * are opaque values. */
 		report_violation(V_INTERIOR_FREE, api, addr, &rec, r, st);
 	else
 		report_violation(V_INVALID_FREE, api, addr, NULL, r, st);
@@ -1274,20 +1277,49 @@ track_mipmapped_create(void *real, const char *api, CUmipmappedArray *handle,
 	return r;
 }
 
+/* Arrays and mipmapped arrays share NS_ARRAY; the record's aux tells
+ * them apart (1: mipmapped).  A live handle of the other sort given to a
+ * destroy is a mismatched free: the driver refuses it and frees nothing,
+ * so the record stays live (classify_free would take the refusal of a
+ * live handle for a double free and drop it). */
+static void
+classify_array_free(uintptr_t handle, uintptr_t aux, CUresult r,
+    const char *api, const pre_t *pre)
+{
+	if (pre->found && pre->rec.aux != aux) {
+		stack_id_t st = capture();
+		STATS_INC(frees);
+		report_violation(V_MISMATCHED_FREE, api, handle, &pre->rec, r,
+		    st);
+		if (r == CUDA_SUCCESS)
+			remove_rec(pre->h, st);
+		return;
+	}
+	classify_free(NS_ARRAY, KBIT(KIND_ARRAY), handle, r, api, pre);
+}
+
 CUresult
 track_array_destroy(void *real, const char *api, CUarray handle)
 {
 	typedef CUresult (*fn_t)(CUarray);
+	pre_t pre;
 
-	FORWARD_FREE(NS_ARRAY, KBIT(KIND_ARRAY), handle, fn_t, (handle));
+	pre_lookup(NS_ARRAY, (uintptr_t)handle, &pre);
+	CUresult r = CALL(real, fn_t, (handle));
+	classify_array_free((uintptr_t)handle, 0, r, api, &pre);
+	return r;
 }
 
 CUresult
 track_mipmapped_destroy(void *real, const char *api, CUmipmappedArray handle)
 {
 	typedef CUresult (*fn_t)(CUmipmappedArray);
+	pre_t pre;
 
-	FORWARD_FREE(NS_ARRAY, KBIT(KIND_ARRAY), handle, fn_t, (handle));
+	pre_lookup(NS_ARRAY, (uintptr_t)handle, &pre);
+	CUresult r = CALL(real, fn_t, (handle));
+	classify_array_free((uintptr_t)handle, 1, r, api, &pre);
+	return r;
 }
 
 /* ------------------------------------------------------------ lifetime */

@@ -72,13 +72,16 @@ check "$R" -V "$WORK/more.out" \
 	'cov["failed_calls"] == 8'
 
 # cuArrayDestroy of a live mipmapped array: the driver refuses it and the
-# program then frees it with cuMipmappedArrayDestroy.  Only the driver's
-# answers passing through unchanged are asserted here: the shim classifies
-# the refused call as a double free and drops the live record (a shim bug
-# reported to the shim's owner; lib/track.c, track_array_destroy).
+# program then frees it with cuMipmappedArrayDestroy.  The refused call is
+# a mismatched free (not a double free), the record stays live, and the
+# right destroy then frees it: no untracked free, no leak.
 R=$WORK/cross.json
 CUWARDEN_REPORT=$R run cross "$TP/tp_more" crosstype
 expect_rc 0 "crosstype under the shim"
 check "$R" -V "$WORK/cross.out" \
-	'leaks(api="cuMipmappedArrayCreate") == []'
+	'leaks(api="cuMipmappedArrayCreate") == []' \
+	'len(r["violations"]) == 1' \
+	'r["violations"][0]["type"] == "mismatched_free"' \
+	'r["violations"][0]["api"] == "cuArrayDestroy"' \
+	'cov["untracked_frees"] == 0 and cov["frees"] == 2'
 finish
