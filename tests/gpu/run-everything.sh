@@ -32,6 +32,7 @@ benches() {
 	# beside the build tree (bench_pool binaries built with other
 	# constants, named by what they change).
 	step sweep-real 60 "$b/bench/bench_pool" -S
+	CUWARDEN_POOL_ARENAS=1 step sweep-real-one-arena 60 "$b/bench/bench_pool" -S
 	LD_LIBRARY_PATH=$b/tests/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
 	    step sweep-simulated 60 "$b/bench/bench_pool" -S
 	for v in "$b"/../variants/bench_pool*; do
