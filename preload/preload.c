@@ -104,6 +104,11 @@ static CW_TLS bool in_hook;
 static void signals_install(void);
 static bool signals_done; /* atomic */
 
+/* CUWARDEN_VERBOSE >= 2: every hooked call is counted, and the counts are
+ * printed at exit (which driver calls the program made through us). */
+static bool count_calls;
+static uint64_t hook_calls[HOOK_COUNT];
+
 /* glibc's dlsym and _exit/_Exit, found at load (or earlier, by the
  * trampoline, when another library's constructor calls dlsym first). */
 typedef void *(*dlsym_fn)(void *, const char *);
@@ -184,6 +189,9 @@ missing(const char *sym)
 		if (unlikely(!__atomic_load_n(&signals_done, \
 		    __ATOMIC_RELAXED))) \
 			signals_install(); \
+		if (unlikely(count_calls)) \
+			__atomic_fetch_add(&hook_calls[HOOK_ID_##sym], 1, \
+			    __ATOMIC_RELAXED); \
 		r = track_##fam(real, #sym, UNPAREN args); \
 		in_hook = false; \
 		return r; \
@@ -477,6 +485,7 @@ signals_install(void)
 {
 	if (__atomic_exchange_n(&signals_done, true, __ATOMIC_ACQ_REL))
 		return;
+	count_calls = options_get(OPT_VERBOSE) >= 2;
 	if (!options_get_bool(OPT_SIGNALS))
 		return;
 	for (size_t i = 0; i < CW_ARRAY_SIZE(fatal_signals); i++) {
@@ -519,6 +528,11 @@ late_report(void *arg)
 {
 	(void)arg;
 	track_write_report("exit", -1);
+	if (count_calls)
+		for (int i = 0; i < HOOK_COUNT; i++)
+			if (hook_calls[i] != 0)
+				log_printf("hooked calls: %s %llu", hook_names[i],
+				    (unsigned long long)hook_calls[i]);
 }
 
 /*
