@@ -434,7 +434,9 @@ default_fd(void)
 		in_output--;
 		return out_fd;
 	}
-	fd = open(buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* As the report: no symbolic link followed, the user's alone. */
+	fd = open(buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+	    0600);
 	if (fd < 0) {
 		int e = errno;
 

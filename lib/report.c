@@ -1253,7 +1253,11 @@ has_pid(const char *pattern)
 static int
 open_report(const char *pattern, char *out, size_t size)
 {
-	const int wr = O_WRONLY | O_CLOEXEC;
+	/* Never through a symbolic link (one planted where the report is
+	 * expected, in a shared directory, would have it overwrite another
+	 * file), and readable by the user alone (it holds command lines,
+	 * paths and stacks). */
+	const int wr = O_WRONLY | O_CLOEXEC | O_NOFOLLOW;
 	char path[PATH_MAX];
 	int fd;
 
@@ -1263,11 +1267,11 @@ open_report(const char *pattern, char *out, size_t size)
 	}
 	log_snprintf(out, size, "%s", path);
 	if (has_pid(pattern))
-		return open(path, wr | O_CREAT | O_TRUNC, 0644);
+		return open(path, wr | O_CREAT | O_TRUNC, 0600);
 	/* This process wrote it before: overwrite its own report. */
 	if (last_pid == getpid() && strcmp(last_path, path) == 0)
-		return open(path, wr | O_CREAT | O_TRUNC, 0644);
-	fd = open(path, wr | O_CREAT | O_EXCL, 0644);
+		return open(path, wr | O_CREAT | O_TRUNC, 0600);
+	fd = open(path, wr | O_CREAT | O_EXCL, 0600);
 	if (fd >= 0 || errno != EEXIST)
 		return fd;
 	/* Written by another process (the parent, a sibling, an earlier
@@ -1277,7 +1281,7 @@ open_report(const char *pattern, char *out, size_t size)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return open(out, wr | O_CREAT | O_TRUNC, 0644);
+	return open(out, wr | O_CREAT | O_TRUNC, 0600);
 }
 
 bool
