@@ -243,7 +243,7 @@ arena_make(hostpool_t *hp)
 	arena_ctl_set(idx, "muzzy_decay_ms", &never, sizeof(never));
 	hp->arena = idx;
 	hp->have_arena = true;
-	hp->arenas_created++;
+	__atomic_fetch_add(&hp->arenas_created, 1, __ATOMIC_RELAXED);
 	return false;
 }
 
@@ -380,7 +380,8 @@ hostpool_stats(hostpool_t *hp, hostpool_stats_t *out)
 	out->allocated = __atomic_load_n(&hp->allocated, __ATOMIC_RELAXED);
 	out->seg_allocs = __atomic_load_n(&hp->seg_allocs, __ATOMIC_RELAXED);
 	out->seg_frees = __atomic_load_n(&hp->seg_frees, __ATOMIC_RELAXED);
-	out->arenas_created = hp->arenas_created;
+	out->arenas_created = __atomic_load_n(&hp->arenas_created,
+	    __ATOMIC_RELAXED);
 }
 
 void

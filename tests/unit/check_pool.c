@@ -354,12 +354,15 @@ START_TEST(test_pool_fence_helper)
 	for (int i = 0; i < N; i++)
 		ck_assert_int_eq(pool_alloc(KIND_DEVICE, 0, 1 * MiB, &a[i],
 		    NULL), CW_OK);
+	/* t0 before the launch: the kernel ends no sooner than t0 + 100 ms
+	 * however slow the launch (sanitizer builds: under TSan the launch
+	 * took over a millisecond and blocks reused after the kernel's end
+	 * counted as early).  An allocation that misses asks the helper and
+	 * waits for its barrier at most FENCE_REUSE_WAIT_NS, then grows: it
+	 * never waits for the kernel (reuse_barrier). */
+	double t0 = now_ms();
 	ck_assert_int_eq(fc_launch_writer(NULL, (CUdeviceptr)a[0], 1 * MiB,
 	    100, 0xee), CUDA_SUCCESS);
-	/* An allocation that misses asks the helper and waits for its
-	 * barrier at most FENCE_REUSE_WAIT_NS, then grows: it never waits for
-	 * the kernel (reuse_barrier). */
-	double t0 = now_ms();
 	for (int i = 0; i < N; i++)
 		ck_assert_int_eq(pool_free(KIND_DEVICE, 0, a[i], 1 * MiB),
 		    CW_OK);

@@ -90,8 +90,11 @@ worker(void *arg)
 		int r = cw_retain(h);
 		if (r == CW_OK) {
 			t->retains++;
-			/* Held: it cannot go away; write one byte. */
-			if (cw_memset(h, 0, byte, 1) != CW_OK ||
+			/* Held: it cannot go away; write one byte, this
+			 * thread's own (threads writing one byte at once
+			 * would race on the program's data, which is not
+			 * what this test is about). */
+			if (cw_memset(h, (size_t)id, byte, 1) != CW_OK ||
 			    cw_release(h) != CW_OK) {
 				t->failed = 3;
 				break;
