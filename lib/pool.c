@@ -1144,6 +1144,22 @@ unmapped(pool_t *p, uintptr_t a, size_t size)
 	    "address map");
 }
 
+/* Block a of p goes to the caller: into the address map (with its arena),
+ * counted (in tc's share when the thread has a cache). */
+static int
+hand_out(pool_t *p, tcache_t *tc, uintptr_t a, size_t size, unsigned fl,
+    uintptr_t *addr, unsigned *flags)
+{
+	if (unlikely(poolmap_set(a, size, p->kind, fl |
+	    POOLMAP_F_ARENA(p->arena))))
+		return unmapped(p, a, size);
+	count_alloc(p, tc, size);
+	*addr = a;
+	if (flags != NULL)
+		*flags = fl;
+	return CW_OK;
+}
+
 int
 pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
     unsigned *flags)
@@ -1263,14 +1279,7 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 	if (r != CW_OK)
 		return r;
 done:
-	if (unlikely(poolmap_set(a, size, kind, fl |
-	    POOLMAP_F_ARENA(p->arena))))
-		return unmapped(p, a, size);
-	count_alloc(p, tc, size);
-	*addr = a;
-	if (flags != NULL)
-		*flags = fl;
-	return CW_OK;
+	return hand_out(p, tc, a, size, fl, addr, flags);
 }
 
 /* A block pool_free_async freed on stream, of exactly the engine size a
@@ -1320,14 +1329,7 @@ pool_alloc_stream(kind_t kind, int device, size_t size, CUstream stream,
 			 * segment of their own (devpool.h). */
 			unsigned fl = p->dp != NULL && size >= p->large ?
 			    POOL_F_OWN_SEGMENT : 0;
-			if (unlikely(poolmap_set(a, size, kind, fl |
-			    POOLMAP_F_ARENA(p->arena))))
-				return unmapped(p, a, size);
-			count_alloc(p, NULL, size);
-			*addr = a;
-			if (flags != NULL)
-				*flags = fl;
-			return CW_OK;
+			return hand_out(p, NULL, a, size, fl, addr, flags);
 		}
 	}
 	return pool_alloc(kind, device, size, addr, flags);
