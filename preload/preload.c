@@ -101,6 +101,20 @@ static pthread_once_t reals_once = PTHREAD_ONCE_INIT;
 
 static CW_TLS bool in_hook;
 
+/* A fatal signal sent while this thread was inside a wrapper (our locks
+ * may be held): handled when the wrapper returns (signal_deferred). */
+static CW_TLS volatile sig_atomic_t deferred_signal;
+static void signal_deferred(void);
+
+/* Leaving a wrapper: in_hook cleared, then a deferred signal taken. */
+#define HOOK_LEAVE(was) \
+	do { \
+		in_hook = (was); \
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); \
+		if (unlikely(deferred_signal != 0) && !in_hook) \
+			signal_deferred(); \
+	} while (0)
+
 static void signals_install(void);
 static bool signals_done; /* atomic */
 
@@ -193,7 +207,7 @@ missing(const char *sym)
 			__atomic_fetch_add(&hook_calls[HOOK_ID_##sym], 1, \
 			    __ATOMIC_RELAXED); \
 		r = track_##fam(real, #sym, UNPAREN args); \
-		in_hook = false; \
+		HOOK_LEAVE(false); \
 		return r; \
 	}
 #define GPA(sym)
@@ -255,7 +269,7 @@ hook_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 	bool was = in_hook;
 	in_hook = true;
 	CUresult r = ((fn_t)real)(symbol, pfn, cudaVersion, flags);
-	in_hook = was;
+	HOOK_LEAVE(was);
 	if (!was)
 		gpa_redirect(r, pfn);
 	return r;
@@ -275,7 +289,7 @@ hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 	in_hook = true;
 	CUresult r = ((fn_t)real)(symbol, pfn, cudaVersion, flags,
 	    symbolStatus);
-	in_hook = was;
+	HOOK_LEAVE(was);
 	if (!was)
 		gpa_redirect(r, pfn);
 	return r;
@@ -453,29 +467,59 @@ static const int fatal_signals[] = {
 	SIGQUIT,
 };
 
+/* The report, then the signal again (its default action, put back by
+ * SA_RESETHAND): the process dies of it.  Another thread may hold a lock
+ * the report needs: SIGALRM ends a writer that cannot finish (the process
+ * was dying anyway). */
+static void
+report_and_die(int sig, bool reraise)
+{
+	in_hook = true; /* driver calls made now pass through */
+	signal(SIGALRM, SIG_DFL);
+	alarm(10);
+	track_write_report("signal", sig);
+	alarm(0);
+	in_hook = false;
+	if (reraise) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+}
+
+static void
+signal_deferred(void)
+{
+	int sig = deferred_signal;
+	deferred_signal = 0;
+	report_and_die(sig, true);
+}
+
 static void
 on_fatal_signal(int sig, siginfo_t *info, void *uc)
 {
 	int saved = errno;
 
 	(void)uc;
-	/* Not when this thread was inside a wrapper: our locks may be held.
-	 * Another thread may hold one we need: SIGALRM ends a handler that
-	 * cannot finish (the process was dying anyway). */
-	if (!in_hook) {
-		in_hook = true; /* driver calls made now pass through */
-		signal(SIGALRM, SIG_DFL);
-		alarm(10);
-		track_write_report("signal", sig);
-		alarm(0);
-		in_hook = false;
-	}
-	errno = saved;
-	/* SA_RESETHAND put the default action back.  A fault returns to the
-	 * faulting instruction, which faults again with its own context; a
-	 * signal that was sent is raised again (SA_NODEFER: at once). */
+	/* A fault returns to the faulting instruction, which faults again
+	 * with its own context; a signal that was sent is raised again
+	 * (SA_NODEFER: at once). */
 	bool fault = info != NULL && info->si_code > 0 && (sig == SIGSEGV ||
 	    sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+	if (in_hook) {
+		/* Inside a wrapper our locks may be held.  A sent signal is
+		 * taken when the wrapper returns (one driver call; SIGALRM
+		 * ends the process if that call does not return within 5 s);
+		 * a fault there gets no report. */
+		if (!fault) {
+			deferred_signal = sig;
+			signal(SIGALRM, SIG_DFL);
+			alarm(5);
+		}
+		errno = saved;
+		return;
+	}
+	report_and_die(sig, false);
+	errno = saved;
 	if (!fault)
 		raise(sig);
 }
