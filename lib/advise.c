@@ -39,13 +39,15 @@ location(int device)
 	return loc;
 }
 
-/* Resolves buf to managed memory and binds the driver to its device. */
+/* Resolves buf to managed memory and binds the driver to its device;
+ * *prev gets the thread's context (put back by the callers). */
 static int
 prepare(cw_buf_t buf, int device, const char *fn, buf_target_t *t,
-    const driver_fns_t **d)
+    const driver_fns_t **d, CUcontext *prev)
 {
 	int r;
 
+	*prev = NULL;
 	if ((r = buf_resolve(buf, fn, t)) != CW_OK)
 		return r;
 	if ((r = buf_check_device(device, true, fn)) != CW_OK)
@@ -56,42 +58,41 @@ prepare(cw_buf_t buf, int device, const char *fn, buf_target_t *t,
 	if ((*d = driver_get()) == NULL)
 		return lasterr_set(CW_ENODEV, fn, "the CUDA driver cannot be "
 		    "loaded");
-	if ((r = driver_bind(t->device < 0 ? 0 : t->device)) != CW_OK) {
+	if ((r = driver_bind_save(t->device < 0 ? 0 : t->device, prev)) !=
+	    CW_OK) {
+		driver_restore(*prev);
+		*prev = NULL;
 		lasterr_get()->function = fn;
 		return r;
 	}
 	return CW_OK;
 }
 
+static int advise_bound(const driver_fns_t *d, const buf_target_t *t,
+    cw_advice_t advice, int device);
+static int prefetch_bound(const driver_fns_t *d, const buf_target_t *t,
+    int device, cw_stream_t stream);
+
+/* The public calls bind the buffer's device, call, and put the thread's
+ * context back: a thread never finds itself on another device after. */
 int
 cw_advise(cw_buf_t buf, cw_advice_t advice, int device)
 {
 	static const char fn[] = "cw_advise";
 	const driver_fns_t *d;
 	buf_target_t t;
-	CUresult cr;
+	CUcontext prev;
 	int r;
 
 	if ((int)advice < CW_ADVISE_SET_READ_MOSTLY ||
 	    (int)advice > CW_ADVISE_UNSET_ACCESSED_BY)
 		return lasterr_set(CW_EINVAL, fn, "advice %d is not a "
 		    "cw_advice_t", (int)advice);
-	if ((r = prepare(buf, device, fn, &t, &d)) != CW_OK)
+	if ((r = prepare(buf, device, fn, &t, &d, &prev)) != CW_OK)
 		return r;
-	if (d->cuMemAdvise_v2 != NULL) {
-		cr = d->cuMemAdvise_v2((CUdeviceptr)t.addr, t.size,
-		    (CUmem_advise)advice, location(device));
-		return cr == CUDA_SUCCESS ? CW_OK :
-		    driver_fail(CW_ECUDA, fn, "cuMemAdvise_v2", cr);
-	}
-	if (d->cuMemAdvise_v1 != NULL) {
-		cr = d->cuMemAdvise_v1((CUdeviceptr)t.addr, t.size,
-		    (CUmem_advise)advice,
-		    device == CW_CPU ? CU_DEVICE_CPU : (CUdevice)device);
-		return cr == CUDA_SUCCESS ? CW_OK :
-		    driver_fail(CW_ECUDA, fn, "cuMemAdvise", cr);
-	}
-	return lasterr_set(CW_ENOTSUP, fn, "the driver has no cuMemAdvise");
+	r = advise_bound(d, &t, advice, device);
+	driver_restore(prev);
+	return r;
 }
 
 int
@@ -100,12 +101,48 @@ cw_prefetch(cw_buf_t buf, int device, cw_stream_t stream)
 	static const char fn[] = "cw_prefetch";
 	const driver_fns_t *d;
 	buf_target_t t;
-	CUresult cr;
-	int r, concurrent = 0;
+	CUcontext prev;
+	int r;
 
-	if ((r = prepare(buf, device, fn, &t, &d)) != CW_OK)
+	if ((r = prepare(buf, device, fn, &t, &d, &prev)) != CW_OK)
 		return r;
-	int gate = device == CW_CPU ? (t.device < 0 ? 0 : t.device) : device;
+	r = prefetch_bound(d, &t, device, stream);
+	driver_restore(prev);
+	return r;
+}
+
+static int
+advise_bound(const driver_fns_t *d, const buf_target_t *t,
+    cw_advice_t advice, int device)
+{
+	static const char fn[] = "cw_advise";
+	CUresult cr;
+
+	if (d->cuMemAdvise_v2 != NULL) {
+		cr = d->cuMemAdvise_v2((CUdeviceptr)t->addr, t->size,
+		    (CUmem_advise)advice, location(device));
+		return cr == CUDA_SUCCESS ? CW_OK :
+		    driver_fail(CW_ECUDA, fn, "cuMemAdvise_v2", cr);
+	}
+	if (d->cuMemAdvise_v1 != NULL) {
+		cr = d->cuMemAdvise_v1((CUdeviceptr)t->addr, t->size,
+		    (CUmem_advise)advice,
+		    device == CW_CPU ? CU_DEVICE_CPU : (CUdevice)device);
+		return cr == CUDA_SUCCESS ? CW_OK :
+		    driver_fail(CW_ECUDA, fn, "cuMemAdvise", cr);
+	}
+	return lasterr_set(CW_ENOTSUP, fn, "the driver has no cuMemAdvise");
+}
+
+static int
+prefetch_bound(const driver_fns_t *d, const buf_target_t *t, int device,
+    cw_stream_t stream)
+{
+	static const char fn[] = "cw_prefetch";
+	CUresult cr;
+	int concurrent = 0;
+
+	int gate = device == CW_CPU ? (t->device < 0 ? 0 : t->device) : device;
 	if (driver_attr(gate, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
 		&concurrent))
 		return lasterr_set(CW_ECUDA, fn, "cannot read "
@@ -127,13 +164,13 @@ cw_prefetch(cw_buf_t buf, int device, cw_stream_t stream)
 			d->cuCtxSetCurrent(sc);
 	}
 	if (d->cuMemPrefetchAsync_v2 != NULL) {
-		cr = d->cuMemPrefetchAsync_v2((CUdeviceptr)t.addr, t.size,
+		cr = d->cuMemPrefetchAsync_v2((CUdeviceptr)t->addr, t->size,
 		    location(device), 0, (CUstream)stream);
 		return cr == CUDA_SUCCESS ? CW_OK :
 		    driver_fail(CW_ECUDA, fn, "cuMemPrefetchAsync_v2", cr);
 	}
 	if (d->cuMemPrefetchAsync_v1 != NULL) {
-		cr = d->cuMemPrefetchAsync_v1((CUdeviceptr)t.addr, t.size,
+		cr = d->cuMemPrefetchAsync_v1((CUdeviceptr)t->addr, t->size,
 		    device == CW_CPU ? CU_DEVICE_CPU : (CUdevice)device,
 		    (CUstream)stream);
 		return cr == CUDA_SUCCESS ? CW_OK :

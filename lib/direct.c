@@ -10,13 +10,11 @@
  * with cuda_error and the requested size in cw_last_error.  A failed free
  * goes to the failed-free ledger here, and only here.
  *
- * Invariants: the device's primary context is current (driver_bind) before
- * every driver call.  In the library it stays current afterwards (the
- * seed's behaviour: cw_alloc binds the calling thread).  In the shim
- * (config_in_shim) the thread's previous context is put back afterwards
- * (driver_bind_save / driver_restore): an unmodified program that runs in
- * a context of its own must not find the primary one current after its
- * cuMemAlloc was served from a pool.  No state, no locks: safe from any
+ * Invariants: the device's primary context is current (driver_bind_save)
+ * during every driver call, and the thread's previous context (or none) is
+ * put back afterwards (driver_restore), in the library as in the shim: a
+ * program that runs in a context of its own, or on another device, never
+ * finds its thread switched after an allocation.  No state, no locks: safe from any
  * thread.  After a fork, driver_bind fails (CW_ENODEV) so nothing is
  * allocated or freed for the parent (nor added to the ledger).
  */
@@ -55,21 +53,20 @@ fill_cuda(CUresult r)
 	e->cuda_error_name = driver_error_name(r);
 }
 
-/* Binds device's primary context; in the shim, saves the caller's. */
+/* Binds device's primary context and saves the caller's, which leave()
+ * puts back: a thread working on one device never finds itself on
+ * another after an allocation (in the library as in the shim). */
 static int
 enter(int device, CUcontext *prev)
 {
 	*prev = NULL;
-	if (config_in_shim)
-		return driver_bind_save(device, prev);
-	return driver_bind(device);
+	return driver_bind_save(device, prev);
 }
 
 static void
 leave(CUcontext prev)
 {
-	if (config_in_shim)
-		driver_restore(prev);
+	driver_restore(prev);
 }
 
 int

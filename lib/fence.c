@@ -105,24 +105,20 @@ fence_barrier(int device)
 	return fence_barrier_for(device, fence_stamp(device));
 }
 
-/* Makes device's primary context current for our own driver calls.  In
- * the shim the program's context is saved and put back by unbind (an
- * unmodified program may run in a context of its own); the library keeps
- * the primary context current. */
+/* Makes device's primary context current for our own driver calls; the
+ * thread's context is saved and put back by unbind (a program may run in
+ * a context of its own, or on another device). */
 static int
 bind_dev(int device, CUcontext *saved)
 {
 	*saved = NULL;
-	if (config_in_shim)
-		return driver_bind_save(device, saved);
-	return driver_bind(device);
+	return driver_bind_save(device, saved);
 }
 
 static void
 unbind(CUcontext saved)
 {
-	if (config_in_shim)
-		driver_restore(saved);
+	driver_restore(saved);
 }
 
 bool

@@ -56,23 +56,34 @@ path_of(kind_t kind)
 	}
 }
 
-/* The driver, bound to device on this thread. */
+/* The driver, bound to device on this thread; *prev gets the thread's
+ * context, which done() puts back. */
 static const driver_fns_t *
-bound(int device, const char *fn, int *status)
+bound(int device, const char *fn, int *status, CUcontext *prev)
 {
 	const driver_fns_t *d = driver_get();
 
+	*prev = NULL;
 	if (d == NULL) {
 		*status = lasterr_set(CW_ENODEV, fn, "the CUDA driver cannot "
 		    "be loaded");
 		return NULL;
 	}
-	*status = driver_bind(device < 0 ? 0 : device);
+	*status = driver_bind_save(device < 0 ? 0 : device, prev);
 	if (*status != CW_OK) {
+		driver_restore(*prev);
 		lasterr_get()->function = fn;
 		return NULL;
 	}
 	return d;
+}
+
+/* The caller's context back, and cr as a status. */
+static int
+done(CUcontext prev, CUresult cr, const char *fn, const char *call)
+{
+	driver_restore(prev);
+	return cr == CUDA_SUCCESS ? CW_OK : driver_fail(CW_ECUDA, fn, call, cr);
 }
 
 static int
@@ -101,6 +112,7 @@ cw_upload(cw_buf_t buf, size_t off, const void *src, size_t n)
 	buf_target_t t;
 	path_t path;
 	CUresult cr;
+	CUcontext prev;
 	int r;
 
 	if (src == NULL && n > 0)
@@ -111,16 +123,14 @@ cw_upload(cw_buf_t buf, size_t off, const void *src, size_t n)
 		memcpy((void *)(t.addr + off), src, n);
 		return CW_OK;
 	}
-	if ((d = bound(t.device, fn, &r)) == NULL)
+	if ((d = bound(t.device, fn, &r, &prev)) == NULL)
 		return r;
 	if (path == PATH_DEVICE) {
 		cr = d->cuMemcpyHtoD_v2((CUdeviceptr)(t.addr + off), src, n);
-		return cr == CUDA_SUCCESS ? CW_OK :
-		    driver_fail(CW_ECUDA, fn, "cuMemcpyHtoD_v2", cr);
+		return done(prev, cr, fn, "cuMemcpyHtoD_v2");
 	}
 	cr = d->cuMemcpy((CUdeviceptr)(t.addr + off), (CUdeviceptr)src, n);
-	return cr == CUDA_SUCCESS ? CW_OK :
-	    driver_fail(CW_ECUDA, fn, "cuMemcpy", cr);
+	return done(prev, cr, fn, "cuMemcpy");
 }
 
 int
@@ -131,6 +141,7 @@ cw_download(cw_buf_t buf, size_t off, void *dst, size_t n)
 	buf_target_t t;
 	path_t path;
 	CUresult cr;
+	CUcontext prev;
 	int r;
 
 	if (dst == NULL && n > 0)
@@ -141,16 +152,14 @@ cw_download(cw_buf_t buf, size_t off, void *dst, size_t n)
 		memcpy(dst, (const void *)(t.addr + off), n);
 		return CW_OK;
 	}
-	if ((d = bound(t.device, fn, &r)) == NULL)
+	if ((d = bound(t.device, fn, &r, &prev)) == NULL)
 		return r;
 	if (path == PATH_DEVICE) {
 		cr = d->cuMemcpyDtoH_v2(dst, (CUdeviceptr)(t.addr + off), n);
-		return cr == CUDA_SUCCESS ? CW_OK :
-		    driver_fail(CW_ECUDA, fn, "cuMemcpyDtoH_v2", cr);
+		return done(prev, cr, fn, "cuMemcpyDtoH_v2");
 	}
 	cr = d->cuMemcpy((CUdeviceptr)dst, (CUdeviceptr)(t.addr + off), n);
-	return cr == CUDA_SUCCESS ? CW_OK :
-	    driver_fail(CW_ECUDA, fn, "cuMemcpy", cr);
+	return done(prev, cr, fn, "cuMemcpy");
 }
 
 int
@@ -161,6 +170,7 @@ cw_copy(cw_buf_t dst, size_t dst_off, cw_buf_t src, size_t src_off,
 	const driver_fns_t *d;
 	buf_target_t td, ts;
 	path_t pd, ps;
+	CUcontext prev;
 	int r;
 
 	if ((r = prepare(dst, dst_off, n, fn, &td, &pd)) != CW_OK)
@@ -177,11 +187,10 @@ cw_copy(cw_buf_t dst, size_t dst_off, cw_buf_t src, size_t src_off,
 		    "overlap ([%#lx, +%zu) and [%#lx, +%zu))",
 		    (unsigned long)a, n, (unsigned long)b, n);
 	int dev = pd != PATH_HOST ? td.device : ts.device;
-	if ((d = bound(dev, fn, &r)) == NULL)
+	if ((d = bound(dev, fn, &r, &prev)) == NULL)
 		return r;
 	CUresult cr = d->cuMemcpy((CUdeviceptr)a, (CUdeviceptr)b, n);
-	return cr == CUDA_SUCCESS ? CW_OK :
-	    driver_fail(CW_ECUDA, fn, "cuMemcpy", cr);
+	return done(prev, cr, fn, "cuMemcpy");
 }
 
 int
@@ -191,6 +200,7 @@ cw_memset(cw_buf_t buf, size_t off, int value, size_t n)
 	const driver_fns_t *d;
 	buf_target_t t;
 	path_t path;
+	CUcontext prev;
 	int r;
 
 	if ((r = prepare(buf, off, n, fn, &t, &path)) != CW_OK || n == 0)
@@ -199,10 +209,9 @@ cw_memset(cw_buf_t buf, size_t off, int value, size_t n)
 		memset((void *)(t.addr + off), value, n);
 		return CW_OK;
 	}
-	if ((d = bound(t.device, fn, &r)) == NULL)
+	if ((d = bound(t.device, fn, &r, &prev)) == NULL)
 		return r;
 	CUresult cr = d->cuMemsetD8_v2((CUdeviceptr)(t.addr + off),
 	    (unsigned char)value, n);
-	return cr == CUDA_SUCCESS ? CW_OK :
-	    driver_fail(CW_ECUDA, fn, "cuMemsetD8_v2", cr);
+	return done(prev, cr, fn, "cuMemsetD8_v2");
 }

@@ -311,9 +311,9 @@ START_TEST(test_driver_n_devices)
 		ck_assert_int_eq(ordinal, d);
 		ck_assert_int_eq(driver_get()->cuCtxGetDevice(&dev),
 		    CUDA_SUCCESS);
-		/* The library leaves device d bound; the shim puts back the
-		 * context bound before (device 1's, bound above). */
-		ck_assert_int_eq(dev, config_in_shim ? 1 : d);
+		/* The context bound before (device 1's, bound above) is
+		 * put back, in the library as in the shim. */
+		ck_assert_int_eq(dev, 1);
 		ck_assert_int_eq(direct_free(KIND_DEVICE, d, a, 1 << 20),
 		    CW_OK);
 	}
@@ -537,9 +537,10 @@ START_TEST(test_direct_free_failure_ledger)
 }
 END_TEST
 
-/* The calling thread runs in a context of its own: the library leaves the
- * primary context current after a direct allocation (cw_alloc binds the
- * thread), the shim puts the program's context back. */
+/* The calling thread runs in a context of its own, or in none: after a
+ * direct allocation or free it finds its context as it was, in the
+ * library as in the shim (a thread working on one device must never find
+ * itself on another). */
 START_TEST(test_direct_context_policy)
 {
 	const driver_fns_t *f;
@@ -556,21 +557,16 @@ START_TEST(test_direct_context_policy)
 	ck_assert_int_eq(ctx_create(&own, 0, dev), CUDA_SUCCESS);
 	ck_assert_ptr_eq(current_ctx(), own);
 	ck_assert_int_eq(direct_alloc(KIND_DEVICE, 0, 1 << 20, &a), CW_OK);
-	ck_assert_ptr_eq(current_ctx(), config_in_shim ? own :
-	    driver_primary_ctx(0));
-	ck_assert_int_eq(f->cuCtxSetCurrent(own), CUDA_SUCCESS);
+	ck_assert_ptr_eq(current_ctx(), own);
 	ck_assert_int_eq(direct_free(KIND_DEVICE, 0, a, 1 << 20), CW_OK);
-	ck_assert_ptr_eq(current_ctx(), config_in_shim ? own :
-	    driver_primary_ctx(0));
-	/* No context at all before: none after, in the shim. */
+	ck_assert_ptr_eq(current_ctx(), own);
+	/* No context at all before: none after. */
 	ck_assert_int_eq(f->cuCtxSetCurrent(NULL), CUDA_SUCCESS);
 	ck_assert_ptr_null(current_ctx());
 	ck_assert_int_eq(direct_alloc(KIND_PINNED, 0, 4096, &a), CW_OK);
-	if (config_in_shim)
-		ck_assert_ptr_null(current_ctx());
-	else
-		ck_assert_ptr_eq(current_ctx(), driver_primary_ctx(0));
+	ck_assert_ptr_null(current_ctx());
 	ck_assert_int_eq(direct_free(KIND_PINNED, 0, a, 4096), CW_OK);
+	ck_assert_ptr_null(current_ctx());
 }
 END_TEST
 

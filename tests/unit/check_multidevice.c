@@ -34,9 +34,8 @@
  *     and the summary matches; the text report says "on device N";
  *   - an allocation on device 1 from a thread whose current context is
  *     device 0's primary context lands on device 1 (ordinal and context of
- *     the memory) and the thread's context is still usable.  What the
- *     thread's current context is afterwards is NOT asserted: see the
- *     comment at test_multidevice_context.
+ *     the memory) and the thread's context is unchanged afterwards (also
+ *     after cw_upload and cw_trim on device 1, and with no context).
  */
 #include "preamble.h"
 
@@ -686,18 +685,12 @@ END_TEST
 
 /*
  * A thread working in device 0's primary context allocates on device 1.
- * The memory must be device 1's, whatever context is current.
- *
- * Not asserted: the thread's current context afterwards.  lib/direct.c
- * and doc/driver.md say that in the library (not the shim) the primary
- * context bound for a driver call stays current ("cw_alloc binds the
- * calling thread"); but cw_alloc calls the driver only when the pools
- * must grow, so whether the thread is left in device 1's context depends
- * on the pool's state: device 1's after a growth, device 0's after a
- * thread-cache hit (cw_upload and cw_trim(1) also leave device 1's).
- * Whether the library should put the caller's context back, as the shim
- * does, is an open design question; until it is decided this test only
- * prints what it sees.
+ * The memory must be device 1's, whatever context is current, and the
+ * thread is still in device 0's context afterwards, whether the pool grew
+ * (driver calls) or not, and after cw_upload, cw_prefetch and cw_trim on
+ * device 1.  (Before, the library left the bound device's primary context
+ * current after a driver call: a thread on device 0 found itself on device
+ * 1 after some calls and not others, depending on the pool's state.)
  */
 START_TEST(test_multidevice_context)
 {
@@ -716,12 +709,20 @@ START_TEST(test_multidevice_context)
 	ck_assert_int_eq(ordinal_of(cw_ptr(b2)), 1);
 	ck_assert_ptr_eq(ctx_of(cw_ptr(b2)), primary[1]);
 	CUcontext after_hit = ctx_now();
-	fprintf(stderr, "check_multidevice: context after cw_alloc on device "
-	    "1 from device 0's: %s (pool grew), %s (pool hit)\n",
-	    after_grow == primary[0] ? "device 0's" :
-	    after_grow == primary[1] ? "device 1's" : "other",
-	    after_hit == primary[0] ? "device 0's" :
-	    after_hit == primary[1] ? "device 1's" : "other");
+	ck_assert_ptr_eq(after_grow, primary[0]);
+	ck_assert_ptr_eq(after_hit, primary[0]);
+	unsigned char tag[16] = { 1, 2, 3 };
+	ck_assert_int_eq(cw_upload(b, 0, tag, sizeof(tag)), CW_OK);
+	ck_assert_ptr_eq(ctx_now(), primary[0]);
+	ck_assert_int_eq(cw_trim(1), CW_OK);
+	ck_assert_ptr_eq(ctx_now(), primary[0]);
+	/* No context at all: none after. */
+	ck_assert_int_eq(fc_ctx_set(NULL), CUDA_SUCCESS);
+	cw_buf_t n;
+	ck_assert_int_eq(cw_alloc(&n, 3 * MiB, CW_DEVICE, 1, 0), CW_OK);
+	ck_assert_ptr_null(ctx_now());
+	ck_assert_int_eq(cw_free(n), CW_OK);
+	ck_assert_ptr_null(ctx_now());
 
 	/* Device 0's context still works for the program's own calls. */
 	ck_assert_int_eq(fc_ctx_set(primary[0]), CUDA_SUCCESS);
