@@ -60,6 +60,10 @@ main(void)
 		return 77;
 	}
 	cw_set_output(quiet, NULL);
+	/* This program calls the driver itself (cuCtxSynchronize below):
+	 * like any such program it makes a context current first; the
+	 * library puts back whatever the thread had after each call. */
+	CHECK(driver_bind(0) == CW_OK);
 	for (size_t i = 0; i < sizeof(in); i++)
 		in[i] = (unsigned char)(i * 7 + 3);
 	CHECK(cw_owner_register("gpu-test", &o) == CW_OK);
