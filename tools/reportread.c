@@ -653,10 +653,13 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 
 	r->merged = true;
 	if (!json_is_integer(v) || json_integer_value(v) != 1) {
+		/* v belongs to doc: say what it was before freeing doc
+		 * (found by tests/fuzz/fuzz_report). */
+		const char *what = json_is_integer(v) ? "other than 1" :
+		    v == NULL ? "missing" : "not an integer";
 		json_decref(doc);
 		return fail(r, "cuwarden-audit document version %s is not "
-		    "supported (this tool reads version 1)",
-		    json_is_integer(v) ? "other than 1" : "missing");
+		    "supported (this tool reads version 1)", what);
 	}
 	a = json_object_get(doc, "processes");
 	if (!json_is_array(a)) {

@@ -182,7 +182,12 @@ supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
 		char *origin, *copy;
 
 		lineno++;
-		hash = strchr(buf, '#');
+		/* A comment starts with '#' at the start of a line or after
+		 * a blank: a '#' inside a pattern is the pattern's (C++
+		 * lambdas: "f()::{lambda(int)#1}::operator()"). */
+		for (hash = buf; (hash = strchr(hash, '#')) != NULL; hash++)
+			if (hash == buf || hash[-1] == ' ' || hash[-1] == '\t')
+				break;
 		if (hash != NULL)
 			*hash = '\0';
 		line = trim(buf);
@@ -392,13 +397,15 @@ best_pattern(const au_stack_t *st)
 	return NULL;
 }
 
-/* p with fnmatch's special characters escaped ("operator[]"), into buf. */
-static const char *
-escape_pattern(const char *p, char *buf, size_t size)
+/* p with fnmatch's special characters escaped ("operator[]"), whole (a
+ * cut pattern would match nothing).  Freed by the caller. */
+static char *
+escape_pattern(const char *p)
 {
+	char *buf = xmalloc(2 * strlen(p) + 1);
 	size_t o = 0;
 
-	for (; *p != '\0' && o + 2 < size; p++) {
+	for (; *p != '\0'; p++) {
 		if (*p == '*' || *p == '?' || *p == '[' || *p == '\\')
 			buf[o++] = '\\';
 		buf[o++] = *p;
@@ -410,8 +417,7 @@ escape_pattern(const char *p, char *buf, size_t size)
 void
 supp_generate(const au_model_t *m, FILE *out)
 {
-	char esc[1024];
-
+	char *esc;
 	char b1[32];
 	size_t i;
 
@@ -428,12 +434,14 @@ supp_generate(const au_model_t *m, FILE *out)
 		    "fingerprint %s\n", fmt_commas(f->bytes, b1, sizeof(b1)),
 		    (unsigned long long)f->count, f->kind,
 		    f->count == 1 ? "" : "s", f->api, f->fingerprint);
-		if (p != NULL)
-			fprintf(out, "leak:%s\n", escape_pattern(p, esc,
-			    sizeof(esc)));
-		else if (f->owner[0] != '\0')
-			fprintf(out, "owner:%s\n", base_name(f->owner));
-		else
+		if (p != NULL || f->owner[0] != '\0') {
+			/* Owners are patterns too ("lib[v2].so"). */
+			esc = escape_pattern(p != NULL ? p :
+			    base_name(f->owner));
+			fprintf(out, "%s:%s\n", p != NULL ? "leak" : "owner",
+			    esc);
+			free(esc);
+		} else
 			fputs("# (no frame or owner to match)\n", out);
 	}
 	for (i = 0; i < m->nviols; i++) {
@@ -445,7 +453,8 @@ supp_generate(const au_model_t *m, FILE *out)
 		p = best_pattern(&f->stack);
 		fprintf(out, "# %s in %s, fingerprint %s\n", f->type, f->api,
 		    f->fingerprint);
-		fprintf(out, "violation:%s:%s\n", f->type, p ? escape_pattern(p,
-		    esc, sizeof(esc)) : "*");
+		esc = p != NULL ? escape_pattern(p) : xstrdup("*");
+		fprintf(out, "violation:%s:%s\n", f->type, esc);
+		free(esc);
 	}
 }

@@ -63,6 +63,7 @@ static const struct {
 	    { "json", "text" } },
 	[OPT_REPORT_ALWAYS] = { "REPORT_ALWAYS", R_BOOL, 0, 0, 1, { 0 } },
 	[OPT_SIGNALS] = { "SIGNALS", R_BOOL, 1, 0, 1, { 0 } },
+	[OPT_POOL_ARENAS] = { "POOL_ARENAS", R_LONG, 0, 0, 4, { 0 } },
 };
 
 #define STR_MAX 4096 /* string options: at most STR_MAX - 1 bytes */
