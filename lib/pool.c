@@ -333,36 +333,48 @@ host_seg_free(void *arg, uintptr_t addr, size_t size)
 
 /* --------------------------------------------------------------- engine */
 
+/* The engine's figures, device or host alike.  p->lock held. */
+typedef struct eng_stat_s {
+	size_t reserved, segments;
+	size_t largest_free; /* jemalloc: an upper bound (free_bytes) */
+	size_t free_bytes;
+} eng_stat_t;
+
 static void
-res_sample(pool_t *p)
+eng_stat(pool_t *p, eng_stat_t *o)
 {
-	size_t res, segs;
 	if (p->dp != NULL) {
 		devpool_stats_t s;
 		devpool_stats(p->dp, &s);
-		res = s.reserved;
-		segs = s.segments;
-	} else {
-		hostpool_stats_t s;
-		hostpool_stats(p->hp, &s);
-		res = s.reserved;
-		segs = s.segments;
+		o->reserved = s.reserved;
+		o->segments = s.segments;
+		o->largest_free = s.largest_free;
+		o->free_bytes = s.free_bytes;
+		return;
 	}
-	atomic_max(&p->res_peak, res);
-	atomic_max(&p->seg_peak, segs);
+	hostpool_stats_t s;
+	hostpool_stats(p->hp, &s);
+	o->reserved = s.reserved;
+	o->segments = s.segments;
+	o->free_bytes = s.reserved - s.allocated;
+	o->largest_free = o->free_bytes;
+}
+
+static void
+res_sample(pool_t *p)
+{
+	eng_stat_t e;
+	eng_stat(p, &e);
+	atomic_max(&p->res_peak, e.reserved);
+	atomic_max(&p->seg_peak, e.segments);
 }
 
 static size_t
 eng_reserved(pool_t *p)
 {
-	if (p->dp != NULL) {
-		devpool_stats_t s;
-		devpool_stats(p->dp, &s);
-		return s.reserved;
-	}
-	hostpool_stats_t s;
-	hostpool_stats(p->hp, &s);
-	return s.reserved;
+	eng_stat_t e;
+	eng_stat(p, &e);
+	return e.reserved;
 }
 
 /* p->lock held (dropped and retaken around growth).  Returns a
@@ -979,18 +991,9 @@ allocated_now(pool_t *p)
 static int
 oom_error(pool_t *p, size_t size)
 {
-	size_t res = 0, largest = 0;
-	if (p->dp != NULL) {
-		devpool_stats_t s;
-		devpool_stats(p->dp, &s);
-		res = s.reserved;
-		largest = s.largest_free;
-	} else {
-		hostpool_stats_t s;
-		hostpool_stats(p->hp, &s);
-		res = s.reserved;
-		largest = s.reserved - s.allocated;
-	}
+	eng_stat_t es;
+	eng_stat(p, &es);
+	size_t res = es.reserved, largest = es.largest_free;
 	uint64_t alloc = allocated_now(p);
 	char arena[48] = "";
 	if (narenas > 1)
@@ -1589,29 +1592,16 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 		 * are the sums of the arenas' peaks: an upper bound when
 		 * there are several). */
 		FOR_ARENAS(p, kind, d) {
-			size_t res, segs, largest, freeb;
+			eng_stat_t es;
 			pthread_mutex_lock(&p->lock);
-			if (p->dp != NULL) {
-				devpool_stats_t s;
-				devpool_stats(p->dp, &s);
-				res = s.reserved;
-				segs = s.segments;
-				largest = s.largest_free;
-				freeb = s.free_bytes;
-			} else {
-				hostpool_stats_t s;
-				hostpool_stats(p->hp, &s);
-				res = s.reserved;
-				segs = s.segments;
-				freeb = s.reserved - s.allocated;
-				largest = freeb; /* jemalloc: an upper bound */
-			}
-			out->reserved.current += res;
+			eng_stat(p, &es);
+			size_t largest = es.largest_free;
+			out->reserved.current += es.reserved;
 			out->reserved.peak += __atomic_load_n(&p->res_peak,
 			    __ATOMIC_RELAXED);
 			out->reserved.total += __atomic_load_n(&p->res_total,
 			    __ATOMIC_RELAXED);
-			out->segments.current += segs;
+			out->segments.current += es.segments;
 			out->segments.peak += __atomic_load_n(&p->seg_peak,
 			    __ATOMIC_RELAXED);
 			out->segments.total += __atomic_load_n(&p->seg_total,
@@ -1624,7 +1614,7 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 			out->trims += p->trims;
 			if (largest > out->largest_free)
 				out->largest_free = largest;
-			free_total += (double)freeb;
+			free_total += (double)es.free_bytes;
 			pthread_mutex_unlock(&p->lock);
 		}
 	}
