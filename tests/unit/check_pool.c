@@ -1173,21 +1173,28 @@ START_TEST(test_pool_staging_loop_reuses)
 	 * cores), so the bound is loose; the device loop must stay on its
 	 * first block at least 90 times in 100 (jemalloc may move the
 	 * pinned and managed blocks within a segment). */
+	/* Under ThreadSanitizer (CI's third build sets CW_TEST_SLOW=1) every
+	 * thread runs 5-15 times slower and the helper misses the bounded
+	 * wait far more often: the bounds are looser there, the races are
+	 * what that build is for. */
+	const bool slow = getenv("CW_TEST_SLOW") != NULL;
+	const unsigned segs_max = slow ? 50 : 10, same_min = slow ? 50 : 90;
 	struct fakecuda_counters c;
 	staging_loop(KIND_PINNED, 8 * MiB, 100, &c);
-	ck_assert_uint_le(c.mem_host_alloc, 10);
+	ck_assert_uint_le(c.mem_host_alloc, segs_max);
 	ck_assert_uint_le(c.ctx_synchronize, 100);
 	/* A barrier is the synchronise plus the thread's context looked up
 	 * and put back around it (cuCtxGetCurrent, cuCtxSetCurrent). */
 	ck_assert_uint_le(c.total_calls, 6 * 100);
 	cw_pool_stats_t st;
 	pool_stats(KIND_PINNED, &st);
-	ck_assert_uint_le(st.segments.total, 10);
-	ck_assert_uint_ge(staging_loop(KIND_DEVICE, 8 * MiB, 100, &c), 90);
-	ck_assert_uint_le(c.mem_alloc, 10);
+	ck_assert_uint_le(st.segments.total, segs_max);
+	ck_assert_uint_ge(staging_loop(KIND_DEVICE, 8 * MiB, 100, &c),
+	    same_min);
+	ck_assert_uint_le(c.mem_alloc, segs_max);
 	ck_assert_uint_le(c.ctx_synchronize, 100);
 	staging_loop(KIND_MANAGED, 8 * MiB, 100, &c);
-	ck_assert_uint_le(c.mem_alloc_managed, 10);
+	ck_assert_uint_le(c.mem_alloc_managed, segs_max);
 	ck_assert_uint_le(c.ctx_synchronize, 100);
 	/* A kernel still writes into the freed block: whether an allocation
 	 * waits for it (idle until now: one barrier) or grows (the device
