@@ -60,8 +60,6 @@ prepare(cw_buf_t buf, int device, const char *fn, buf_target_t *t,
 		    "loaded");
 	if ((r = driver_bind_save(t->device < 0 ? 0 : t->device, prev)) !=
 	    CW_OK) {
-		driver_restore(*prev);
-		*prev = NULL;
 		lasterr_get()->function = fn;
 		return r;
 	}

@@ -53,22 +53,6 @@ fill_cuda(CUresult r)
 	e->cuda_error_name = driver_error_name(r);
 }
 
-/* Binds device's primary context and saves the caller's, which leave()
- * puts back: a thread working on one device never finds itself on
- * another after an allocation (in the library as in the shim). */
-static int
-enter(int device, CUcontext *prev)
-{
-	*prev = NULL;
-	return driver_bind_save(device, prev);
-}
-
-static void
-leave(CUcontext prev)
-{
-	driver_restore(prev);
-}
-
 int
 direct_alloc(kind_t kind, int device, size_t size, uintptr_t *addr)
 {
@@ -87,7 +71,7 @@ direct_alloc(kind_t kind, int device, size_t size, uintptr_t *addr)
 	if (!kind_ok(kind))
 		return lasterr_set(CW_EINVAL, __func__,
 		    "kind %d cannot be allocated directly", (int)kind);
-	if ((st = enter(device, &prev)))
+	if ((st = driver_bind_save(device, &prev)))
 		return st;
 	f = driver_get();
 	switch (kind) {
@@ -103,7 +87,7 @@ direct_alloc(kind_t kind, int device, size_t size, uintptr_t *addr)
 		dp = (CUdeviceptr)(uintptr_t)hp;
 		break;
 	}
-	leave(prev);
+	driver_restore(prev);
 	if (unlikely(r != CUDA_SUCCESS)) {
 		st = r == CUDA_ERROR_OUT_OF_MEMORY ? CW_ENOMEM : CW_ECUDA;
 		lasterr_set(st, __func__, "%s of %zu bytes on device %d: %s",
@@ -129,14 +113,14 @@ direct_free(kind_t kind, int device, uintptr_t addr, size_t size)
 		    "kind %d was not allocated directly", (int)kind);
 	if (addr == 0)
 		return lasterr_set(CW_EINVAL, __func__, "address is 0");
-	if ((st = enter(device, &prev)))
+	if ((st = driver_bind_save(device, &prev)))
 		return st;
 	f = driver_get();
 	if (kind == KIND_PINNED)
 		r = f->cuMemFreeHost((void *)addr);
 	else
 		r = f->cuMemFree_v2((CUdeviceptr)addr);
-	leave(prev);
+	driver_restore(prev);
 	if (unlikely(r != CUDA_SUCCESS)) {
 		lasterr_set(CW_ECUDA, __func__,
 		    "%s of %#lx (%zu bytes) failed: %s; the memory is lost",

@@ -151,8 +151,9 @@ int driver_bind(int device);
 /* Like driver_bind, but first saves the calling thread's current context
  * in *prev (NULL when none), so that driver_restore(prev) puts it back
  * after our own driver calls.  For the shim, which must not change the
- * context an unmodified program runs in.  Same returns as driver_bind;
- * *prev is set even on failure (restore is then harmless). */
+ * context an unmodified program runs in.  Same returns as driver_bind.
+ * On failure the thread's context is unchanged: there is nothing to
+ * restore (and *prev, NULL before the driver was asked, must not be). */
 int driver_bind_save(int device, CUcontext *prev);
 /* Makes prev current again if it is not current (no-op in a forked child
  * or before the driver is loaded). */

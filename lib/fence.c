@@ -105,22 +105,6 @@ fence_barrier(int device)
 	return fence_barrier_for(device, fence_stamp(device));
 }
 
-/* Makes device's primary context current for our own driver calls; the
- * thread's context is saved and put back by unbind (a program may run in
- * a context of its own, or on another device). */
-static int
-bind_dev(int device, CUcontext *saved)
-{
-	*saved = NULL;
-	return driver_bind_save(device, saved);
-}
-
-static void
-unbind(CUcontext saved)
-{
-	driver_restore(saved);
-}
-
 bool
 fence_barrier_for(int device, uint64_t stamp)
 {
@@ -146,8 +130,7 @@ fence_barrier_for(int device, uint64_t stamp)
 		;
 	uint64_t cur = e;
 	CUcontext saved;
-	if (bind_dev(device, &saved) != CW_OK) {
-		unbind(saved);
+	if (driver_bind_save(device, &saved) != CW_OK) {
 		__atomic_compare_exchange_n(&running[device], &cur, 0, false,
 		    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 		return true;
@@ -157,7 +140,7 @@ fence_barrier_for(int device, uint64_t stamp)
 	CUresult r = inject(OP_SYNC) ? CUDA_ERROR_UNKNOWN :
 	    d->cuCtxSynchronize();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	unbind(saved);
+	driver_restore(saved);
 	if (r == CUDA_SUCCESS) {
 		int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 +
 		    (t1.tv_nsec - t0.tv_nsec);
@@ -445,12 +428,10 @@ fence_event_record(int device, CUstream stream)
 	if (d == NULL || d->cuEventRecord == NULL || d->cuEventCreate == NULL)
 		return NULL;
 	CUcontext saved;
-	if (bind_dev(device, &saved) != CW_OK) {
-		unbind(saved);
+	if (driver_bind_save(device, &saved) != CW_OK)
 		return NULL;
-	}
 	CUevent ev = event_record_bound(d, device, stream);
-	unbind(saved);
+	driver_restore(saved);
 	return ev;
 }
 
@@ -490,13 +471,11 @@ fence_event_query(int device, CUevent ev)
 	if (d == NULL || d->cuEventQuery == NULL)
 		return -1;
 	CUcontext saved;
-	if (bind_dev(device, &saved) != CW_OK) {
-		unbind(saved);
+	if (driver_bind_save(device, &saved) != CW_OK)
 		return -1;
-	}
 	CUresult r = inject(OP_EV_QUERY) ? CUDA_ERROR_UNKNOWN :
 	    d->cuEventQuery(ev);
-	unbind(saved);
+	driver_restore(saved);
 	if (r == CUDA_SUCCESS)
 		return 1;
 	if (r == CUDA_ERROR_NOT_READY)

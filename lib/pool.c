@@ -580,13 +580,13 @@ tc_cap_for(int device)
 {
 	size_t total = 0, free_b = 0, limit = pool_limit();
 	const driver_fns_t *d = driver_get();
-	CUcontext prev = NULL;
+	CUcontext prev;
 	if (d != NULL && d->cuMemGetInfo_v2 != NULL &&
-	    driver_bind_save(device, &prev) == CW_OK &&
-	    d->cuMemGetInfo_v2(&free_b, &total) != CUDA_SUCCESS)
-		total = 0;
-	if (d != NULL)
+	    driver_bind_save(device, &prev) == CW_OK) {
+		if (d->cuMemGetInfo_v2(&free_b, &total) != CUDA_SUCCESS)
+			total = 0;
 		driver_restore(prev);
+	}
 	if (limit != 0 && (total == 0 || limit < total))
 		total = limit;
 	size_t cap = total / 256;

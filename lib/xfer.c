@@ -71,7 +71,6 @@ bound(int device, const char *fn, int *status, CUcontext *prev)
 	}
 	*status = driver_bind_save(device < 0 ? 0 : device, prev);
 	if (*status != CW_OK) {
-		driver_restore(*prev);
 		lasterr_get()->function = fn;
 		return NULL;
 	}
