@@ -14,10 +14,12 @@
 #include "fakecuda_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 pthread_mutex_t fc_lock = PTHREAD_MUTEX_INITIALIZER;
 bool fc_initialized;
@@ -81,6 +83,8 @@ fc_device_done(int dev, uint64_t t)
 		fc_devices[dev].done = t;
 }
 
+static void call_inj_atfork_child(void);
+
 static void
 atfork_prepare(void)
 {
@@ -104,12 +108,16 @@ atfork_child(void)
 	if (fc_initialized)
 		forked_child = true;
 	pthread_mutex_init(&fc_lock, NULL);
+	call_inj_atfork_child();
 }
+
+static void read_load_config(void);
 
 __attribute__((constructor)) static void
 fc_constructor(void)
 {
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	read_load_config();
 }
 
 /* ====================================================== configuration */
@@ -186,6 +194,176 @@ fc_inject_free(void)
 	return inj_hit(&inj_free);
 }
 
+/* Per-export injection (FAKECUDA_FAIL_CALL, fakecuda_inject_call): any
+ * export fails chosen calls of its own, numbered from 1 from when it was set,
+ * with a chosen error. fc_call_inj_on says whether any is set, so that
+ * FC_COUNT costs one load otherwise. */
+typedef struct {
+	inj_t inj;
+	CUresult code;
+	bool on;
+} call_inj_t;
+static call_inj_t call_inj[FC_NEXPORTS];
+static pthread_mutex_t call_inj_lock = PTHREAD_MUTEX_INITIALIZER;
+int fc_call_inj_on;
+
+static const char *const export_names[FC_NEXPORTS] = {
+#define FC_X(exp, base, abi, pt, fam) #exp,
+	FC_EXPORTS(FC_X)
+#undef FC_X
+};
+
+static int
+export_index(const char *name, size_t len)
+{
+	for (int i = 0; i < FC_NEXPORTS; i++)
+		if (strlen(export_names[i]) == len && memcmp(export_names[i], name, len) == 0)
+			return i;
+	return -1;
+}
+
+CUresult
+fc_inject_call(int idx)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&call_inj_lock);
+	if (call_inj[idx].on && inj_hit(&call_inj[idx].inj))
+		r = call_inj[idx].code;
+	pthread_mutex_unlock(&call_inj_lock);
+	return r;
+}
+
+/* Sets (spec non-empty) or clears (spec NULL or "") export idx's injection.
+ * Returns true on error. Takes call_inj_lock. */
+static bool
+call_inj_set(int idx, const char *spec, CUresult code)
+{
+	bool err = false;
+	int any = 0;
+
+	pthread_mutex_lock(&call_inj_lock);
+	if (!spec || !*spec) {
+		memset(&call_inj[idx], 0, sizeof(call_inj[idx]));
+	} else {
+		inj_t tmp = { .count = call_inj[idx].inj.count };
+
+		err = inj_parse(&tmp, spec, tmp.count);
+		if (!err) {
+			call_inj[idx].inj = tmp;
+			call_inj[idx].code = code;
+			call_inj[idx].on = true;
+		}
+	}
+	for (int i = 0; i < FC_NEXPORTS; i++)
+		any |= call_inj[i].on;
+	__atomic_store_n(&fc_call_inj_on, any, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&call_inj_lock);
+	return err;
+}
+
+/* A fork while another thread held the lock must not leave it held in
+ * the child (the injection table itself is inherited). */
+static void
+call_inj_atfork_child(void)
+{
+	pthread_mutex_init(&call_inj_lock, NULL);
+}
+
+static void
+call_inj_clear_all(void)
+{
+	pthread_mutex_lock(&call_inj_lock);
+	memset(call_inj, 0, sizeof(call_inj));
+	__atomic_store_n(&fc_call_inj_on, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&call_inj_lock);
+}
+
+/* "CUDA_ERROR_UNKNOWN", "999" -> the code; 0 when malformed or CUDA_SUCCESS. */
+static CUresult
+parse_code(const char *s, size_t len)
+{
+	char buf[64];
+	const struct fc_error_s *e;
+	char *end;
+	unsigned long n;
+
+	if (len == 0 || len >= sizeof(buf))
+		return CUDA_SUCCESS;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if ((e = fc_error_by_name(buf)))
+		return (CUresult)e->code;
+	errno = 0;
+	n = strtoul(buf, &end, 10);
+	if (errno || *end || !fc_error_lookup((int)n))
+		return CUDA_SUCCESS;
+	return (CUresult)n;
+}
+
+/* "NAME=SPEC[@CODE];NAME=SPEC[@CODE]...". Applies every item or none.
+ * Returns true on error. */
+static bool
+call_inj_parse_env(const char *v)
+{
+	struct { int idx; char spec[256]; CUresult code; } items[16];
+	int n = 0;
+	const char *s = v;
+
+	while (*s) {
+		const char *semi = strchr(s, ';');
+		const char *stop = semi ? semi : s + strlen(s);
+		const char *eq = memchr(s, '=', (size_t)(stop - s));
+		const char *at;
+		size_t speclen;
+
+		if (!eq || n == (int)(sizeof(items) / sizeof(items[0])))
+			return true;
+		items[n].idx = export_index(s, (size_t)(eq - s));
+		if (items[n].idx < 0)
+			return true;
+		at = memchr(eq + 1, '@', (size_t)(stop - eq - 1));
+		speclen = (size_t)((at ? at : stop) - (eq + 1));
+		if (speclen == 0 || speclen >= sizeof(items[n].spec))
+			return true;
+		memcpy(items[n].spec, eq + 1, speclen);
+		items[n].spec[speclen] = '\0';
+		items[n].code = at ? parse_code(at + 1, (size_t)(stop - at - 1)) :
+		    CUDA_ERROR_UNKNOWN;
+		if (items[n].code == CUDA_SUCCESS)
+			return true;
+		{
+			inj_t probe = { 0 };
+
+			if (inj_parse(&probe, items[n].spec, 0))
+				return true;
+		}
+		n++;
+		s = semi ? semi + 1 : stop;
+	}
+	for (int i = 0; i < n; i++)
+		call_inj_set(items[i].idx, items[i].spec, items[i].code);
+	return false;
+}
+
+/* FAKECUDA_CALL_LOG: the first call of each export in the process appends
+ * its name and a newline to this file (one write, O_APPEND), so that a test
+ * learns which entry points a program reaches, up to its last instruction. */
+static int call_log_fd = -1;
+
+void
+fc_first_call(int idx)
+{
+	char line[128];
+	int len;
+
+	if (call_log_fd < 0)
+		return;
+	len = snprintf(line, sizeof(line), "%s\n", export_names[idx]);
+	if (len > 0 && (size_t)len < sizeof(line))
+		(void)!write(call_log_fd, line, (size_t)len);
+}
+
 static const char *
 env(const char *name)
 {
@@ -232,6 +410,19 @@ static void
 warn(const char *name, const char *v)
 {
 	fprintf(stderr, "fakecuda: ignoring malformed %s=%s\n", name, v);
+}
+
+/* Read when the library loads (they concern calls that may come before
+ * cuInit: cuGetProcAddress, cuInit itself). */
+static void
+read_load_config(void)
+{
+	const char *v;
+
+	if ((v = env("FAKECUDA_CALL_LOG")))
+		call_log_fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if ((v = env("FAKECUDA_FAIL_CALL")) && call_inj_parse_env(v))
+		warn("FAKECUDA_FAIL_CALL", v);
 }
 
 static void
@@ -1319,9 +1510,25 @@ fakecuda_inject(const char *what, long n)
 	} else if (strcmp(what, "clear") == 0) {
 		inj_alloc.nat = inj_free.nat = 0;
 		inj_alloc.from = inj_free.from = 0;
+		call_inj_clear_all();
 	} else {
 		r = -1;
 	}
 	fc_leave();
 	return r;
+}
+
+FC_EXPORT int
+fakecuda_inject_call(const char *exported_name, const char *spec, int code)
+{
+	int idx;
+	inj_t probe = { 0 };
+
+	if (!exported_name || (idx = export_index(exported_name, strlen(exported_name))) < 0)
+		return -1;
+	if (code == 0)
+		code = CUDA_ERROR_UNKNOWN;
+	if (!fc_error_lookup(code) || (spec && *spec && inj_parse(&probe, spec, 0)))
+		return -1;
+	return call_inj_set(idx, spec, (CUresult)code) ? -1 : 0;
 }

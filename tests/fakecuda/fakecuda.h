@@ -101,6 +101,14 @@ int fakecuda_inject(const char *what, long n);
  * -1 for an unknown name or a malformed spec. */
 int fakecuda_inject_spec(const char *what, const char *spec);
 
+/* Fails calls of one export, by its exact exported name ("cuStreamSynchronize",
+ * "cuMemAlloc_v2"): the calls spec lists ("1", "2,5", "3+"), counted for that
+ * export from now, return code (0: CUDA_ERROR_UNKNOWN) at once, with no effect.
+ * A NULL or empty spec clears the export's injection; fakecuda_inject("clear", 0)
+ * clears all. Returns 0, or -1 for an unknown name or code or a malformed spec.
+ * FAKECUDA_FAIL_CALL sets the same from the environment (README). */
+int fakecuda_inject_call(const char *exported_name, const char *spec, int code);
+
 /* Enqueue simulated work on stream s (0, CU_STREAM_LEGACY and
  * CU_STREAM_PER_THREAD work as in the driver): it finishes ms milliseconds
  * after the stream's previous work finishes. Returns the driver's codes:

@@ -6,6 +6,8 @@
 
 #include "fakecuda_internal.h"
 
+#include <string.h>
+
 static const struct fc_error_s fc_errors[] = {
 	{ 0, "CUDA_SUCCESS", "no error" },
 	{ 1, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
@@ -115,6 +117,15 @@ fc_error_lookup(int code)
 {
 	for (size_t i = 0; i < sizeof(fc_errors) / sizeof(fc_errors[0]); i++)
 		if (fc_errors[i].code == code)
+			return &fc_errors[i];
+	return NULL;
+}
+
+const struct fc_error_s *
+fc_error_by_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(fc_errors) / sizeof(fc_errors[0]); i++)
+		if (strcmp(fc_errors[i].name, name) == 0)
 			return &fc_errors[i];
 	return NULL;
 }

@@ -51,7 +51,24 @@ enum fc_export_e {
 extern unsigned long fc_calls[FC_NEXPORTS];
 extern unsigned long fc_free_waits;
 extern unsigned long fc_injected;
-#define FC_COUNT(exp) __atomic_fetch_add(&fc_calls[FC_IDX_##exp], 1, __ATOMIC_RELAXED)
+extern int fc_call_inj_on;
+/* FAKECUDA_CALL_LOG: notes the first call of export idx. */
+void fc_first_call(int idx);
+/* The error to fail call idx with (FAKECUDA_FAIL_CALL), or CUDA_SUCCESS. */
+CUresult fc_inject_call(int idx);
+/* Counts one call of an export; when per-call injection chose this call, the
+ * export returns the injected error at once, before any effect. */
+#define FC_COUNT(exp) \
+	do { \
+		if (__builtin_expect(__atomic_fetch_add(&fc_calls[FC_IDX_##exp], 1, \
+		    __ATOMIC_RELAXED) == 0, 0)) \
+			fc_first_call(FC_IDX_##exp); \
+		if (__builtin_expect(__atomic_load_n(&fc_call_inj_on, __ATOMIC_RELAXED), 0)) { \
+			CUresult fc_inj_r_ = fc_inject_call(FC_IDX_##exp); \
+			if (fc_inj_r_ != CUDA_SUCCESS) \
+				return fc_inj_r_; \
+		} \
+	} while (0)
 
 /* ------------------------------------------------------------------ types */
 typedef struct fc_ctx_s fc_ctx_t;
@@ -185,6 +202,7 @@ struct fc_error_s {
 	const char *string;
 };
 const struct fc_error_s *fc_error_lookup(int code);
+const struct fc_error_s *fc_error_by_name(const char *name);
 
 /* "fakecuda_mem.c" */
 bool fc_mem_init_device(int dev, size_t bytes);
