@@ -17,6 +17,8 @@
  *
  * State: one flag (warned once), atomic.  No locks.
  */
+#include <stdio.h>
+
 #include "buf.h"
 #include "driver.h"
 #include "lasterr.h"
@@ -142,9 +144,20 @@ prefetch_bound(const driver_fns_t *d, const buf_target_t *t, int device,
 
 	int gate = device == CW_CPU ? (t->device < 0 ? 0 : t->device) : device;
 	if (driver_attr(gate, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
-		&concurrent))
-		return lasterr_set(CW_ECUDA, fn, "cannot read "
-		    "CONCURRENT_MANAGED_ACCESS of device %d", gate);
+		&concurrent)) {
+		/* driver_attr's status and driver error, under our name. */
+		cw_error_t *e = lasterr_get();
+		int st = e->status, cuerr = e->cuda_error;
+		const char *cuname = e->cuda_error_name;
+		char why[sizeof(e->message)];
+
+		snprintf(why, sizeof(why), "%s", e->message);
+		lasterr_set(st, fn, "cannot read CONCURRENT_MANAGED_ACCESS of "
+		    "device %d: %s", gate, why);
+		e->cuda_error = cuerr;
+		e->cuda_error_name = cuname;
+		return st;
+	}
 	if (!concurrent) {
 		if (!__atomic_exchange_n(&prefetch_warned, true,
 			__ATOMIC_RELAXED))

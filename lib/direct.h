@@ -4,9 +4,9 @@
  * cuMemAllocManaged(CU_MEM_ATTACH_GLOBAL), pinned: cuMemHostAlloc(
  * CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)).  The pools get
  * their segments here, and CUWARDEN_POOL=0 sends every cw_alloc here.
- * Binds the device's primary context first (driver_bind); in the library
- * it stays current afterwards, in the shim (CW_IN_SHIM) the calling
- * thread's previous context is restored.  Owner: driver.
+ * Binds the device's primary context first (driver_bind_save) and puts
+ * the calling thread's previous context back afterwards (driver_restore),
+ * in the library and in the shim alike (doc/driver.md).  Owner: driver.
  */
 #ifndef CUWARDEN_DIRECT_H
 #define CUWARDEN_DIRECT_H

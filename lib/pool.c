@@ -69,6 +69,8 @@
 #include "options.h"
 #include "pool.h"
 #include "poolmap.h"
+#include "stackdepot.h"
+#include "violation.h"
 
 #define POOL_MAX_DEVICES FENCE_MAX_DEVICES
 #define POOL_ARENAS 4 /* at most, per (kind, device); the map keeps 2 bits */
@@ -279,6 +281,27 @@ dev_seg_alloc(void *arg, size_t size, uintptr_t *addr)
 	return false;
 }
 
+/* A segment the driver would not take back.  direct_free put it in the
+ * failed-free ledger; like every failed free (doc/contracts.md) it is also
+ * a failed_free violation, named after the driver call that failed, with
+ * no handle: no cw_free was refused, the pool lost a segment. */
+static void
+seg_free_failed(const pool_t *p, uintptr_t addr, size_t size)
+{
+	violation_t v = {
+		.type = V_FAILED_FREE,
+		.api = p->kind == KIND_PINNED ? "cuMemFreeHost" : "cuMemFree_v2",
+		.address = addr,
+		.size = size,
+		.kind = (int)p->kind,
+		.device = p->device,
+		.owner = 0,
+		.cuda_error = lasterr_get()->cuda_error,
+		.stack = stack_capture(0),
+	};
+	violation_record(&v);
+}
+
 static bool
 dev_seg_free(void *arg, uintptr_t addr, size_t size)
 {
@@ -291,6 +314,8 @@ dev_seg_free(void *arg, uintptr_t addr, size_t size)
 	seg_account(p, size, false);
 	pthread_mutex_unlock(&p->lock);
 	int r = direct_free(KIND_DEVICE, p->device, addr, size);
+	if (r == CW_ECUDA)
+		seg_free_failed(p, addr, size);
 	pthread_mutex_lock(&p->lock);
 	return r != CW_OK;
 }
@@ -328,7 +353,10 @@ host_seg_free(void *arg, uintptr_t addr, size_t size)
 	}
 	__atomic_fetch_add(&p->driver_frees, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-	return direct_free(p->kind, p->device, addr, size) != CW_OK;
+	int r = direct_free(p->kind, p->device, addr, size);
+	if (r == CW_ECUDA)
+		seg_free_failed(p, addr, size);
+	return r != CW_OK;
 }
 
 /* --------------------------------------------------------------- engine */

@@ -197,15 +197,24 @@ START_TEST(test_vmm)
 	ck_assert_int_eq(rec.kind, KIND_VMM);
 	ck_assert(!registry_find(NS_MAP, va + g, &h, &rec));
 	ck_assert_uint_eq(rec.aux, mh);
-	/* release while mapped: legal */
+	/* release while mapped: legal; the memory lives on, and so does the
+	 * record (a vmm leak if never unmapped), marked released */
 	ck_assert_int_eq(track_mem_release(R(cuMemRelease), "cuMemRelease", mh),
 	    CUDA_SUCCESS);
-	ck_assert(registry_find(NS_VMM, mh, &h, &rec));
-	/* one unmap of both mappings */
+	ck_assert(!registry_find(NS_VMM, mh, &h, &rec));
+	ck_assert(rec.flags & REC_F_VMM_RELEASED);
+	/* the reservation cannot go while mapped: refused, nothing changes,
+	 * no violation (neither a double free nor a failed one) */
+	ck_assert_int_ne(track_mem_address_free(R(cuMemAddressFree),
+	    "cuMemAddressFree", va, 2 * g), CUDA_SUCCESS);
+	ck_assert(!registry_find(NS_VA, va, &h, &rec));
+	ck_assert_uint_eq(violation_count(), 0);
+	/* one unmap of both mappings; the released handle goes with them */
 	ck_assert_int_eq(track_mem_unmap(R(cuMemUnmap), "cuMemUnmap", va, 2 * g),
 	    CUDA_SUCCESS);
 	ck_assert(registry_find(NS_MAP, va, &h, &rec));
 	ck_assert(registry_find(NS_MAP, va + g, &h, &rec));
+	ck_assert(registry_find(NS_VMM, mh, &h, &rec));
 	ck_assert_int_eq(track_mem_address_free(R(cuMemAddressFree),
 	    "cuMemAddressFree", va, 2 * g), CUDA_SUCCESS);
 	ck_assert(registry_find(NS_VA, va, &h, &rec));
