@@ -23,7 +23,8 @@ LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export LD_LIBRARY_PATH
 # The variables under test must not leak in from the caller.
 unset FAKECUDA_FAIL_ALLOC FAKECUDA_FAIL_FREE FAKECUDA_NO_DEVICE \
-	FAKECUDA_NO_CONCURRENT_MANAGED FAKECUDA_DEVICES FAKECUDA_MEM
+	FAKECUDA_NO_CONCURRENT_MANAGED FAKECUDA_DEVICES FAKECUDA_MEM \
+	FAKECUDA_FAIL_CALL FAKECUDA_CALL_LOG
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_fakecuda.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
@@ -208,6 +209,25 @@ FAKECUDA_FAIL_FREE=1 "$probe" >"$tmp/ff" 2>&1
 expect "$tmp/ff" 'cuMemFree interior: CUDA_ERROR_INVALID_VALUE' \
 	'cuMemFree: CUDA_ERROR_ILLEGAL_ADDRESS' \
 	'cuMemFree double: CUDA_SUCCESS'
+
+# Per entry point: cuInit's third call (after "bad flags" and the first
+# success), every cuMemFree_v2 with a numbered code, and a malformed list
+# ignored as a whole.
+FAKECUDA_FAIL_CALL='cuInit=3@CUDA_ERROR_NO_DEVICE;cuMemFree_v2=1+@700' \
+	FAKECUDA_CALL_LOG=$tmp/calls "$probe" >"$tmp/fc" 2>&1
+expect "$tmp/fc" 'cuInit bad flags: CUDA_ERROR_INVALID_VALUE' 'cuInit: CUDA_SUCCESS' \
+	'cuInit again: CUDA_ERROR_NO_DEVICE'
+grep -q '^cuMemFree[ (:].*: CUDA_ERROR_ILLEGAL_ADDRESS$' "$tmp/fc" ||
+	fail "FAKECUDA_FAIL_CALL: no cuMemFree_v2 failed with code 700"
+grep -q '^cuMemFree[ (:].*: CUDA_SUCCESS$' "$tmp/fc" &&
+	fail "FAKECUDA_FAIL_CALL: a cuMemFree_v2 succeeded under 1+"
+[ "$(grep -c . "$tmp/calls")" = "$(sort -u "$tmp/calls" | grep -c .)" ] &&
+	grep -qx cuInit "$tmp/calls" && grep -qx cuMemFree_v2 "$tmp/calls" ||
+	fail "FAKECUDA_CALL_LOG: not each reached entry point once"
+FAKECUDA_FAIL_CALL='cuInit=2;cuNoSuchCall=1' "$probe" >"$tmp/fcbad" 2>&1
+expect "$tmp/fcbad" 'cuInit: CUDA_SUCCESS'
+grep -q 'ignoring malformed FAKECUDA_FAIL_CALL' "$tmp/fcbad" ||
+	fail "FAKECUDA_FAIL_CALL: a malformed list was not reported"
 
 FAKECUDA_NO_CONCURRENT_MANAGED=1 "$probe" >"$tmp/ncm" 2>&1
 expect "$tmp/ncm" 'attribute CONCURRENT_MANAGED_ACCESS: CUDA_SUCCESS 0' \

@@ -1,0 +1,54 @@
+# tests/faults/faults_lib.sh -- sourced by tests/faults/check_faults_*.sh.
+# The harness of tests/preload (tests/preload/lib.sh: SHIM, PRELOAD, WORK,
+# fail, pass, finish; the simulated driver through LD_LIBRARY_PATH; the
+# caller's CUWARDEN_* and FAKECUDA_* settings dropped), plus what the fault
+# matrix needs: which entry points a workload reaches, and which calls of
+# each to fail.  Exit codes: 0 pass, 1 fail, 77 skip, 99 harness error.
+
+. "${top_srcdir:?run through make check}/tests/preload/lib.sh"
+
+FM=$top_builddir/tests/faults
+command -v timeout >/dev/null 2>&1 || { echo "SKIP: timeout(1) not found"; exit 77; }
+FM_LIMIT=${FM_LIMIT:-60}   # seconds one case may take before it is a hang
+
+# reached LOG: the entry points a run logged (FAKECUDA_CALL_LOG: every
+# process appends each export's name at its first call), once each.
+reached() {
+	sort -u "$1"
+}
+
+# cases EXPORT: what to fail for EXPORT, as FAKECUDA_FAIL_CALL values: its
+# first call (often on an initialisation path), its second (the first of
+# a steady-state path), every call, and every call while cuGetErrorName and
+# cuGetErrorString fail too (the error paths' messages); allocation entry
+# points also fail every call with CUDA_ERROR_OUT_OF_MEMORY (the pools'
+# stages).
+cases() {
+	echo "$1=1@CUDA_ERROR_UNKNOWN $1=2@CUDA_ERROR_UNKNOWN $1=1+@CUDA_ERROR_UNKNOWN"
+	echo "$1=1+@CUDA_ERROR_UNKNOWN;cuGetErrorName=1+;cuGetErrorString=1+"
+	case $1 in
+	cuMemAlloc*|cuMemHostAlloc|cuMemCreate|cuMemHostRegister*|cuIpcOpenMemHandle*|cuMemPoolImportPointer)
+		echo "$1=1+@CUDA_ERROR_OUT_OF_MEMORY" ;;
+	esac
+}
+
+# partial INJECTION: whether it fails only some calls (no "+").
+partial() {
+	case $1 in *+*) return 1 ;; *) return 0 ;; esac
+}
+
+# how RC: "exit N", "hang", or "signal N" for a status.
+how() {
+	case $1 in
+	124|137) echo "hang (no end within $FM_LIMIT s)" ;;
+	*) if [ "$1" -gt 128 ]; then echo "signal $(($1 - 128))"; else echo "exit $1"; fi ;;
+	esac
+}
+
+# valid_json FILE [EXPR...]: FILE parses as a report and every EXPR holds
+# (tests/preload/check.py), quietly; prints the reason when not.
+valid_json() {
+	_f=$1; shift
+	"$PY" "$top_srcdir/tests/preload/check.py" "$_f" "$@" >"$WORK/check.out" 2>&1 ||
+		{ head -20 "$WORK/check.out"; return 1; }
+}
