@@ -141,6 +141,7 @@ scenario_families(void)
 	OK(cuMemHostRegister(buf, 3 * 4096, 0));
 	OK(cuMemHostRegister(buf2, 4096, 0));
 	OK(cuMemHostUnregister(buf2));
+	free(buf2);
 	/* stream-ordered, and from a pool */
 	OK(cuMemAllocAsync(&p, 2048, s));
 	OK(cuMemAllocAsync(&q, 2048, s));
