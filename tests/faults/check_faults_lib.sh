@@ -13,6 +13,10 @@
 . "${top_srcdir:?run through make check}/tests/faults/faults_lib.sh"
 
 [ -x "$FM/fm_lib" ] || { echo "ERROR: $FM/fm_lib not built"; exit 99; }
+# In a sanitizer build fm_lib links the sanitized libcuwarden.so before the
+# ASan runtime: the runtime is preloaded so that it comes first.
+ASAN_FIRST=
+[ -n "$SANITIZED" ] && ASAN_FIRST=$CW_ASAN_RUNTIME
 
 for mode in pools direct; do
 	case $mode in
@@ -20,7 +24,7 @@ for mode in pools direct; do
 	direct) pool=0 ;;
 	esac
 	rm -f "$WORK/calls"
-	CUWARDEN_POOL=$pool FAKECUDA_CALL_LOG=$WORK/calls timeout -s KILL "$FM_LIMIT" \
+	LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$pool FAKECUDA_CALL_LOG=$WORK/calls timeout -s KILL "$FM_LIMIT" \
 		"$FM/fm_lib" >"$WORK/base.out" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ] || ! grep -q '^fm_lib: ok' "$WORK/base.out"; then
@@ -35,7 +39,7 @@ for mode in pools direct; do
 		for inj in $(cases "$name"); do
 			cases=$((cases + 1))
 			rm -f "$WORK/r.json"
-			CUWARDEN_POOL=$pool FAKECUDA_FAIL_CALL="$inj" FM_REPORT=$WORK/r.json \
+			LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$pool FAKECUDA_FAIL_CALL="$inj" FM_REPORT=$WORK/r.json \
 				timeout -s KILL "$FM_LIMIT" "$FM/fm_lib" >"$WORK/case.out" 2>&1
 			rc=$?
 			why=
