@@ -1101,40 +1101,31 @@ track_mem_import(void *real, const char *api,
 	return r;
 }
 
-/* Live mappings, found by a walk (VMM calls are rare): of a handle (aux),
- * or inside [lo, hi). */
-typedef struct map_q_s {
-	uintptr_t handle, lo, hi;
-	bool by_handle;
-} map_q_t;
+/* A VMM handle's record counts its live mappings in aux (track_mem_map
+ * adds one, an unmap takes one away): whether a handle is still mapped is
+ * known without a walk.  PyTorch's expandable segments release every handle
+ * right after mapping it. */
+static int
+maps_inc(reg_rec_t *rec, void *arg)
+{
+	(void)arg;
+	rec->aux++;
+	return 0;
+}
+
+typedef struct maps_dec_s {
+	bool drop;            /* out: released, and this was its last mapping */
+} maps_dec_t;
 
 static int
-map_q_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
+maps_dec(reg_rec_t *rec, void *arg)
 {
-	const map_q_t *q = arg;
+	maps_dec_t *d = arg;
 
-	(void)h;
-	if (rec->ns != NS_MAP)
-		return 0;
-	if (q->by_handle)
-		return rec->aux == q->handle;
-	return rec->base >= q->lo && rec->base < q->hi;
-}
-
-static bool
-handle_mapped(uintptr_t handle)
-{
-	map_q_t q = { .handle = handle, .by_handle = true };
-
-	return registry_foreach(map_q_cb, &q) != 0;
-}
-
-static bool
-range_mapped(uintptr_t lo, size_t size)
-{
-	map_q_t q = { .lo = lo, .hi = lo + size };
-
-	return registry_foreach(map_q_cb, &q) != 0;
+	if (rec->aux > 0)
+		rec->aux--;
+	d->drop = rec->aux == 0 && (rec->flags & REC_F_VMM_RELEASED);
+	return 0;
 }
 
 static int
@@ -1145,17 +1136,42 @@ set_released(reg_rec_t *rec, void *arg)
 	return 0;
 }
 
-/* After an unmap took away a mapping of handle: a handle released while
- * mapped goes with its last mapping. */
+/* An unmap took away a mapping of handle: one mapping fewer; a handle
+ * released while mapped goes with its last mapping. */
 static void
-drop_released(uintptr_t handle, stack_id_t st)
+unmapped(uintptr_t handle, stack_id_t st)
 {
 	reg_handle_t h;
 	reg_rec_t rec;
+	maps_dec_t d = { false };
 
-	if (!registry_find(NS_VMM, handle, &h, &rec) &&
-	    (rec.flags & REC_F_VMM_RELEASED) && !handle_mapped(handle))
+	if (registry_find(NS_VMM, handle, &h, &rec))
+		return;
+	if (registry_update(h, maps_dec, &d) == 0 && d.drop)
 		remove_rec(h, st);
+}
+
+/* Whether a live mapping starts in [lo, lo + size): a walk, made only when
+ * the driver refused to free a reservation. */
+typedef struct map_q_s {
+	uintptr_t lo, hi;
+} map_q_t;
+
+static int
+map_in_range(reg_handle_t h, const reg_rec_t *rec, void *arg)
+{
+	const map_q_t *q = arg;
+
+	(void)h;
+	return rec->ns == NS_MAP && rec->base >= q->lo && rec->base < q->hi;
+}
+
+static bool
+range_mapped(uintptr_t lo, size_t size)
+{
+	map_q_t q = { lo, lo + size };
+
+	return registry_foreach(map_in_range, &q) != 0;
 }
 
 CUresult
@@ -1172,8 +1188,7 @@ track_mem_release(void *real, const char *api,
 	 * leak until then (doc/report-schema.md); the last unmap removes
 	 * it. */
 	if (r == CUDA_SUCCESS && pre.found &&
-	    !(pre.rec.flags & REC_F_VMM_RELEASED) &&
-	    handle_mapped((uintptr_t)handle)) {
+	    !(pre.rec.flags & REC_F_VMM_RELEASED) && pre.rec.aux > 0) {
 		STATS_INC(frees);
 		registry_update(pre.h, set_released, NULL);
 		return r;
@@ -1234,10 +1249,11 @@ track_mem_map(void *real, const char *api, CUdeviceptr ptr, size_t size,
 		STATS_INC(failed_calls);
 		return r;
 	}
-	int dev = registry_find(NS_VMM, (uintptr_t)handle, &h, &hrec) ? -1 :
-	    hrec.device;
-	record(NS_MAP, KIND_MAPPING, (uintptr_t)ptr, size, dev, NULL,
-	    (uintptr_t)handle, api, 0);
+	bool known = !registry_find(NS_VMM, (uintptr_t)handle, &h, &hrec);
+	record(NS_MAP, KIND_MAPPING, (uintptr_t)ptr, size,
+	    known ? hrec.device : -1, NULL, (uintptr_t)handle, api, 0);
+	if (known)
+		registry_update(h, maps_inc, NULL);
 	return r;
 }
 
@@ -1254,7 +1270,7 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 	if (r != CUDA_SUCCESS || !pre.found)
 		return r;
 	stack_id_t st = capture();
-	drop_released(pre.rec.aux, st);
+	unmapped(pre.rec.aux, st);
 	/* One unmap may cover several adjacent mappings. */
 	uintptr_t p = (uintptr_t)ptr + pre.rec.size;
 	uintptr_t end = (uintptr_t)ptr + size;
@@ -1265,7 +1281,7 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 			break;
 		STATS_INC(frees);
 		remove_rec(h, st);
-		drop_released(rec.aux, st);
+		unmapped(rec.aux, st);
 		p += rec.size;
 	}
 	return r;
