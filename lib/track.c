@@ -78,6 +78,7 @@ typedef CUresult (*primary_get_state_fn)(CUdevice, unsigned int *, int *);
 typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
 typedef CUresult (*primary_release_fn)(CUdevice);
 typedef CUresult (*addr_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
+typedef CUresult (*ptr_attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
 
 static ctx_get_device_fn real_ctx_get_device;
 static ctx_get_current_fn real_ctx_get_current;
@@ -86,6 +87,7 @@ static primary_get_state_fn real_primary_get_state;
 static primary_retain_fn real_primary_retain;
 static primary_release_fn real_primary_release;
 static addr_range_fn real_addr_range;
+static ptr_attr_fn real_ptr_attr;
 static bool reals_done;         /* acquire/release */
 static pthread_mutex_t reals_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -285,6 +287,8 @@ resolve_reals(void)
 		    "cuDevicePrimaryCtxRelease_v2");
 		real_addr_range = (addr_range_fn)track_real(
 		    "cuMemGetAddressRange_v2");
+		real_ptr_attr = (ptr_attr_fn)track_real(
+		    "cuPointerGetAttribute");
 		__atomic_store_n(&reals_done, true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&reals_lock);
@@ -783,12 +787,31 @@ track_cu_init(void *real, const char *api, unsigned int flags)
 	return ((fn_t)real)(flags);
 }
 
+/* The context an allocation belongs to, asked of the driver: for when
+ * cuCtxGetCurrent failed (a record without its context would survive the
+ * context's destruction as a false leak).  NULL if the driver cannot say. */
+static CUcontext
+ctx_of(uintptr_t base)
+{
+	CUcontext c = NULL;
+
+	resolve_reals();
+	if (real_ptr_attr == NULL ||
+	    real_ptr_attr(&c, CU_POINTER_ATTRIBUTE_CONTEXT,
+	    (CUdeviceptr)base) != CUDA_SUCCESS)
+		return NULL;
+	return c;
+}
+
 /* Records a successful NS_ADDR allocation of the current context. */
 static void
 record_addr(kind_t kind, uintptr_t base, size_t size, uintptr_t aux,
     const char *api)
 {
 	CUcontext ctx = current_ctx();
+
+	if (ctx == NULL)
+		ctx = ctx_of(base);
 	int dev = kind == KIND_PINNED || kind == KIND_REGISTERED ? -1 :
 	    current_device();
 	record(NS_ADDR, kind, base, size, dev, ctx, aux, api, 0);
