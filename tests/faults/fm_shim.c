@@ -6,8 +6,10 @@
  *
  * It makes one fixed sequence of calls of every hooked family -- device,
  * pitched, managed, pinned (both entry points), registered, stream-ordered
- * (with a set and a free on a stream), VMM (handle, reservation, mapping),
- * arrays, copies -- frees most of it, frees one pointer twice on purpose,
+ * (with a set and a free on a stream, and from a pool of its own), VMM
+ * (handle, reservation, mapping), 2D, 3D and mipmapped arrays, copies, an
+ * allocation through a pointer from cuGetProcAddress_v2 (as cudart makes
+ * them), a context of its own destroyed with memory in it -- frees most of it, frees one pointer twice on purpose,
  * and leaves two allocations live on purpose.  It goes on whatever a call
  * answers, and prints:
  *
@@ -48,7 +50,7 @@ static int nlive;
 
 unsigned long fakecuda_calls(const char *exported_name);
 
-static const char *names[64];
+static const char *names[96];
 static int nnames;
 
 static CUresult
@@ -57,9 +59,11 @@ note(const char *name, CUresult r)
 	int i;
 
 	printf("call %s %d\n", name, (int)r);
+	if (strchr(name, ':'))  /* a call through a pointer, not an export */
+		return r;
 	for (i = 0; i < nnames && strcmp(names[i], name) != 0; i++)
 		;
-	if (i == nnames && nnames < 64)
+	if (i == nnames && nnames < 96)
 		names[nnames++] = name;
 	return r;
 }
@@ -214,6 +218,98 @@ main(void)
 	if (CALL(cuArrayCreate_v2, &arr, &ad) == CUDA_SUCCESS) {
 		hold((uintptr_t)arr, -1);
 		freed((uintptr_t)arr, CALL(cuArrayDestroy, arr));
+	}
+
+	/* 3D and mipmapped arrays, destroyed. */
+	{
+		CUDA_ARRAY3D_DESCRIPTOR d3;
+		CUarray a3 = NULL;
+		CUmipmappedArray mm = NULL;
+
+		memset(&d3, 0, sizeof(d3));
+		d3.Width = 8;
+		d3.Height = 8;
+		d3.Depth = 4;
+		d3.Format = CU_AD_FORMAT_FLOAT;
+		d3.NumChannels = 2;
+		if (CALL(cuArray3DCreate_v2, &a3, &d3) == CUDA_SUCCESS) {
+			hold((uintptr_t)a3, -1);
+			freed((uintptr_t)a3, CALL(cuArrayDestroy, a3));
+		}
+		if (CALL(cuMipmappedArrayCreate, &mm, &d3, 3) == CUDA_SUCCESS) {
+			hold((uintptr_t)mm, -1);
+			freed((uintptr_t)mm, CALL(cuMipmappedArrayDestroy, mm));
+		}
+	}
+
+	/* A pool of our own: allocate from it on a stream, free, destroy. */
+	{
+		CUmemPoolProps pp;
+		CUmemoryPool pool = NULL;
+		CUstream ps = NULL;
+		CUdeviceptr pa = 0;
+
+		memset(&pp, 0, sizeof(pp));
+		pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+		pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		pp.location.id = dev;
+		if (CALL(cuMemPoolCreate, &pool, &pp) == CUDA_SUCCESS) {
+			if (CALL(cuStreamCreate, &ps, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
+				if (CALL(cuMemAllocFromPoolAsync, &pa, 6144, pool, ps) == CUDA_SUCCESS) {
+					hold(pa, 6144);
+					freed(pa, CALL(cuMemFreeAsync, pa, ps));
+				}
+				CALL(cuStreamSynchronize, ps);
+				CALL(cuStreamDestroy_v2, ps);
+			}
+			CALL(cuMemPoolDestroy, pool);
+		}
+	}
+
+	/* The way cudart reaches the driver: an entry point from
+	 * cuGetProcAddress_v2, called through the pointer (the shim answers
+	 * with its hook). */
+	{
+		CUresult (*alloc_fn)(CUdeviceptr *, size_t) = NULL;
+		CUresult (*free_fn)(CUdeviceptr) = NULL;
+		CUdriverProcAddressQueryResult q1 = CU_GET_PROC_ADDRESS_SUCCESS, q2 = q1;
+		CUdeviceptr gp = 0;
+
+		if (CALL(cuGetProcAddress_v2, "cuMemAlloc", (void **)&alloc_fn, 12000,
+		    CU_GET_PROC_ADDRESS_DEFAULT, &q1) == CUDA_SUCCESS &&
+		    CALL(cuGetProcAddress_v2, "cuMemFree", (void **)&free_fn, 12000,
+		    CU_GET_PROC_ADDRESS_DEFAULT, &q2) == CUDA_SUCCESS &&
+		    alloc_fn && free_fn) {
+			if (note("gpa:cuMemAlloc", alloc_fn(&gp, 12288)) == CUDA_SUCCESS) {
+				hold(gp, 12288);
+				freed(gp, note("gpa:cuMemFree", free_fn(gp)));
+			}
+		}
+	}
+
+	/* A context of our own with memory in it, destroyed: the teardown
+	 * frees the memory (the shim must forget it, and nothing else). */
+	{
+		CUcontext own = NULL;
+		CUdeviceptr cp = 0;
+
+#if CUDA_VERSION >= 13000
+		CUresult cr = CALL(cuCtxCreate_v4, &own, NULL, 0, dev);
+#else
+		CUresult cr = CALL(cuCtxCreate_v2, &own, 0, dev);
+#endif
+		if (cr == CUDA_SUCCESS) {
+			if (CALL(cuMemAlloc_v2, &cp, 8192) == CUDA_SUCCESS)
+				hold(cp, 8192);
+			if (CALL(cuCtxDestroy_v2, own) == CUDA_SUCCESS && cp) {
+				int i = held(cp);
+
+				if (i >= 0)
+					live[i] = live[--nlive];
+			}
+			if (ctx)
+				CALL(cuCtxSetCurrent, ctx);
+		}
 	}
 
 	/* Frees; d2 and h2 stay live on purpose (the planted leaks). */
