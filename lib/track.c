@@ -1162,7 +1162,7 @@ set_released(reg_rec_t *rec, void *arg)
 /* An unmap took away a mapping of handle: one mapping fewer; a handle
  * released while mapped goes with its last mapping. */
 static void
-unmapped(uintptr_t handle, stack_id_t st)
+unmapped(uintptr_t handle)
 {
 	reg_handle_t h;
 	reg_rec_t rec;
@@ -1171,7 +1171,7 @@ unmapped(uintptr_t handle, stack_id_t st)
 	if (registry_find(NS_VMM, handle, &h, &rec))
 		return;
 	if (registry_update(h, maps_dec, &d) == 0 && d.drop)
-		remove_rec(h, st);
+		remove_rec(h, capture());
 }
 
 /* Whether a live mapping starts in [lo, lo + size): a walk, made only when
@@ -1292,9 +1292,9 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 	    &pre);
 	if (r != CUDA_SUCCESS || !pre.found)
 		return r;
-	stack_id_t st = capture();
-	unmapped(pre.rec.aux, st);
+	unmapped(pre.rec.aux);
 	/* One unmap may cover several adjacent mappings. */
+	stack_id_t st = 0;
 	uintptr_t p = (uintptr_t)ptr + pre.rec.size;
 	uintptr_t end = (uintptr_t)ptr + size;
 	while (p < end) {
@@ -1302,9 +1302,11 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 		reg_rec_t rec;
 		if (registry_find(NS_MAP, p, &h, &rec) || rec.size == 0)
 			break;
+		if (st == 0)
+			st = capture();
 		STATS_INC(frees);
 		remove_rec(h, st);
-		unmapped(rec.aux, st);
+		unmapped(rec.aux);
 		p += rec.size;
 	}
 	return r;
