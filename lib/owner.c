@@ -7,6 +7,11 @@
  * lookup), and the bytes of the names (mmap'd chunks, never moved or
  * freed until owner_reset).  No malloc: the shim interns names from hooks.
  *
+ * Bounded: at most OWNER_MAX - 1 names of at most OWNER_NAME_MAX bytes;
+ * a chunk is left only when the next name does not fit, so the table
+ * never holds more than OWNER_BYTES_MAX (9.25 MiB: owner.h) however many
+ * names are offered (owner_bytes; tests/unit/check_owner.c fills it).
+ *
  * Invariants: names[id] != NULL exactly for 1 <= id <= count; a name is
  * 1..OWNER_NAME_MAX printable bytes (0x20..0x7e) and appears once; every
  * id in the hash has its name in names[].
@@ -25,10 +30,7 @@
 #include "lockrank.h"
 #include "owner.h"
 
-#define OWNER_MAX 65536        /* ids 1..OWNER_MAX-1 */
-#define OWNER_NAME_MAX 127
 #define OWNER_HASH (2 * OWNER_MAX) /* power of two */
-#define OWNER_CHUNK (256 * 1024)
 
 static pthread_mutex_t olock = PTHREAD_MUTEX_INITIALIZER;
 static const char *names[OWNER_MAX];
@@ -37,6 +39,7 @@ static uint32_t count;            /* ids issued */
 
 static char *chunk;     /* current chunk of name bytes */
 static size_t chunk_used;
+static size_t chunks;   /* chunks mapped since the last reset */
 
 static uint64_t
 hash_name(const char *s, size_t len)
@@ -98,6 +101,7 @@ store_name(const char *name, size_t len)
 			return NULL;
 		chunk = p;
 		chunk_used = 0;
+		__atomic_fetch_add(&chunks, 1, __ATOMIC_RELAXED);
 	}
 	char *s = chunk + chunk_used;
 	memcpy(s, name, len);
@@ -151,6 +155,19 @@ owner_valid(owner_id_t id)
 	return id != 0 && id <= __atomic_load_n(&count, __ATOMIC_ACQUIRE);
 }
 
+size_t
+owner_count(void)
+{
+	return __atomic_load_n(&count, __ATOMIC_ACQUIRE);
+}
+
+size_t
+owner_bytes(void)
+{
+	return sizeof(names) + sizeof(hash) +
+	    __atomic_load_n(&chunks, __ATOMIC_RELAXED) * (size_t)OWNER_CHUNK;
+}
+
 void
 owner_reset(void)
 {
@@ -163,6 +180,7 @@ owner_reset(void)
 	 * before the reset must not fault.  Tests reset rarely. */
 	chunk = NULL;
 	chunk_used = 0;
+	chunks = 0;
 	lockrank_drop(LOCK_RANK_OWNER);
 	pthread_mutex_unlock(&olock);
 }

@@ -105,6 +105,45 @@ START_TEST(test_owner_many_names_fast)
 }
 END_TEST
 
+/* Issue 7: the table is bounded in ids and in bytes, however many names
+ * come (the worst case: every name of the longest length). */
+START_TEST(test_owner_table_bounded)
+{
+	char name[OWNER_NAME_MAX + 1];
+
+	ck_assert_uint_eq(owner_count(), 0);
+	ck_assert_uint_le(owner_bytes(), OWNER_BYTES_MAX);
+	memset(name, 'n', OWNER_NAME_MAX);
+	name[OWNER_NAME_MAX] = '\0';
+	for (unsigned i = 1; i < OWNER_MAX; i++) {
+		snprintf(name, sizeof(name), "%08x", i);
+		name[8] = '-'; /* the rest stays: OWNER_NAME_MAX bytes */
+		ck_assert_uint_eq(strlen(name), OWNER_NAME_MAX);
+		ck_assert_uint_eq(owner_intern(name), i);
+	}
+	ck_assert_uint_eq(owner_count(), OWNER_MAX - 1);
+	size_t full = owner_bytes();
+	ck_assert_uint_le(full, OWNER_BYTES_MAX);
+	/* Full: a new name gets no id and no bytes; known ones still do. */
+	for (unsigned i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "more-%u", i);
+		ck_assert_uint_eq(owner_intern(name), 0);
+	}
+	ck_assert_uint_eq(owner_count(), OWNER_MAX - 1);
+	ck_assert_uint_eq(owner_bytes(), full);
+	memset(name, 'n', OWNER_NAME_MAX);
+	snprintf(name, sizeof(name), "%08x", 777u);
+	name[8] = '-';
+	ck_assert_uint_eq(owner_intern(name), 777);
+	/* The longest valid name, and one byte more. */
+	ck_assert_uint_eq(strlen(owner_name(OWNER_MAX - 1)), OWNER_NAME_MAX);
+	char longer[OWNER_NAME_MAX + 2];
+	memset(longer, 'l', OWNER_NAME_MAX + 1);
+	longer[OWNER_NAME_MAX + 1] = '\0';
+	ck_assert_uint_eq(owner_intern(longer), 0);
+}
+END_TEST
+
 static owner_id_t ids[8][64];
 
 static void *
@@ -151,6 +190,7 @@ make_owner_suite(void)
 	tcase_add_test(tc, test_owner_reset);
 	tcase_add_test(tc, test_owner_many_names_fast);
 	tcase_add_test(tc, test_owner_threads_agree);
+	tcase_add_test(tc, test_owner_table_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
