@@ -16,6 +16,12 @@
  * mmap, never malloc, and never freed: records, module paths and build-ids
  * live in depot memory, so they survive dlclose of the module.
  *
+ * Bounded: at most DEPOT_MAX_STACKS - 1 stacks and STACK_DEPOT_MAX_BYTES
+ * of records (stackdepot.h), plus MODULE_MAX modules; a program that
+ * makes ever new stacks (recursion, generated code) fills it and then
+ * gets id 0 for a new stack, counted in stack_dropped.  Stacks stored
+ * before stay valid.
+ *
  * Invariants: a record is immutable once published except its `outside`
  * cache word (written atomically; any value it holds is a correct answer
  * for the key it carries).  A record is published by storing recs[id],
@@ -51,6 +57,8 @@
 #include "stackdepot.h"
 
 #define DEPOT_MAX_STACKS (1u << 22)  /* ids 1 .. DEPOT_MAX_STACKS - 1 */
+#define SREC_BYTES(n) (((sizeof(srec_t) + (n) * (sizeof(uintptr_t) + \
+	sizeof(uint32_t))) + 7) & ~(size_t)7)
 #define DEPOT_BUCKETS (1u << 16)
 #define DEPOT_CHUNK ((size_t)1 << 20)
 #define MODULE_MAX 4096
@@ -85,6 +93,9 @@ static uint32_t *buckets;
 static srec_t **recs;
 static uint32_t nstacks;          /* ids used: 1 .. nstacks */
 static size_t depot_bytes;        /* chunk bytes mmap'd (records, names) */
+static size_t rec_bytes;          /* bytes of stored records */
+static size_t rec_limit = STACK_DEPOT_MAX_BYTES; /* stack_set_limit */
+static uint64_t dropped;          /* new stacks refused: depot full */
 
 /* Bump allocator over mmap'd chunks; under depot_lock. */
 static char *chunk_cur;
@@ -442,12 +453,15 @@ insert(uint64_t h, const uintptr_t *ips, size_t n)
 	id = lookup(h, ips, n);
 	if (id != 0)
 		return id;
-	if (nstacks + 1 >= DEPOT_MAX_STACKS)
+	if (nstacks + 1 >= DEPOT_MAX_STACKS ||
+	    rec_bytes + SREC_BYTES(n) > rec_limit) {
+		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
 		return 0;
-	r = depot_alloc(sizeof(*r) + n * (sizeof(uintptr_t) +
-	    sizeof(uint32_t)));
+	}
+	r = depot_alloc(SREC_BYTES(n));
 	if (r == NULL)
 		return 0;
+	rec_bytes += SREC_BYTES(n);
 	r->hash = h;
 	r->n = (uint32_t)n;
 	memcpy(r->ips, ips, n * sizeof(*ips));
@@ -763,6 +777,21 @@ stack_bytes(void)
 	return b + (size_t)DEPOT_BUCKETS * sizeof(uint32_t) +
 	    (stack_count() + 1) * sizeof(srec_t *) +
 	    stack_module_count() * (sizeof(module_t) + sizeof(range_t));
+}
+
+uint64_t
+stack_dropped(void)
+{
+	return __atomic_load_n(&dropped, __ATOMIC_RELAXED);
+}
+
+void
+stack_set_limit(size_t bytes)
+{
+	pthread_mutex_lock(&depot_lock);
+	rec_limit = bytes < STACK_DEPOT_MAX_BYTES ? bytes :
+	    STACK_DEPOT_MAX_BYTES;
+	pthread_mutex_unlock(&depot_lock);
 }
 
 void

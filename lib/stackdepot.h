@@ -19,6 +19,9 @@
 #include "types.h"
 
 #define STACK_MAX_DEPTH 64
+/* The depot keeps at most this many bytes of stack records (about a
+ * million stacks of 20 frames); a new stack beyond it is not stored. */
+#define STACK_DEPOT_MAX_BYTES ((size_t)256 << 20)
 
 typedef struct stack_frame_s {
 	uint32_t module;  /* index into the module table; UINT32_MAX = unknown */
@@ -75,6 +78,12 @@ size_t stack_count(void);       /* unique stacks stored */
  * one. */
 void stack_validate(void);
 size_t stack_bytes(void);       /* bytes the depot uses */
+/* New stacks not stored because the depot was full (STACK_DEPOT_MAX_BYTES
+ * of records, or 2^22 - 1 stacks): their captures returned 0. */
+uint64_t stack_dropped(void);
+/* Lowers the byte limit of records (tests); above the default it is the
+ * default. */
+void stack_set_limit(size_t bytes);
 
 /* Fork: the depot stays valid in the child (it is only read and
  * appended), but its lock must not be held across fork. */

@@ -278,6 +278,61 @@ START_TEST(test_stackdepot_intern)
 }
 END_TEST
 
+/* Issue 7: a program that makes ever new stacks fills the depot up to
+ * its byte limit, then new stacks get id 0 and are counted; the stacks
+ * kept stay valid and the depot's memory stops growing. */
+START_TEST(test_stackdepot_bounded)
+{
+	const size_t limit = (size_t)1 << 20;
+	uintptr_t ips[STACK_MAX_DEPTH], out[STACK_MAX_DEPTH];
+	stack_id_t first = 0, last = 0;
+	size_t stored = 0, refused = 0;
+
+	stack_set_limit(limit);
+	size_t bytes0 = stack_bytes();
+	for (uintptr_t k = 0; k < 4000; k++) {
+		for (size_t i = 0; i < STACK_MAX_DEPTH; i++)
+			ips[i] = 0x7000000 + k * 0x1000 + i * 8;
+		stack_id_t id = stack_intern(ips, STACK_MAX_DEPTH);
+		if (id == 0) {
+			refused++;
+			continue;
+		}
+		ck_assert_uint_eq(refused, 0); /* none stored once full */
+		if (first == 0)
+			first = id;
+		last = id;
+		stored++;
+	}
+	/* A record of 64 frames takes 24 + 64 * 12 bytes. */
+	ck_assert_uint_eq(stored, limit / 792);
+	ck_assert_uint_eq(refused, 4000 - stored);
+	ck_assert_uint_eq(stack_dropped(), refused);
+	ck_assert_uint_eq(stack_count(), stored);
+	/* Records, plus at most one chunk being filled and their index. */
+	ck_assert_uint_le(stack_bytes() - bytes0,
+	    limit + ((size_t)1 << 20) + stored * sizeof(void *));
+	/* A stack stored before is still found (no new record) and whole. */
+	for (size_t i = 0; i < STACK_MAX_DEPTH; i++)
+		ips[i] = 0x7000000 + i * 8;
+	ck_assert_uint_eq(stack_intern(ips, STACK_MAX_DEPTH), first);
+	ck_assert_uint_eq(stack_get_ips(first, out, STACK_MAX_DEPTH),
+	    STACK_MAX_DEPTH);
+	ck_assert_mem_eq(out, ips, sizeof(ips));
+	ck_assert_uint_eq(stack_get_ips(last, out, STACK_MAX_DEPTH),
+	    STACK_MAX_DEPTH);
+	ck_assert_uint_eq(stack_dropped(), refused);
+	/* A short stack may still fit in what is left, never more. */
+	uintptr_t two[2] = { 0x6000000, 0x6000008 };
+	stack_id_t s2 = stack_intern(two, 2);
+	ck_assert(s2 == 0 || stack_count() == stored + 1);
+	stack_validate();
+	/* The limit is never raised above the documented one. */
+	stack_set_limit(SIZE_MAX);
+	ck_assert_uint_eq(STACK_DEPOT_MAX_BYTES, (size_t)256 << 20);
+}
+END_TEST
+
 START_TEST(test_stackdepot_modules)
 {
 	stack_frame_t fr[STACK_MAX_DEPTH];
@@ -579,6 +634,7 @@ make_stackdepot_suite(void)
 	tcase_add_test(tc, test_stackdepot_depth);
 	tcase_add_test(tc, test_stackdepot_dedup);
 	tcase_add_test(tc, test_stackdepot_intern);
+	tcase_add_test(tc, test_stackdepot_bounded);
 	tcase_add_test(tc, test_stackdepot_modules);
 	tcase_add_test(tc, test_stackdepot_first_outside);
 	tcase_add_test(tc, test_stackdepot_external);
