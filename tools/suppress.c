@@ -371,9 +371,17 @@ runtime_function(const char *fn)
 	    (strncmp(fn, "cuda", 4) == 0 && fn[4] >= 'A' && fn[4] <= 'Z'));
 }
 
+static bool
+named(const char *s)
+{
+	return s != NULL && *s != '\0';
+}
+
 /* The most specific pattern for a stack: the first function outside
  * CUDA's libraries, the static CUDA runtime and ours, else that frame's
- * module. */
+ * module (by base name; by path when the path ends in '/').  A frame with
+ * no name at all cannot be matched (match() wants a name): the next one
+ * is taken. */
 static const char *
 best_pattern(const au_stack_t *st)
 {
@@ -385,39 +393,68 @@ best_pattern(const au_stack_t *st)
 		if (runtime_frame(f) || (f->ninlined == 0 &&
 		    runtime_function(f->function)))
 			continue;
-		if (f->ninlined > 0 && f->inlined[0].function != NULL)
+		if (f->ninlined > 0 && named(f->inlined[0].function))
 			return f->inlined[0].function;
-		if (f->function != NULL)
+		if (named(f->function))
 			return f->function;
-		return base_name(f->module);
+		if (named(base_name(f->module)))
+			return base_name(f->module);
+		if (named(f->module))
+			return f->module;
 	}
-	for (i = 0; i < st->n; i++)
-		if (st->frames[i].module != NULL)
-			return base_name(st->frames[i].module);
+	for (i = 0; i < st->n; i++) {
+		const char *mod = st->frames[i].module;
+
+		if (named(base_name(mod)))
+			return base_name(mod);
+		if (named(mod))
+			return mod;
+	}
 	return NULL;
 }
 
-/* p with fnmatch's special characters escaped ("operator[]"), whole (a
- * cut pattern would match nothing).  Freed by the caller. */
-static char *
-escape_pattern(const char *p)
+/* Writes name as a pattern that the file parser (supp_load) takes back
+ * whole and that matches name: fnmatch's special characters escaped
+ * ("operator[]"); '#' escaped too (after a blank it would start a
+ * comment: "{lambda(int) #1}"); each byte the parser cannot keep -- a
+ * control character (a newline would end the rule, a trailing '\r' be
+ * trimmed), a blank at the end (trimmed), and in a violation type a ':'
+ * (it ends the type) -- written as '?', which matches any one byte.
+ * Never cut: a cut pattern would match nothing. */
+static void
+put_pattern(FILE *out, const char *p, bool vtype)
 {
-	char *buf = xmalloc(2 * strlen(p) + 1);
-	size_t o = 0;
+	size_t n = strlen(p), keep = n;
 
-	for (; *p != '\0'; p++) {
-		if (*p == '*' || *p == '?' || *p == '[' || *p == '\\')
-			buf[o++] = '\\';
-		buf[o++] = *p;
+	while (keep > 0 && (p[keep - 1] == ' ' || p[keep - 1] == '\t'))
+		keep--;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (i >= keep || c < 0x20 || c == 0x7f || (vtype && c == ':'))
+			c = '?';
+		else if (c == '*' || c == '?' || c == '[' || c == '\\' ||
+		    c == '#')
+			fputc('\\', out);
+		fputc(c, out);
 	}
-	buf[o] = '\0';
-	return buf;
+}
+
+/* s for a comment line: control characters (a newline would end the
+ * comment and make the rest a malformed rule) shown as '?'. */
+static void
+put_text(FILE *out, const char *s)
+{
+	for (; s != NULL && *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+	}
 }
 
 void
 supp_generate(const au_model_t *m, FILE *out)
 {
-	char *esc;
 	char b1[32];
 	size_t i;
 
@@ -425,24 +462,28 @@ supp_generate(const au_model_t *m, FILE *out)
 	    " --suppressions FILE):\n", out);
 	for (i = 0; i < m->nleaks; i++) {
 		const au_finding_t *f = m->leaks[i];
-		const char *p;
+		const char *p, *owner = NULL;
 
 		if (!finding_reported(f))
 			continue;
 		p = best_pattern(&f->stack);
-		fprintf(out, "# %s bytes in %llu %s allocation%s (%s), "
-		    "fingerprint %s\n", fmt_commas(f->bytes, b1, sizeof(b1)),
-		    (unsigned long long)f->count, f->kind,
-		    f->count == 1 ? "" : "s", f->api, f->fingerprint);
-		if (p != NULL || f->owner[0] != '\0') {
-			/* Owners are patterns too ("lib[v2].so"). */
-			esc = escape_pattern(p != NULL ? p :
-			    base_name(f->owner));
-			fprintf(out, "%s:%s\n", p != NULL ? "leak" : "owner",
-			    esc);
-			free(esc);
-		} else
-			fputs("# (no frame or owner to match)\n", out);
+		if (p == NULL && named(f->owner))
+			owner = named(base_name(f->owner)) ?
+			    base_name(f->owner) : f->owner;
+		fprintf(out, "# %s bytes in %llu ", fmt_commas(f->bytes, b1,
+		    sizeof(b1)), (unsigned long long)f->count);
+		put_text(out, f->kind);
+		fprintf(out, " allocation%s (", f->count == 1 ? "" : "s");
+		put_text(out, f->api);
+		fprintf(out, "), fingerprint %s\n", f->fingerprint);
+		if (p == NULL && owner == NULL) {
+			fputs("# (no rule: no frame or owner to match)\n", out);
+			continue;
+		}
+		/* Owners are patterns too ("lib[v2].so"). */
+		fputs(p != NULL ? "leak:" : "owner:", out);
+		put_pattern(out, p != NULL ? p : owner, false);
+		fputc('\n', out);
 	}
 	for (i = 0; i < m->nviols; i++) {
 		const au_finding_t *f = m->viols[i];
@@ -451,10 +492,25 @@ supp_generate(const au_model_t *m, FILE *out)
 		if (!finding_reported(f))
 			continue;
 		p = best_pattern(&f->stack);
-		fprintf(out, "# %s in %s, fingerprint %s\n", f->type, f->api,
-		    f->fingerprint);
-		esc = p != NULL ? escape_pattern(p) : xstrdup("*");
-		fprintf(out, "violation:%s:%s\n", f->type, esc);
-		free(esc);
+		fputs("# ", out);
+		put_text(out, f->type);
+		fputs(" in ", out);
+		put_text(out, f->api);
+		fprintf(out, ", fingerprint %s\n", f->fingerprint);
+		if (!named(f->type)) {
+			/* No pattern but "" matches an empty type, and the
+			 * parser refuses an empty one. */
+			fputs("# (no rule: the violation type is empty)\n",
+			    out);
+			continue;
+		}
+		fputs("violation:", out);
+		put_pattern(out, f->type, true);
+		fputc(':', out);
+		if (p != NULL)
+			put_pattern(out, p, false);
+		else
+			fputc('*', out);
+		fputc('\n', out);
 	}
 }

@@ -182,7 +182,8 @@ check_counts(const au_supp_t *s, const au_model_t *m)
 }
 
 /* Which finding got a rule in the generated text: the "# ..." line before
- * each rule names the finding's fingerprint. */
+ * each rule names the finding's fingerprint; "# (no rule: why)" follows
+ * it instead when none could be written. */
 static bool
 has_rule(const char *gen, const au_finding_t *f)
 {
@@ -191,7 +192,7 @@ has_rule(const char *gen, const au_finding_t *f)
 	if (p == NULL)
 		return false;
 	p = strchr(p, '\n');
-	return p != NULL && strncmp(p + 1, "# (no frame", 11) != 0;
+	return p != NULL && strncmp(p + 1, "# (no rule", 10) != 0;
 }
 
 /* A one-word description of what makes a pattern special, to log a
