@@ -126,6 +126,7 @@ word_is(const char *s, const char *e, const char *w)
 bool
 options_parse_bool(const char *str, bool *out)
 {
+	/* cuwarden(7) and OPTIONS_BOOL_WORDS list these: keep in step. */
 	static const char *const yes[] = { "1", "yes", "on", "true", "y" };
 	static const char *const no[] = { "0", "no", "off", "false", "n" };
 	const char *s, *e;
@@ -284,7 +285,7 @@ describe_allowed(const option_desc_t *d, char *buf, size_t size)
 {
 	switch (d->kind) {
 	case OK_BOOL:
-		log_snprintf(buf, size, "1/0/yes/no/on/off/true/false");
+		log_snprintf(buf, size, "%s", OPTIONS_BOOL_WORDS);
 		break;
 	case OK_ENUM: {
 		size_t o = 0;

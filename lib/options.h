@@ -2,7 +2,8 @@
  * options.h -- every CUWARDEN_* environment variable, in one table
  * (options.c), read once (lazily, at first use, from environ), never
  * again.  A malformed value is a warning and the default.  Booleans take
- * 1/0/yes/no/on/off/true/false (any case); sizes take K/M/G/T suffixes
+ * exactly 1/yes/on/true/y and 0/no/off/false/n (any case, surrounding
+ * blanks ignored; OPTIONS_BOOL_WORDS); sizes take K/M/G/T suffixes
  * (powers of 1024).  The same list is in cuwarden(7).  Owner: infra.
  */
 #ifndef CUWARDEN_OPTIONS_H
@@ -51,7 +52,13 @@ long long options_default(option_t opt);     /* the table's default */
 /* For tests: forget what was read, so the next call reads again. */
 void options_reset(void);
 
+/* The words a boolean takes, as the warning for a bad one lists them. */
+#define OPTIONS_BOOL_WORDS "1/yes/on/true/y or 0/no/off/false/n"
+
 /* Parsers, exported for tests.  Return true on error. */
+/* A boolean: exactly one of the words of OPTIONS_BOOL_WORDS, any case,
+ * between optional blanks (spaces and tabs; newlines after); anything
+ * else (empty, "2", "t", "enable", "yes!") is an error. */
 bool options_parse_bool(const char *s, bool *out);
 bool options_parse_size(const char *s, unsigned long long *out);
 bool options_parse_long(const char *s, long long min, long long max,

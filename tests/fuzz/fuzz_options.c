@@ -8,8 +8,8 @@
  *      options_parse_size, options_parse_long (bounds from the input's
  *      last bytes) and log_expand_path; every answer is compared with a
  *      reference parser written here from the documentation (options.h,
- *      cuwarden(7)): blanks trimmed, booleans 1/0/yes/no/on/off/true/false
- *      (and y/n, which the code accepts), sizes with K/M/G/T (+ B or iB),
+ *      cuwarden(7)): blanks trimmed, booleans exactly 1/yes/on/true/y
+ *      and 0/no/off/false/n in any case, sizes with K/M/G/T (+ B or iB),
  *      overflow refused.
  *   2. as a list of records "<selector byte><value>\0" that become
  *      CUWARDEN_* variables (an option's name, a one-letter typo of one,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "options.h"
@@ -208,14 +209,49 @@ START_TEST(test_options_malformed)
 }
 END_TEST
 
+/* The documented set (cuwarden(7), options.h), exactly: these ten words in
+ * any case, with blanks around them; nothing else. */
+static const char *const bool_true[] = { "1", "yes", "on", "true", "y" };
+static const char *const bool_false[] = { "0", "no", "off", "false", "n" };
+
+/* 1 true, 0 false, -1 not a documented boolean word (case-insensitive,
+ * blanks and a trailing newline trimmed: what the man page says). */
+static int
+documented_bool(const char *v)
+{
+	char w[64];
+	size_t n;
+
+	while (*v == ' ' || *v == '\t')
+		v++;
+	n = strlen(v);
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' ||
+	    v[n - 1] == '\n'))
+		n--;
+	if (n >= sizeof(w))
+		return -1;
+	memcpy(w, v, n);
+	w[n] = '\0';
+	for (size_t i = 0; i < CW_ARRAY_SIZE(bool_true); i++) {
+		if (strcasecmp(w, bool_true[i]) == 0)
+			return 1;
+		if (strcasecmp(w, bool_false[i]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
 START_TEST(test_options_parse_bool)
 {
 	static const char *const t[] = { "1", "yes", "YES", "on", "On",
-	    "true", "TRUE", " y " };
+	    "true", "TRUE", " y ", "Y", "\tyEs\n", "y\n\n" };
 	static const char *const f[] = { "0", "no", "No", "off", "OFF",
-	    "false", "False", "n" };
-	static const char *const e[] = { "", "2", "yess", "of", "truee",
-	    "-1", "o n" };
+	    "false", "False", "n", "N", " 0\t" };
+	static const char *const e[] = { "", " ", "2", "yess", "of", "truee",
+	    "-1", "o n", "t", "f", "T", "F", "ye", "tru", "fals", "enable",
+	    "disable", "enabled", "yes!", "yes no", "+1", "01", "00", "1.0",
+	    "0x1", "\"yes\"", "\nyes", "\vyes", "yes\r", "nope",
+	    "oui", "ja", "\xc3\xbf" "es" };
 	bool b;
 
 	for (size_t i = 0; i < CW_ARRAY_SIZE(t); i++) {
@@ -228,9 +264,101 @@ START_TEST(test_options_parse_bool)
 		ck_assert_msg(!options_parse_bool(f[i], &b), "%s", f[i]);
 		ck_assert(!b);
 	}
-	for (size_t i = 0; i < CW_ARRAY_SIZE(e); i++)
-		ck_assert_msg(options_parse_bool(e[i], &b), "%s", e[i]);
+	for (size_t i = 0; i < CW_ARRAY_SIZE(e); i++) {
+		b = true;
+		ck_assert_msg(options_parse_bool(e[i], &b), "'%s' taken",
+		    e[i]);
+		ck_assert(b); /* untouched on error */
+	}
 	ck_assert(options_parse_bool(NULL, &b));
+}
+END_TEST
+
+/* Every string of one or two bytes (and every documented word with one
+ * byte changed, added or dropped) is a boolean exactly when the documented
+ * set says so. */
+START_TEST(test_options_bool_exhaustive)
+{
+	char v[8];
+	bool b;
+	size_t accepted = 0;
+
+	for (int c1 = 1; c1 < 256; c1++) {
+		for (int c2 = 0; c2 < 256; c2++) {
+			v[0] = (char)c1;
+			v[1] = (char)c2;
+			v[2] = '\0';
+			int want = documented_bool(v);
+			bool err = options_parse_bool(v, &b);
+			ck_assert_msg(err == (want < 0), "'%s': %s", v,
+			    err ? "refused" : "taken");
+			if (!err) {
+				ck_assert_int_eq(b, want);
+				accepted++;
+			}
+		}
+	}
+	/* 1, 0, y, Y, n, N alone (6), with a space or tab before or a
+	 * space, tab or newline after (6 x 5); "on" and "no" in four cases
+	 * each (8). */
+	ck_assert_uint_eq(accepted, 6 + 6 * 5 + 2 * 4);
+	for (size_t k = 0; k < 2 * CW_ARRAY_SIZE(bool_true); k++) {
+		const char *w = k < CW_ARRAY_SIZE(bool_true) ? bool_true[k] :
+		    bool_false[k - CW_ARRAY_SIZE(bool_true)];
+		size_t n = strlen(w);
+
+		for (size_t at = 0; at <= n; at++) {
+			for (int c = 1; c < 256; c++) {
+				/* c inserted at at */
+				memcpy(v, w, at);
+				v[at] = (char)c;
+				memcpy(v + at + 1, w + at, n - at + 1);
+				ck_assert_int_eq(options_parse_bool(v, &b),
+				    documented_bool(v) < 0);
+				if (at == n)
+					continue;
+				/* c in place of w[at] */
+				memcpy(v, w, n + 1);
+				v[at] = (char)c;
+				ck_assert_int_eq(options_parse_bool(v, &b),
+				    documented_bool(v) < 0);
+			}
+			if (at == n)
+				continue;
+			/* w[at] dropped */
+			memcpy(v, w, at);
+			memcpy(v + at, w + at + 1, n - at);
+			ck_assert_int_eq(options_parse_bool(v, &b),
+			    documented_bool(v) < 0);
+		}
+	}
+}
+END_TEST
+
+/* A bad boolean in the environment: one warning that names the variable
+ * and the value and lists exactly the documented words; the default. */
+START_TEST(test_options_bool_warning_lists_words)
+{
+	static const char *const bad_values[] = { "t", "2", "enable", "ye" };
+
+	for (size_t i = 0; i < CW_ARRAY_SIZE(bad_values); i++) {
+		ck_assert_int_eq(with("CUWARDEN_SHOW_STATS", bad_values[i]), 1);
+		ck_assert_msg(strstr(lines[0], "CUWARDEN_SHOW_STATS=\"") !=
+		    NULL, "%s", lines[0]);
+		ck_assert_msg(strstr(lines[0], "(expected 1/yes/on/true/y or "
+		    "0/no/off/false/n)") != NULL, "%s", lines[0]);
+		ck_assert_msg(strstr(lines[0], "using the default, 0") != NULL,
+		    "%s", lines[0]);
+		ck_assert(!options_get_bool(OPT_SHOW_STATS));
+	}
+	ck_assert_str_eq(OPTIONS_BOOL_WORDS,
+	    "1/yes/on/true/y or 0/no/off/false/n");
+	for (size_t i = 0; i < CW_ARRAY_SIZE(bool_true); i++) {
+		ck_assert_int_eq(with("CUWARDEN_POOL", bool_false[i]), 0);
+		ck_assert(!options_get_bool(OPT_POOL));
+		ck_assert_int_eq(with("CUWARDEN_POOL", bool_true[i]), 0);
+		ck_assert(options_get_bool(OPT_POOL));
+	}
 }
 END_TEST
 
@@ -351,6 +479,8 @@ make_options_suite(void)
 	tcase_add_test(tc, test_options_valid);
 	tcase_add_test(tc, test_options_malformed);
 	tcase_add_test(tc, test_options_parse_bool);
+	tcase_add_test(tc, test_options_bool_exhaustive);
+	tcase_add_test(tc, test_options_bool_warning_lists_words);
 	tcase_add_test(tc, test_options_parse_size);
 	tcase_add_test(tc, test_options_parse_long);
 	tcase_add_test(tc, test_options_read_once);
