@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "owner.h"
+
 #define CHECK(c) \
 	do { \
 		if (!(c)) { \
@@ -347,7 +349,13 @@ op_owner(void)
 			    (unsigned char)name[i] > 0x7e)
 				want = CW_EINVAL;
 	}
-	expect("cw_owner_register", cw_owner_register(name, &id), want);
+	int r = cw_owner_register(name, &id);
+	/* A new name once the table is full (OWNER_MAX - 1 names, the
+	 * documented bound; a long run can get there): CW_ENOMEM. */
+	if (want == CW_OK && r == CW_ENOMEM &&
+	    owner_count() == OWNER_MAX - 1)
+		return;
+	expect("cw_owner_register", r, want);
 	if (want != CW_OK)
 		return;
 	CHECK(id != CW_OWNER_NONE);
