@@ -181,18 +181,41 @@ check_counts(const au_supp_t *s, const au_model_t *m)
 	CHECK(rules == findings);
 }
 
-/* Which finding got a rule in the generated text: the "# ..." line before
- * each rule names the finding's fingerprint; "# (no rule: why)" follows
- * it instead when none could be written. */
-static bool
-has_rule(const char *gen, const au_finding_t *f)
+/* Which findings got a rule in the generated text: one "# ...,
+ * fingerprint FP" line per finding, in the model's order (leaks, then
+ * violations), then the rule, or "# (no rule: why)" when none could be
+ * written.  By position, not by fingerprint: two findings of the fuzzed
+ * model may share one (the owner is not part of it).  Every finding must
+ * have its comment line, in order; has[i] says whether a rule follows. */
+static void
+rules_written(const char *gen, const au_model_t *m, bool *has)
 {
-	const char *p = strstr(gen, f->fingerprint);
+	const char *line = gen;
+	size_t i = 0, n = m->nleaks + m->nviols;
 
-	if (p == NULL)
-		return false;
-	p = strchr(p, '\n');
-	return p != NULL && strncmp(p + 1, "# (no rule", 10) != 0;
+	while (*line != '\0') {
+		const char *end = strchr(line, '\n');
+		size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+		static const char tag[] = ", fingerprint ";
+
+		if (len > 2 && line[0] == '#' && i < n) {
+			const au_finding_t *f = i < m->nleaks ? m->leaks[i] :
+			    m->viols[i - m->nleaks];
+			size_t fl = strlen(f->fingerprint);
+
+			if (len >= fl + sizeof(tag) - 1 && memcmp(line + len -
+			    fl - (sizeof(tag) - 1), tag, sizeof(tag) - 1) == 0 &&
+			    memcmp(line + len - fl, f->fingerprint, fl) == 0) {
+				const char *next = end != NULL ? end + 1 : "";
+
+				has[i++] = strncmp(next, "# (no rule", 10) != 0;
+			}
+		}
+		if (end == NULL)
+			break;
+		line = end + 1;
+	}
+	CHECK(i == n); /* a comment line per finding, none split */
 }
 
 /* A one-word description of what makes a pattern special, to log a
@@ -217,6 +240,7 @@ round_trip(au_model_t *m)
 	size_t glen = 0;
 	FILE *out = open_memstream(&gen, &glen);
 	au_supp_t *s;
+	bool *has = NULL;
 	int fd;
 
 	CHECK(out != NULL);
@@ -250,13 +274,15 @@ round_trip(au_model_t *m)
 	}
 	supp_apply(s, m);
 	check_counts(s, m);
+	has = xcalloc(m->nleaks + m->nviols + 1, sizeof(*has));
+	rules_written(gen, m, has);
 	for (size_t i = 0; i < m->nleaks + m->nviols; i++) {
 		au_finding_t *f = i < m->nleaks ? m->leaks[i] :
 		    m->viols[i - m->nleaks];
 		static char seen[8][16];
 		const char *t;
 
-		if (f->suppressed_by != NULL || !has_rule(gen, f))
+		if (f->suppressed_by != NULL || !has[i])
 			continue;
 		t = trait(gen);
 		if (getenv("CW_FUZZ_SUPP_LAX") != NULL) {
@@ -276,6 +302,7 @@ round_trip(au_model_t *m)
 			abort();
 	}
 out:
+	free(has);
 	supp_free(s);
 	close(fd);
 	free(gen);
