@@ -4,11 +4,18 @@
  * with its symbolized allocation stack; violation groups with their
  * violating, allocation and first-free stacks; then the LEAK SUMMARY,
  * suppressions used, ERROR SUMMARY and COVERAGE lines.
+ *
+ * It goes to a terminal, and its names come from report files, which a
+ * corrupt or hostile one fills with any bytes: every control character
+ * but newline and tab is written as '?' (safe_write), so that no escape
+ * sequence reaches the terminal.
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "audit.h"
 
@@ -267,8 +274,52 @@ print_processes(const au_model_t *m, FILE *out)
 	}
 }
 
+/* fopencookie's writer: the bytes to the real stream, control characters
+ * (below 0x20 but '\n' and '\t', and 0x7f) as '?'. */
+static ssize_t
+safe_write(void *cookie, const char *buf, size_t n)
+{
+	FILE *out = cookie;
+	char tmp[512];
+	size_t done = 0;
+
+	while (done < n) {
+		size_t k = n - done < sizeof(tmp) ? n - done : sizeof(tmp);
+
+		for (size_t i = 0; i < k; i++) {
+			unsigned char c = (unsigned char)buf[done + i];
+
+			tmp[i] = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ?
+			    '?' : (char)c;
+		}
+		if (fwrite(tmp, 1, k, out) != k)
+			return done > 0 ? (ssize_t)done : -1;
+		done += k;
+	}
+	return (ssize_t)done;
+}
+
+static void render_body(const au_model_t *m, const au_render_opts_t *o,
+    FILE *out);
+
 void
 render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
+{
+	cookie_io_functions_t io = { .write = safe_write };
+	FILE *safe = fopencookie(out, "w", io);
+
+	if (safe == NULL) {  /* no memory: nothing unfiltered, ever */
+		fputs("== the text report could not be written: out of memory\n",
+		    out);
+		return;
+	}
+	render_body(m, o, safe);
+	fclose(safe);        /* flushes into out, which stays open */
+	fflush(out);
+}
+
+static void
+render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 {
 	au_totals_t t;
 	size_t i;

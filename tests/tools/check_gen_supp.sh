@@ -13,6 +13,12 @@ R="$DATA/corrupt_names.json"
 
 run gen "$AUDIT" --gen-suppressions --log-file "$WORK/gen.txt" report "$R"
 expect_rc gen 23
+# The text report itself carries the corrupt names with every control
+# character but newline and tab written as '?' (tools/render_text.c): no
+# carriage return or escape sequence reaches a terminal.
+LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$WORK/gen.txt" &&
+	fail "gen: the text report holds control characters from the report's names"
+grep -q 'lib?nl' "$WORK/gen.txt" || fail "gen: the corrupt names are not in the text report"
 # The rules: from the header line on, the report's own "==" lines out
 # (the text report may hold the corrupt names themselves).
 sed -n '/^# Suppressions for the findings above/,$p' "$WORK/gen.txt" |
