@@ -4,8 +4,8 @@
  * (hostpool.h).
  *
  * Owns: one arena per pool (created lazily, destroyed by trim), the
- * extent hooks, and the sorted table of segments the hooks got from the
- * provider.  Invariants: every extent jemalloc holds lies inside one
+ * extent hooks, the sorted table of segments the hooks got from the
+ * provider, and the arena's metadata blocks (anonymous memory).  Invariants: every extent jemalloc holds lies inside one
  * segment (merge refused across them); reserved == sum of segment sizes;
  * allocated == bytes of blocks live in the arena.
  * Locking: arena_lock (rwlock): read for mallocx/dallocx, write for arena
@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "hostpool.h"
 #include "jemalloc_private.h"
@@ -41,6 +42,7 @@ struct hostpool_s {
 	size_t reserved;  /* atomic */
 	size_t allocated; /* atomic */
 	uint64_t seg_allocs, seg_frees, arenas_created;
+	uint64_t meta_maps, meta_unmaps;
 };
 
 #define PAGE ((size_t)4096)
@@ -98,6 +100,40 @@ out:
 
 /* ---------------------------------------------------------------- hooks */
 
+/* jemalloc 5.3 asks the hooks for its metadata (base) blocks with
+ * HUGEPAGE alignment and for data with PAGE alignment (retain grows in
+ * PAGE-aligned steps whatever the blocks' alignment).  Metadata is served
+ * from anonymous host memory, never from the provider: jemalloc writes
+ * it on every allocation, and managed memory must not be touched by the
+ * host while a kernel runs on devices without concurrent managed access.
+ * (An arena's metadata stays on the hooks it was created with: arena_make
+ * passes ours.) */
+#define META_ALIGN ((size_t)2 << 20)
+
+static void *
+meta_map(hostpool_t *hp, size_t size, size_t alignment, bool *zero,
+    bool *commit)
+{
+	if (size == 0 || size > SIZE_MAX - alignment)
+		return NULL;
+	size_t span = size + alignment;
+	unsigned char *m = mmap(NULL, span, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	uintptr_t lo = ((uintptr_t)m + alignment - 1) &
+	    ~(uintptr_t)(alignment - 1);
+	size_t head = lo - (uintptr_t)m, tail = span - head - size;
+	if (head != 0)
+		munmap(m, head);
+	if (tail != 0)
+		munmap((void *)(lo + size), tail);
+	__atomic_fetch_add(&hp->meta_maps, 1, __ATOMIC_RELAXED);
+	*zero = true; /* fresh anonymous pages */
+	*commit = true;
+	return (void *)lo;
+}
+
 static void *
 h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t alignment,
     bool *zero, bool *commit, unsigned arena_ind)
@@ -106,6 +142,8 @@ h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t alignment,
 	hostpool_t *hp = hp_of(h);
 	if (new_addr != NULL)
 		return NULL; /* cannot grow in place */
+	if (alignment >= META_ALIGN)
+		return meta_map(hp, size, alignment, zero, commit);
 	size_t extra = alignment > PAGE ? alignment : 0;
 	size_t want = size + extra;
 	size_t res = __atomic_load_n(&hp->reserved, __ATOMIC_RELAXED);
@@ -134,12 +172,25 @@ h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t alignment,
 	return (void *)lo;
 }
 
+/* Data extents: opt out (retained; the segments are released whole after
+ * the arena is destroyed).  Metadata blocks (meta_map's, given back only
+ * when the arena is destroyed): unmapped. */
 static bool
 h_dalloc(extent_hooks_t *h, void *addr, size_t size, bool committed,
     unsigned arena_ind)
 {
-	(void)h, (void)addr, (void)size, (void)committed, (void)arena_ind;
-	return true; /* opt out: retained; released at arena destroy */
+	(void)committed, (void)arena_ind;
+	hostpool_t *hp = hp_of(h);
+	uintptr_t a = (uintptr_t)addr;
+	if (a % META_ALIGN != 0 || size % META_ALIGN != 0)
+		return true;
+	pthread_mutex_lock(&hp->seg_lock);
+	bool data = seg_find(hp, a) != hp->nsegs;
+	pthread_mutex_unlock(&hp->seg_lock);
+	if (data || munmap(addr, size) != 0)
+		return true;
+	__atomic_fetch_add(&hp->meta_unmaps, 1, __ATOMIC_RELAXED);
+	return false;
 }
 
 static void
@@ -221,18 +272,14 @@ arena_make(hostpool_t *hp)
 {
 	unsigned idx;
 	size_t len = sizeof(idx);
-	/* Created with the default hooks: its metadata goes to jemalloc's
-	 * own mmap'd memory; our hooks serve the data from here on. */
-	int r = cw_je_mallctl("arenas.create", &idx, &len, NULL, 0);
+	/* Created with our hooks: they serve its data from the provider and
+	 * its metadata from anonymous memory (META_ALIGN), so destroying
+	 * the arena unmaps the metadata too.  (With jemalloc's own hooks
+	 * and retain, each destroyed arena's metadata stayed mapped.) */
+	extent_hooks_t *hk = &hp->hooks;
+	int r = cw_je_mallctl("arenas.create", &idx, &len, &hk, sizeof(hk));
 	if (r != 0) {
 		log_warn("pool: jemalloc arenas.create failed (%d)", r);
-		return true;
-	}
-	extent_hooks_t *hk = &hp->hooks;
-	r = arena_ctl_set(idx, "extent_hooks", &hk, sizeof(hk));
-	if (r != 0) {
-		log_warn("pool: jemalloc arena.%u.extent_hooks failed (%d)",
-		    idx, r);
 		return true;
 	}
 	size_t gl = hp->grow_limit;
@@ -381,6 +428,9 @@ hostpool_stats(hostpool_t *hp, hostpool_stats_t *out)
 	out->seg_allocs = __atomic_load_n(&hp->seg_allocs, __ATOMIC_RELAXED);
 	out->seg_frees = __atomic_load_n(&hp->seg_frees, __ATOMIC_RELAXED);
 	out->arenas_created = __atomic_load_n(&hp->arenas_created,
+	    __ATOMIC_RELAXED);
+	out->meta_maps = __atomic_load_n(&hp->meta_maps, __ATOMIC_RELAXED);
+	out->meta_unmaps = __atomic_load_n(&hp->meta_unmaps,
 	    __ATOMIC_RELAXED);
 }
 

@@ -3,10 +3,11 @@
  * pool, with extent hooks over segments from a provider (cuMemHostAlloc /
  * cuMemAllocManaged through direct.h in pool.c; a fake in the unit test).
  *
- * Rules (DESIGN.md "Pools"): the arena is created first and the hooks set
- * after, so its metadata stays in jemalloc's own mmap'd memory, never in
- * hooked memory; every call passes MALLOCX_TCACHE_NONE (the thread caches
- * of pool.c sit in front, behind the fence); dalloc opts out (retain);
+ * Rules (DESIGN.md "Pools", doc/pools.md): the arena is created with our
+ * hooks, which serve its metadata from anonymous memory (never from the
+ * provider) and unmap it when the arena is destroyed; every call passes
+ * MALLOCX_TCACHE_NONE (the thread caches of pool.c sit in front, behind
+ * the fence); dalloc opts out for data (retain);
  * merge is refused across segments; purge and decommit are refused;
  * retain_grow_limit is capped; decay is off; no MALLOCX_ZERO, no rallocx.
  * Memory goes back to the provider only when the arena is destroyed
@@ -38,6 +39,9 @@ typedef struct hostpool_stats_s {
 	uint64_t seg_allocs; /* provider calls */
 	uint64_t seg_frees;
 	uint64_t arenas_created;
+	/* jemalloc's metadata blocks the hooks mapped and unmapped (equal
+	 * when no arena is alive). */
+	uint64_t meta_maps, meta_unmaps;
 } hostpool_stats_t;
 
 typedef struct hostpool_s hostpool_t;

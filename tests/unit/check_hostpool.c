@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -59,6 +60,8 @@ fk_free(void *arg, uintptr_t addr, size_t size)
 	pthread_mutex_lock(&f->lock);
 	f->frees++;
 	f->live -= size;
+	if (f->live == 0) /* like the driver: addresses are used again */
+		f->next = f->area;
 	pthread_mutex_unlock(&f->lock);
 	ck_assert((unsigned char *)addr >= f->area);
 	return false;
@@ -252,6 +255,93 @@ worker(void *arg)
 	return NULL;
 }
 
+/* Lines of /proc/self/maps: one per mapping of the process. */
+static size_t
+maps_count(void)
+{
+	FILE *fp = fopen("/proc/self/maps", "r");
+	ck_assert_ptr_nonnull(fp);
+	size_t n = 0;
+	int c;
+	while ((c = getc(fp)) != EOF)
+		n += c == '\n';
+	fclose(fp);
+	return n;
+}
+
+static size_t
+vm_pages(int which)
+{
+	FILE *fp = fopen("/proc/self/statm", "r");
+	ck_assert_ptr_nonnull(fp);
+	size_t v[2] = { 0, 0 };
+	ck_assert_int_eq(fscanf(fp, "%zu %zu", &v[0], &v[1]), 2);
+	fclose(fp);
+	return v[which];
+}
+
+/* Finding A1 (doc/reliability.md): each trim destroys the arena, and
+ * jemalloc's retain kept every destroyed arena's metadata mapped (with
+ * its pages, since our hooks refuse purge).  1000 trim cycles must not
+ * add mappings; the metadata blocks jemalloc asks the hooks for never
+ * reach the provider (pinned or managed memory) and are all unmapped. */
+START_TEST(test_hostpool_trim_cycles_keep_nothing)
+{
+	fake_t f;
+	fk_init(&f, 16384 * MiB);
+	hostpool_t *hp = mk(&f, 0, 4 * MiB);
+	uintptr_t a;
+	size_t bs;
+	/* Warm up: jemalloc's own first mappings, the test's buffers. */
+	for (int i = 0; i < 3; i++) {
+		ck_assert(!hostpool_alloc(hp, 4096, &a, &bs));
+		hostpool_free(hp, a, bs);
+		ck_assert_uint_gt(hostpool_trim(hp), 0);
+	}
+	size_t before = maps_count();
+	size_t vm0 = vm_pages(0), rss0 = vm_pages(1);
+	for (int i = 0; i < 1000; i++) {
+		ck_assert(!hostpool_alloc(hp, 4096 + (size_t)i * 512, &a,
+		    &bs));
+		hostpool_free(hp, a, bs);
+		ck_assert_uint_gt(hostpool_trim(hp), 0);
+	}
+	size_t after = maps_count();
+	size_t vm1 = vm_pages(0), rss1 = vm_pages(1);
+	ck_assert_msg(after <= before + 4, "mappings %zu -> %zu after 1000 "
+	    "trims", before, after);
+	/* Address space and resident pages flat (a destroyed arena's
+	 * metadata was 2 MiB of each): a few pages of slack. */
+	ck_assert_msg(vm1 <= vm0 + 256 && rss1 <= rss0 + 64, "pages mapped "
+	    "%zu -> %zu, resident %zu -> %zu after 1000 trims", vm0, vm1,
+	    rss0, rss1);
+	/* Metadata beyond the first block: 20,000 large blocks need more
+	 * than 2 MiB of extent records. */
+	enum { N = 20000 };
+	static uintptr_t b[N];
+	static size_t s[N];
+	for (int i = 0; i < N; i++)
+		ck_assert(!hostpool_alloc(hp, 16 * KiB, &b[i], &s[i]));
+	hostpool_stats_t st;
+	hostpool_stats(hp, &st);
+	/* This arena's metadata outgrew its first block: every block came
+	 * through the hooks, none from the provider. */
+	ck_assert_uint_gt(st.meta_maps, st.arenas_created);
+	ck_assert_uint_eq(st.reserved, f.live);
+	ck_assert_uint_eq(st.seg_allocs, f.allocs);
+	for (int i = 0; i < N; i++)
+		hostpool_free(hp, b[i], s[i]);
+	ck_assert_uint_gt(hostpool_trim(hp), 0);
+	hostpool_stats(hp, &st);
+	/* Every metadata block unmapped, each arena's first too. */
+	ck_assert_uint_eq(st.meta_unmaps, st.meta_maps);
+	ck_assert_uint_eq(f.live, 0);
+	hostpool_destroy(hp);
+	ck_assert_uint_le(maps_count(), before + 4);
+	fk_fini(&f);
+}
+END_TEST
+
 START_TEST(test_hostpool_threads)
 {
 	fake_t f;
@@ -286,6 +376,7 @@ make_hostpool_suite(void)
 	tcase_add_test(tc, test_hostpool_limit_and_grow_cap);
 	tcase_add_test(tc, test_hostpool_pools_never_mix);
 	tcase_add_test(tc, test_hostpool_threads);
+	tcase_add_test(tc, test_hostpool_trim_cycles_keep_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
