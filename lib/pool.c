@@ -258,29 +258,6 @@ seg_account(pool_t *p, size_t size, bool add)
 	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
 }
 
-/* Device provider: called by devpool with p->lock held; drops it. */
-static bool
-dev_seg_alloc(void *arg, size_t size, uintptr_t *addr)
-{
-	pool_t *p = arg;
-	if (budget_take(p, size)) {
-		p->grow_limited = true;
-		return true;
-	}
-	p->grow_limited = false;
-	pthread_mutex_unlock(&p->lock);
-	int r = direct_alloc(KIND_DEVICE, p->device, size, addr);
-	pthread_mutex_lock(&p->lock);
-	if (r != CW_OK) {
-		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		p->driver_allocs++;
-		p->grow_status = r;
-		return true;
-	}
-	seg_account(p, size, true);
-	return false;
-}
-
 /* A segment the driver would not take back.  direct_free put it in the
  * failed-free ledger; like every failed free (doc/contracts.md) it is also
  * a failed_free violation, named after the driver call that failed, with
@@ -302,6 +279,43 @@ seg_free_failed(const pool_t *p, uintptr_t addr, size_t size)
 	violation_record(&v);
 }
 
+/* A new segment the address map could not hold (no host memory): given
+ * back to the driver.  CW_ENOMEM. */
+static int
+seg_unheld(pool_t *p, uintptr_t addr, size_t size)
+{
+	log_warn("pool: no host memory to map a %zu-byte %s segment", size,
+	    kind_name(p->kind));
+	if (direct_free(p->kind, p->device, addr, size) == CW_ECUDA)
+		seg_free_failed(p, addr, size);
+	return CW_ENOMEM;
+}
+
+/* Device provider: called by devpool with p->lock held; drops it. */
+static bool
+dev_seg_alloc(void *arg, size_t size, uintptr_t *addr)
+{
+	pool_t *p = arg;
+	if (budget_take(p, size)) {
+		p->grow_limited = true;
+		return true;
+	}
+	p->grow_limited = false;
+	pthread_mutex_unlock(&p->lock);
+	int r = direct_alloc(KIND_DEVICE, p->device, size, addr);
+	if (r == CW_OK && poolmap_hold(*addr, size))
+		r = seg_unheld(p, *addr, size);
+	pthread_mutex_lock(&p->lock);
+	if (r != CW_OK) {
+		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+		p->driver_allocs++;
+		p->grow_status = r;
+		return true;
+	}
+	seg_account(p, size, true);
+	return false;
+}
+
 static bool
 dev_seg_free(void *arg, uintptr_t addr, size_t size)
 {
@@ -309,10 +323,13 @@ dev_seg_free(void *arg, uintptr_t addr, size_t size)
 	if (p->forgetting) { /* already freed by the driver */
 		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
 		poolmap_clear_range(addr, size);
+		poolmap_release(addr, size);
 		return false;
 	}
 	seg_account(p, size, false);
 	pthread_mutex_unlock(&p->lock);
+	/* Whatever the driver says, the engine drops the segment. */
+	poolmap_release(addr, size);
 	int r = direct_free(KIND_DEVICE, p->device, addr, size);
 	if (r == CW_ECUDA)
 		seg_free_failed(p, addr, size);
@@ -330,6 +347,8 @@ host_seg_alloc(void *arg, size_t size, uintptr_t *addr)
 		return true;
 	}
 	int r = direct_alloc(p->kind, p->device, size, addr);
+	if (r == CW_OK && poolmap_hold(*addr, size))
+		r = seg_unheld(p, *addr, size);
 	if (r != CW_OK) {
 		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&p->driver_allocs, 1, __ATOMIC_RELAXED);
@@ -349,10 +368,12 @@ host_seg_free(void *arg, uintptr_t addr, size_t size)
 	if (p->forgetting) { /* already freed by the driver */
 		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
 		poolmap_clear_range(addr, size);
+		poolmap_release(addr, size);
 		return false;
 	}
 	__atomic_fetch_add(&p->driver_frees, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+	poolmap_release(addr, size);
 	int r = direct_free(p->kind, p->device, addr, size);
 	if (r == CW_ECUDA)
 		seg_free_failed(p, addr, size);

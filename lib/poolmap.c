@@ -2,12 +2,27 @@
 /*
  * poolmap.c -- address to pooled block (poolmap.h).
  *
- * Owns the radix of leaves.  Invariants: entry != 0 exactly at granules
- * where a block handed out starts; nodes once published are never freed
- * except by poolmap_reset (tests, single-threaded).  Locking: none;
- * nodes are published with compare-and-swap, entries written with
- * relaxed atomics by the thread that owns the block at that moment.
+ * Owns the radix: l1 (static) -> l2 nodes (one per 32 GiB, made by the
+ * first hold there, kept; each with the held bytes of its pages) ->
+ * leaves (one per 2 MiB page where a block was handed out since the page
+ * was last held by no segment).  Invariants: entry != 0 exactly at
+ * granules where a block handed out starts; a leaf is published only for
+ * a page with held != 0; a leaf leaves its slot when its page's held
+ * falls to 0, with all entries zero, and goes to the free list, from
+ * which the next leaf is taken.  Leaves are never given back to the
+ * system (type-stable memory): a lookup that raced with the retirement of
+ * a leaf still reads a leaf, and the generation count tells it to retry.
+ *
+ * Locking: map_lock (leaf lock, never held across a call out of this
+ * file except calloc) for hold, release, publishing a leaf (the first
+ * block handed out in a page) and the free list.  Entries are written
+ * with atomics, without the lock, by the thread that owns the block at
+ * that moment (the fast path).  Lookups take no lock: a
+ * seqlock-style read of each leaf (gen even and unchanged, page as
+ * expected); after LOOKUP_TRIES failed attempts a lookup takes map_lock,
+ * which keeps leaves in place.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,18 +31,27 @@
 #define L1_BITS 13
 #define L2_BITS 14
 #define PAGE_SHIFT 21
+#define PAGE_BYTES ((uintptr_t)1 << PAGE_SHIFT)
 #define LEAF_N ((size_t)1 << (PAGE_SHIFT - 9)) /* 4096 granules */
+#define LOOKUP_TRIES 4
 
 typedef struct leaf_s {
+	uint64_t gen;         /* even: published; odd: free (atomic) */
+	uintptr_t page;       /* the page it describes while published */
+	struct leaf_s *next;  /* free list (map_lock) */
 	uint32_t e[LEAF_N];
 } leaf_t;
 
 typedef struct l2_s {
 	leaf_t *leaf[1u << L2_BITS];
+	uint32_t held[1u << L2_BITS]; /* bytes of live segments (map_lock) */
 } l2_t;
 
 static l2_t *l1[1u << L1_BITS];
 static size_t max_units; /* the largest block seen, in granules */
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static leaf_t *free_leaves;       /* map_lock */
+static poolmap_stats_t map_stats; /* map_lock */
 
 #define E_UNITS 0x3ffffffu
 #define E_KIND_SHIFT 26
@@ -35,55 +59,170 @@ static size_t max_units; /* the largest block seen, in granules */
 #define E_HUGE (1u << 29)
 #define E_ARENA_SHIFT 30 /* two bits: the pool arena */
 
-static leaf_t *
-leaf_get(uintptr_t a, bool make)
+/* page's l2 node; with make, made if missing (map_lock held).  NULL
+ * outside 48 bits or with no memory. */
+static l2_t *
+node_of(uintptr_t page, bool make)
 {
-	uintptr_t page = a >> PAGE_SHIFT;
 	if (page >> (L1_BITS + L2_BITS))
 		return NULL;
 	l2_t **p1 = &l1[page >> L2_BITS];
 	l2_t *n2 = __atomic_load_n(p1, __ATOMIC_ACQUIRE);
-	if (n2 == NULL) {
-		if (!make)
+	if (n2 == NULL && make) {
+		n2 = calloc(1, sizeof(*n2));
+		if (n2 == NULL)
 			return NULL;
-		l2_t *fresh = calloc(1, sizeof(*fresh));
-		if (fresh == NULL)
-			return NULL;
-		if (!__atomic_compare_exchange_n(p1, &n2, fresh, false,
-		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			free(fresh);
-		else
-			n2 = fresh;
+		__atomic_store_n(p1, n2, __ATOMIC_RELEASE);
+		map_stats.nodes++;
 	}
-	leaf_t **p2 = &n2->leaf[page & ((1u << L2_BITS) - 1)];
-	leaf_t *lf = __atomic_load_n(p2, __ATOMIC_ACQUIRE);
-	if (lf == NULL) {
-		if (!make)
-			return NULL;
-		leaf_t *fresh = calloc(1, sizeof(*fresh));
-		if (fresh == NULL)
-			return NULL;
-		if (!__atomic_compare_exchange_n(p2, &lf, fresh, false,
-		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			free(fresh);
-		else
-			lf = fresh;
-	}
-	return lf;
+	return n2;
+}
+
+#define SLOT(page) ((page) & ((1u << L2_BITS) - 1))
+
+static leaf_t *
+leaf_of(uintptr_t a)
+{
+	l2_t *n2 = node_of(a >> PAGE_SHIFT, false);
+	return n2 != NULL ? __atomic_load_n(&n2->leaf[SLOT(a >> PAGE_SHIFT)],
+	    __ATOMIC_ACQUIRE) : NULL;
 }
 
 static size_t
 gidx(uintptr_t a)
 {
-	return (a & (((uintptr_t)1 << PAGE_SHIFT) - 1)) >> 9;
+	return (a & (PAGE_BYTES - 1)) >> 9;
 }
+
+/* ------------------------------------------------------- hold / release */
+
+/* Bytes of [base, end) inside the page starting at pg. */
+static size_t
+overlap(uintptr_t base, uintptr_t end, uintptr_t pg)
+{
+	uintptr_t lo = base > pg ? base : pg;
+	uintptr_t hi = end < pg + PAGE_BYTES ? end : pg + PAGE_BYTES;
+	return (size_t)(hi - lo);
+}
+
+/* A leaf published for page (map_lock held).  NULL with no memory. */
+static leaf_t *
+leaf_publish(leaf_t **slot, uintptr_t page)
+{
+	leaf_t *lf = free_leaves;
+	if (lf != NULL) {
+		free_leaves = lf->next;
+		map_stats.leaves_free--;
+	} else {
+		lf = calloc(1, sizeof(*lf));
+		if (lf == NULL)
+			return NULL;
+		lf->gen = 1;
+	}
+	lf->next = NULL;
+	__atomic_store_n(&lf->page, page, __ATOMIC_RELAXED);
+	/* Entries are zero (see leaf_retire); readers of the old page see
+	 * the generation move on. */
+	__atomic_store_n(&lf->gen, lf->gen + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(slot, lf, __ATOMIC_RELEASE);
+	map_stats.leaves_live++;
+	return lf;
+}
+
+/* Takes lf out of its slot, zeroes it, puts it on the free list
+ * (map_lock held). */
+static void
+leaf_retire(leaf_t **slot, leaf_t *lf)
+{
+	__atomic_store_n(slot, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&lf->gen, lf->gen + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (size_t i = 0; i < LEAF_N; i++)
+		__atomic_store_n(&lf->e[i], 0, __ATOMIC_RELAXED);
+	lf->next = free_leaves;
+	free_leaves = lf;
+	map_stats.leaves_live--;
+	map_stats.leaves_free++;
+}
+
+/* Gives back the holds of [base, end) on the pages below stop (map_lock
+ * held). */
+static void
+release_locked(uintptr_t base, uintptr_t end, uintptr_t stop)
+{
+	for (uintptr_t pg = base & ~(PAGE_BYTES - 1); pg < stop;
+	    pg += PAGE_BYTES) {
+		l2_t *n2 = node_of(pg >> PAGE_SHIFT, false);
+		if (n2 == NULL)
+			continue; /* never held: a caller's error, ignored */
+		size_t i = SLOT(pg >> PAGE_SHIFT);
+		uint32_t n = (uint32_t)overlap(base, end, pg);
+		n2->held[i] = n2->held[i] > n ? n2->held[i] - n : 0;
+		if (n2->held[i] == 0 && n2->leaf[i] != NULL)
+			leaf_retire(&n2->leaf[i], n2->leaf[i]);
+	}
+}
+
+bool
+poolmap_hold(uintptr_t base, size_t size)
+{
+	uintptr_t end = base + size;
+	if (size == 0 || end < base || (end - 1) >> (PAGE_SHIFT + L1_BITS +
+	    L2_BITS))
+		return true;
+	pthread_mutex_lock(&map_lock);
+	for (uintptr_t pg = base & ~(PAGE_BYTES - 1); pg < end;
+	    pg += PAGE_BYTES) {
+		l2_t *n2 = node_of(pg >> PAGE_SHIFT, true);
+		if (n2 == NULL) {
+			release_locked(base, end, pg);
+			pthread_mutex_unlock(&map_lock);
+			return true;
+		}
+		n2->held[SLOT(pg >> PAGE_SHIFT)] +=
+		    (uint32_t)overlap(base, end, pg);
+	}
+	pthread_mutex_unlock(&map_lock);
+	return false;
+}
+
+void
+poolmap_release(uintptr_t base, size_t size)
+{
+	uintptr_t end = base + size;
+	if (size == 0 || end < base)
+		return;
+	pthread_mutex_lock(&map_lock);
+	release_locked(base, end, end);
+	pthread_mutex_unlock(&map_lock);
+}
+
+/* The first block handed out in a page since it was last unheld: its
+ * leaf, published if the page is held.  NULL otherwise. */
+static leaf_t *
+leaf_make(uintptr_t a)
+{
+	uintptr_t page = a >> PAGE_SHIFT;
+	pthread_mutex_lock(&map_lock);
+	l2_t *n2 = node_of(page, false);
+	leaf_t *lf = NULL;
+	if (n2 != NULL && n2->held[SLOT(page)] != 0) {
+		lf = n2->leaf[SLOT(page)];
+		if (lf == NULL)
+			lf = leaf_publish(&n2->leaf[SLOT(page)], page);
+	}
+	pthread_mutex_unlock(&map_lock);
+	return lf;
+}
+
+/* ------------------------------------------------------------- entries */
 
 bool
 poolmap_set(uintptr_t base, size_t size, unsigned kind, unsigned flags)
 {
-	leaf_t *lf = leaf_get(base, true);
-	if (lf == NULL)
-		return true;
+	leaf_t *lf = leaf_of(base);
+	if (unlikely(lf == NULL) && (lf = leaf_make(base)) == NULL)
+		return true; /* not in a held segment, or no memory */
 	size_t units = (size + POOLMAP_GRANULE - 1) / POOLMAP_GRANULE;
 	uint32_t e;
 	if (units >= E_UNITS)
@@ -105,7 +244,7 @@ poolmap_set(uintptr_t base, size_t size, unsigned kind, unsigned flags)
 void
 poolmap_clear(uintptr_t base)
 {
-	leaf_t *lf = leaf_get(base, false);
+	leaf_t *lf = leaf_of(base);
 	if (lf != NULL)
 		__atomic_store_n(&lf->e[gidx(base)], 0, __ATOMIC_RELEASE);
 }
@@ -115,8 +254,8 @@ poolmap_clear_range(uintptr_t base, size_t size)
 {
 	uintptr_t end = base + size;
 	for (uintptr_t g = base & ~(POOLMAP_GRANULE - 1); g < end; ) {
-		leaf_t *lf = leaf_get(g, false);
-		uintptr_t page_end = (g | (((uintptr_t)1 << PAGE_SHIFT) - 1)) + 1;
+		leaf_t *lf = leaf_of(g);
+		uintptr_t page_end = (g | (PAGE_BYTES - 1)) + 1;
 		uintptr_t stop = page_end < end ? page_end : end;
 		if (lf != NULL)
 			for (uintptr_t x = g; x < stop; x += POOLMAP_GRANULE)
@@ -126,64 +265,123 @@ poolmap_clear_range(uintptr_t base, size_t size)
 	}
 }
 
-bool
-poolmap_lookup(uintptr_t addr, uintptr_t *base, size_t *size,
-    unsigned *kind, unsigned *flags)
+/* -------------------------------------------------------------- lookup */
+
+enum { L_FOUND, L_NONE, L_RETRY };
+
+/* One attempt.  Every leaf read is checked: its generation even and the
+ * same after the read, its page the one asked for; else L_RETRY. */
+static int
+lookup_once(uintptr_t addr, uintptr_t *base, size_t *size, unsigned *kind,
+    unsigned *flags)
 {
 	size_t limit = __atomic_load_n(&max_units, __ATOMIC_RELAXED);
 	uintptr_t g = addr & ~(POOLMAP_GRANULE - 1);
 	for (size_t back = 0; back <= limit; ) {
-		leaf_t *lf = leaf_get(g, false);
+		leaf_t *lf = leaf_of(g);
 		if (lf == NULL) {
 			/* Skip the whole page. */
 			size_t in = gidx(g) + 1;
 			back += in;
 			if (g < (in << 9))
-				return true;
+				return L_NONE;
 			g -= in << 9;
 			continue;
 		}
+		uint64_t gen = __atomic_load_n(&lf->gen, __ATOMIC_ACQUIRE);
+		if ((gen & 1) || __atomic_load_n(&lf->page, __ATOMIC_RELAXED) !=
+		    g >> PAGE_SHIFT)
+			return L_RETRY;
+		uint32_t e = 0;
 		for (size_t i = gidx(g) + 1; i-- > 0; back++,
 		    g -= POOLMAP_GRANULE) {
-			uint32_t e = __atomic_load_n(&lf->e[i],
-			    __ATOMIC_ACQUIRE);
-			if (e == 0)
-				continue;
+			e = __atomic_load_n(&lf->e[i], __ATOMIC_ACQUIRE);
+			if (e != 0)
+				break;
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&lf->gen, __ATOMIC_RELAXED) != gen)
+			return L_RETRY;
+		if (e != 0) {
 			size_t bytes = (size_t)(e & E_UNITS) * POOLMAP_GRANULE;
 			if (!(e & E_HUGE) && addr >= g + bytes)
-				return true;
+				return L_NONE;
 			*base = g;
 			*size = bytes;
 			*kind = (e >> E_KIND_SHIFT) & 3;
 			*flags = ((e & E_OWN) ? 1u : 0u) |
 			    ((e & E_HUGE) ? POOLMAP_F_HUGE : 0u) |
 			    POOLMAP_F_ARENA(e >> E_ARENA_SHIFT);
-			return false;
+			return L_FOUND;
 		}
+		/* g wrapped below the page: it is the previous page's last
+		 * granule, or 0 - 512 past address 0. */
 		if (g == (uintptr_t)0 - POOLMAP_GRANULE)
-			return true;
+			return L_NONE;
 	}
-	return true;
+	return L_NONE;
+}
+
+bool
+poolmap_lookup(uintptr_t addr, uintptr_t *base, size_t *size,
+    unsigned *kind, unsigned *flags)
+{
+	int r = L_RETRY;
+	for (int i = 0; i < LOOKUP_TRIES && r == L_RETRY; i++)
+		r = lookup_once(addr, base, size, kind, flags);
+	if (r == L_RETRY) {
+		/* Leaves keep changing: hold them still.  The generations
+		 * cannot move while map_lock is held. */
+		pthread_mutex_lock(&map_lock);
+		r = lookup_once(addr, base, size, kind, flags);
+		pthread_mutex_unlock(&map_lock);
+	}
+	return r != L_FOUND;
+}
+
+/* --------------------------------------------------------------- misc */
+
+void
+poolmap_stats(poolmap_stats_t *out)
+{
+	pthread_mutex_lock(&map_lock);
+	*out = map_stats;
+	pthread_mutex_unlock(&map_lock);
+	out->bytes = (out->leaves_live + out->leaves_free) * sizeof(leaf_t) +
+	    out->nodes * sizeof(l2_t);
 }
 
 void
 poolmap_reset(bool child)
 {
+	if (child) /* another thread may have held it at the fork */
+		pthread_mutex_init(&map_lock, NULL);
+	pthread_mutex_lock(&map_lock);
 	for (size_t i = 0; i < CW_ARRAY_SIZE(l1); i++) {
 		l2_t *n2 = l1[i];
 		if (n2 == NULL)
 			continue;
-		if (child) {
-			for (size_t j = 0; j < CW_ARRAY_SIZE(n2->leaf); j++)
-				if (n2->leaf[j] != NULL)
-					memset(n2->leaf[j], 0,
-					    sizeof(leaf_t));
-			continue;
+		for (size_t j = 0; j < CW_ARRAY_SIZE(n2->leaf); j++) {
+			n2->held[j] = 0;
+			if (n2->leaf[j] != NULL)
+				leaf_retire(&n2->leaf[j], n2->leaf[j]);
 		}
-		for (size_t j = 0; j < CW_ARRAY_SIZE(n2->leaf); j++)
-			free(n2->leaf[j]);
-		free(n2);
-		l1[i] = NULL;
+		if (!child) {
+			free(n2);
+			l1[i] = NULL;
+			map_stats.nodes--;
+		}
 	}
+	if (!child) {
+		while (free_leaves != NULL) {
+			leaf_t *lf = free_leaves;
+			free_leaves = lf->next;
+			free(lf);
+			map_stats.leaves_free--;
+		}
+	}
+	if (child) /* a leaf taken at the fork may be counted in neither */
+		map_stats.leaves_live = 0;
 	max_units = 0;
+	pthread_mutex_unlock(&map_lock);
 }

@@ -6,8 +6,17 @@
  * handed out starts: its size in granules (rounded up), kind and flags.
  * Every pooled block is 512-byte aligned and at least 512 bytes, so a
  * granule holds at most one start.  A lookup scans back from the address
- * to the nearest start.  Leaves are made on first use and kept (1/128 of
- * the bytes of pages where blocks start).  Owner: pools.
+ * to the nearest start.
+ *
+ * Memory: the pools hold the pages of each segment while they have it
+ * (poolmap_hold / poolmap_release, off the fast path).  A page gets a
+ * leaf (16 KiB, 1/128 of the page) at the first block handed out in it,
+ * and loses it when no segment holds the page any more; the leaf goes to
+ * a free list for the next page.  So the leaves are bounded by the most
+ * pages with blocks in them that the pools held at once, whatever
+ * addresses the driver hands out over time.  l2 nodes (192 KiB, one per
+ * 32 GiB of address space that ever held a segment) are kept.
+ * Owner: pools.
  */
 #ifndef CUWARDEN_POOLMAP_H
 #define CUWARDEN_POOLMAP_H
@@ -25,8 +34,16 @@
 #define POOLMAP_F_ARENA(a) ((unsigned)(a) << POOLMAP_F_ARENA_SHIFT)
 #define POOLMAP_ARENA_OF(flags) (((flags) >> POOLMAP_F_ARENA_SHIFT) & 3u)
 
-/* Records a block handed out.  Returns true on error (no memory for a
- * leaf, or an address outside 48 bits). */
+/* Holds the pages of [base, base + size) (a segment the pools got):
+ * entries can be set there until the matching release.  Holds count
+ * bytes, so ranges may share pages.  Returns true on error (no host
+ * memory, or outside 48 bits), holding nothing. */
+bool poolmap_hold(uintptr_t base, size_t size);
+/* Gives back a hold (the segment left the pools); a page no segment
+ * holds loses its leaf (its entries must be clear). */
+void poolmap_release(uintptr_t base, size_t size);
+/* Records a block handed out.  Returns true on error (the address is not
+ * in a held segment). */
 bool poolmap_set(uintptr_t base, size_t size, unsigned kind,
     unsigned flags);
 void poolmap_clear(uintptr_t base);
@@ -37,7 +54,15 @@ void poolmap_clear_range(uintptr_t base, size_t size);
  * none. */
 bool poolmap_lookup(uintptr_t addr, uintptr_t *base, size_t *size,
     unsigned *kind, unsigned *flags);
-/* Forgets every entry (frees the leaves unless in a forked child). */
+typedef struct poolmap_stats_s {
+	size_t leaves_live; /* published: pages held now */
+	size_t leaves_free; /* kept for the next pages held */
+	size_t nodes;       /* l2 nodes */
+	size_t bytes;       /* of all three */
+} poolmap_stats_t;
+void poolmap_stats(poolmap_stats_t *out);
+/* Forgets every entry and hold (frees the memory unless in a forked
+ * child, where the leaves go to the free list). */
 void poolmap_reset(bool child);
 
 #endif /* CUWARDEN_POOLMAP_H */

@@ -30,6 +30,7 @@
 #include "lasterr.h"
 #include "options.h"
 #include "pool.h"
+#include "poolmap.h"
 #include "unit.h"
 
 #include "../fakecuda/fakecuda.h"
@@ -768,6 +769,42 @@ START_TEST(test_pool_trim_returns_everything)
 }
 END_TEST
 
+/* Finding A1: the address map kept a leaf for every page that ever held
+ * a pooled block, and each trim's new segments could land on new pages.
+ * Now the leaves follow the segments: after a trim none is in use, and
+ * over 200 alloc/free/trim cycles the leaves kept are the most ever in use
+ * at once (at most one per block here), not one per page ever used. */
+START_TEST(test_pool_map_follows_segments)
+{
+	static const kind_t kinds[3] = { KIND_DEVICE, KIND_MANAGED,
+		KIND_PINNED };
+	static const size_t sz[4] = { 512, 70 * KiB, 900 * KiB, 5 * MiB };
+	size_t most = 0;
+	for (int cycle = 0; cycle < 200; cycle++) {
+		uintptr_t a[3][4];
+		for (int k = 0; k < 3; k++)
+			for (int i = 0; i < 4; i++)
+				ck_assert_int_eq(pool_alloc(kinds[k], 0,
+				    sz[i] + (size_t)cycle * 512, &a[k][i],
+				    NULL), CW_OK);
+		poolmap_stats_t st;
+		poolmap_stats(&st);
+		ck_assert_uint_gt(st.leaves_live, 0);
+		ck_assert_uint_le(st.leaves_live, 12);
+		if (st.leaves_live > most)
+			most = st.leaves_live;
+		for (int k = 0; k < 3; k++)
+			for (int i = 0; i < 4; i++)
+				ck_assert_int_eq(pool_free(kinds[k], 0, a[k][i],
+				    sz[i] + (size_t)cycle * 512), CW_OK);
+		ck_assert_int_eq(pool_trim(0), CW_OK);
+		poolmap_stats(&st);
+		ck_assert_uint_eq(st.leaves_live, 0);
+		ck_assert_uint_eq(st.leaves_free, most);
+	}
+}
+END_TEST
+
 /* ----------------------------------------------------------------- stats */
 
 START_TEST(test_pool_stats_exact)
@@ -1249,6 +1286,7 @@ make_pool_suite(void)
 	tcase_add_test(tc, test_pool_limit_host_kinds);
 	tcase_add_test(tc, test_pool_oom_from_driver);
 	tcase_add_test(tc, test_pool_trim_returns_everything);
+	tcase_add_test(tc, test_pool_map_follows_segments);
 	tcase_add_test(tc, test_pool_stats_exact);
 	tcase_add_test(tc, test_pool_threads_16);
 	tcase_add_test(tc, test_pool_inject_alloc_failures);
