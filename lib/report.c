@@ -862,10 +862,11 @@ json_stats(wr_t *w)
 		}
 	}
 	w_fmt(w, "},\n    \"views_live\": %llu, \"stacks\": %llu, "
-	    "\"stack_bytes\": %llu}\n",
+	    "\"stack_bytes\": %llu, \"stacks_dropped\": %llu}\n",
 	    (unsigned long long)st.views_live,
 	    (unsigned long long)stack_count(),
-	    (unsigned long long)stack_bytes());
+	    (unsigned long long)stack_bytes(),
+	    (unsigned long long)stack_dropped());
 }
 
 static void
@@ -1154,6 +1155,10 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		    "kept)\n", (unsigned long long)ledger_failures(),
 		    (unsigned long long)ledger_size(),
 		    (unsigned long long)ledger_overflow());
+	if (stack_dropped() > 0)
+		w_fmt(w, "STACKS NOT KEPT: %llu new stacks (the stack depot "
+		    "is full; their records show no stack)\n",
+		    (unsigned long long)stack_dropped());
 	w_fmt(w, "LEAK SUMMARY: %llu bytes leaked in %llu allocations\n",
 	    (unsigned long long)L->bytes, (unsigned long long)L->nleaks);
 	w_fmt(w, "ERROR SUMMARY: %llu errors (%llu leaked allocations, "

@@ -29,14 +29,20 @@ benches() {
 	step bench_pool 60 "$b/bench/bench_pool"
 	# Thread scaling: the real driver, then the simulated one (our code
 	# alone: its barriers cost nothing), then any variant builds carried
-	# beside the build tree (bench_pool binaries built with other
-	# constants, named by what they change).
+	# beside the build tree (bench_pool binaries built from other commits
+	# or constants, named by what they change).
 	step sweep-real 60 "$b/bench/bench_pool" -S
 	CUWARDEN_POOL_ARENAS=1 step sweep-real-one-arena 60 "$b/bench/bench_pool" -S
-	LD_LIBRARY_PATH=$b/tests/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-	    step sweep-simulated 60 "$b/bench/bench_pool" -S
+	# Variants run on the simulated driver, between two runs of this
+	# build: an A/B of our code alone in one lease.
+	local sim=$b/tests/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	LD_LIBRARY_PATH=$sim step sweep-simulated 60 "$b/bench/bench_pool" -S
 	for v in "$b"/../variants/bench_pool*; do
-		[ -x "$v" ] && step "sweep-$(basename "$v")" 60 "$v" -S
+		[ -x "$v" ] || continue
+		LD_LIBRARY_PATH=$sim step "sweep-simulated-$(basename "$v")" \
+		    60 "$v" -S
+		LD_LIBRARY_PATH=$sim step sweep-simulated-again 60 \
+		    "$b/bench/bench_pool" -S
 	done
 	step staging-plain 30 "$b/bench/staging" 200
 	CUWARDEN_MODE=pool LD_PRELOAD=$shim step staging-pool 30 "$b/bench/staging" 1000

@@ -399,6 +399,8 @@ START_TEST(test_report_json)
 	}
 	ck_assert_int_ge(int_of(o, "stacks"), 2);
 	ck_assert_int_gt(int_of(o, "stack_bytes"), 0);
+	ck_assert_int_eq(int_of(o, "stacks_dropped"),
+	    (long long)stack_dropped());
 	json_decref(doc);
 	reset_all();
 }
@@ -468,6 +470,37 @@ START_TEST(test_report_text)
 		ck_assert_ptr_nonnull(strstr(t, line));
 	}
 	ck_assert_ptr_nonnull(strstr(t, "mode pool"));
+	reset_all();
+}
+END_TEST
+
+/* A full stack depot is said in both formats: stats.stacks_dropped and
+ * a line of the text report (the records without a stack are not the
+ * program's doing). */
+START_TEST(test_report_stacks_dropped)
+{
+	uintptr_t ips[8];
+	json_t *doc;
+	const char *t;
+
+	reset_all();
+	t = render(CW_FORMAT_TEXT, NULL);
+	if (stack_dropped() == 0)
+		ck_assert_ptr_null(strstr(t, "STACKS NOT KEPT"));
+	stack_set_limit(stack_bytes()); /* no room for a new record */
+	for (uintptr_t k = 0; k < 5; k++) {
+		for (size_t i = 0; i < 8; i++)
+			ips[i] = 0x5000000 + k * 0x1000 + i * 8;
+		ck_assert_uint_eq(stack_intern(ips, 8), 0);
+	}
+	ck_assert_uint_ge(stack_dropped(), 5);
+	doc = render_json(NULL);
+	ck_assert_int_eq(int_of(member(doc, "stats"), "stacks_dropped"),
+	    (long long)stack_dropped());
+	json_decref(doc);
+	t = render(CW_FORMAT_TEXT, NULL);
+	ck_assert_ptr_nonnull(strstr(t, "STACKS NOT KEPT: "));
+	stack_set_limit(SIZE_MAX); /* back to the default */
 	reset_all();
 }
 END_TEST
@@ -839,6 +872,7 @@ make_report_suite(void)
 	tcase_add_test(tc, test_report_json);
 	tcase_add_test(tc, test_report_empty);
 	tcase_add_test(tc, test_report_text);
+	tcase_add_test(tc, test_report_stacks_dropped);
 	tcase_add_test(tc, test_report_grouping);
 	tcase_add_test(tc, test_report_strings);
 	tcase_add_test(tc, test_report_bad_fd);
