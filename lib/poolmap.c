@@ -23,6 +23,7 @@
  * which keeps leaves in place.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,12 +36,18 @@
 #define LEAF_N ((size_t)1 << (PAGE_SHIFT - 9)) /* 4096 granules */
 #define LOOKUP_TRIES 4
 
+/* The header has a cache line of its own: every lookup reads gen, and
+ * the entries of a page's first granules are written by every block
+ * handed out there. */
+#define LINE 64
 typedef struct leaf_s {
 	uint64_t gen;         /* even: published; odd: free (atomic) */
 	uintptr_t page;       /* the page it describes while published */
 	struct leaf_s *next;  /* free list (map_lock) */
+	char pad[LINE - 3 * sizeof(void *)];
 	uint32_t e[LEAF_N];
 } leaf_t;
+_Static_assert(offsetof(leaf_t, e) == LINE, "leaf_t's header is a line");
 
 typedef struct l2_s {
 	leaf_t *leaf[1u << L2_BITS];
@@ -114,9 +121,10 @@ leaf_publish(leaf_t **slot, uintptr_t page)
 		free_leaves = lf->next;
 		map_stats.leaves_free--;
 	} else {
-		lf = calloc(1, sizeof(*lf));
+		lf = aligned_alloc(LINE, sizeof(*lf));
 		if (lf == NULL)
 			return NULL;
+		memset(lf, 0, sizeof(*lf));
 		lf->gen = 1;
 	}
 	lf->next = NULL;
