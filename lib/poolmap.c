@@ -3,27 +3,28 @@
  * poolmap.c -- address to pooled block (poolmap.h).
  *
  * Owns the radix: l1 (static) -> l2 nodes (one per 32 GiB, made by the
- * first hold there, kept; each with the held bytes of its pages) ->
- * leaves (one per 2 MiB page where a block was handed out since the page
- * was last held by no segment).  Invariants: entry != 0 exactly at
- * granules where a block handed out starts; a leaf is published only for
- * a page with held != 0; a leaf leaves its slot when its page's held
- * falls to 0, with all entries zero, and goes to the free list, from
- * which the next leaf is taken.  Leaves are never given back to the
- * system (type-stable memory): a lookup that raced with the retirement of
- * a leaf still reads a leaf, and the generation count tells it to retry.
+ * first hold there, kept; a slot per 2 MiB page, and the held bytes of
+ * its page) -> leaves (one per page where a block was handed out since
+ * the page was last held by no segment).  Invariants: entry != 0 exactly
+ * at granules where a block handed out starts; a slot has a leaf only
+ * while its page's held != 0; a leaf leaves its slot when held falls to 0,
+ * with all entries zero, and goes to the free list, from which the next
+ * leaf is taken.  Leaves are never given back to the system (type-stable
+ * memory): a lookup that raced with the retirement of a leaf still reads
+ * a leaf, and the slot's generation tells it to retry.
  *
  * Locking: map_lock (leaf lock, never held across a call out of this
  * file except calloc) for hold, release, publishing a leaf (the first
  * block handed out in a page) and the free list.  Entries are written
  * with atomics, without the lock, by the thread that owns the block at
- * that moment (the fast path).  Lookups take no lock: a
- * seqlock-style read of each leaf (gen even and unchanged, page as
- * expected); after LOOKUP_TRIES failed attempts a lookup takes map_lock,
- * which keeps leaves in place.
+ * that moment (the fast path).  Lookups take no lock: a seqlock-style
+ * read of each slot (its generation even and unchanged across the read of
+ * the leaf; it is odd while the slot changes, and on the same cache line
+ * as the leaf pointer, which every lookup reads anyway); after
+ * LOOKUP_TRIES failed attempts a lookup takes map_lock, which keeps the
+ * slots still.
  */
 #include <pthread.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,21 +37,18 @@
 #define LEAF_N ((size_t)1 << (PAGE_SHIFT - 9)) /* 4096 granules */
 #define LOOKUP_TRIES 4
 
-/* The header has a cache line of its own: every lookup reads gen, and
- * the entries of a page's first granules are written by every block
- * handed out there. */
-#define LINE 64
 typedef struct leaf_s {
-	uint64_t gen;         /* even: published; odd: free (atomic) */
-	uintptr_t page;       /* the page it describes while published */
-	struct leaf_s *next;  /* free list (map_lock) */
-	char pad[LINE - 3 * sizeof(void *)];
+	struct leaf_s *next; /* free list (map_lock) */
 	uint32_t e[LEAF_N];
 } leaf_t;
-_Static_assert(offsetof(leaf_t, e) == LINE, "leaf_t's header is a line");
+
+typedef struct slot_s {
+	leaf_t *leaf; /* atomic */
+	uint64_t gen; /* odd while the slot changes (atomic) */
+} slot_t;
 
 typedef struct l2_s {
-	leaf_t *leaf[1u << L2_BITS];
+	slot_t slot[1u << L2_BITS];
 	uint32_t held[1u << L2_BITS]; /* bytes of live segments (map_lock) */
 } l2_t;
 
@@ -87,12 +85,19 @@ node_of(uintptr_t page, bool make)
 
 #define SLOT(page) ((page) & ((1u << L2_BITS) - 1))
 
+static slot_t *
+slot_of(uintptr_t a)
+{
+	l2_t *n2 = node_of(a >> PAGE_SHIFT, false);
+	return n2 != NULL ? &n2->slot[SLOT(a >> PAGE_SHIFT)] : NULL;
+}
+
 static leaf_t *
 leaf_of(uintptr_t a)
 {
-	l2_t *n2 = node_of(a >> PAGE_SHIFT, false);
-	return n2 != NULL ? __atomic_load_n(&n2->leaf[SLOT(a >> PAGE_SHIFT)],
-	    __ATOMIC_ACQUIRE) : NULL;
+	slot_t *sl = slot_of(a);
+	return sl != NULL ? __atomic_load_n(&sl->leaf, __ATOMIC_ACQUIRE) :
+	    NULL;
 }
 
 static size_t
@@ -112,41 +117,54 @@ overlap(uintptr_t base, uintptr_t end, uintptr_t pg)
 	return (size_t)(hi - lo);
 }
 
-/* A leaf published for page (map_lock held).  NULL with no memory. */
+/* Starts and ends a change of sl (map_lock held): its generation is odd
+ * in between. */
+static void
+slot_begin(slot_t *sl)
+{
+	__atomic_store_n(&sl->gen, sl->gen + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void
+slot_end(slot_t *sl)
+{
+	__atomic_store_n(&sl->gen, sl->gen + 1, __ATOMIC_RELEASE);
+}
+
+/* A leaf published in sl (map_lock held).  NULL with no memory. */
 static leaf_t *
-leaf_publish(leaf_t **slot, uintptr_t page)
+leaf_publish(slot_t *sl)
 {
 	leaf_t *lf = free_leaves;
 	if (lf != NULL) {
 		free_leaves = lf->next;
 		map_stats.leaves_free--;
 	} else {
-		lf = aligned_alloc(LINE, sizeof(*lf));
+		lf = calloc(1, sizeof(*lf));
 		if (lf == NULL)
 			return NULL;
-		memset(lf, 0, sizeof(*lf));
-		lf->gen = 1;
 	}
 	lf->next = NULL;
-	__atomic_store_n(&lf->page, page, __ATOMIC_RELAXED);
-	/* Entries are zero (see leaf_retire); readers of the old page see
-	 * the generation move on. */
-	__atomic_store_n(&lf->gen, lf->gen + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(slot, lf, __ATOMIC_RELEASE);
+	/* Entries are zero (see leaf_retire). */
+	slot_begin(sl);
+	__atomic_store_n(&sl->leaf, lf, __ATOMIC_RELEASE);
+	slot_end(sl);
 	map_stats.leaves_live++;
 	return lf;
 }
 
-/* Takes lf out of its slot, zeroes it, puts it on the free list
- * (map_lock held). */
+/* Takes sl's leaf out, zeroes it, puts it on the free list (map_lock
+ * held).  A lookup reading it meanwhile sees the generation move. */
 static void
-leaf_retire(leaf_t **slot, leaf_t *lf)
+leaf_retire(slot_t *sl)
 {
-	__atomic_store_n(slot, NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&lf->gen, lf->gen + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	leaf_t *lf = sl->leaf;
+	slot_begin(sl);
+	__atomic_store_n(&sl->leaf, NULL, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < LEAF_N; i++)
 		__atomic_store_n(&lf->e[i], 0, __ATOMIC_RELAXED);
+	slot_end(sl);
 	lf->next = free_leaves;
 	free_leaves = lf;
 	map_stats.leaves_live--;
@@ -166,8 +184,8 @@ release_locked(uintptr_t base, uintptr_t end, uintptr_t stop)
 		size_t i = SLOT(pg >> PAGE_SHIFT);
 		uint32_t n = (uint32_t)overlap(base, end, pg);
 		n2->held[i] = n2->held[i] > n ? n2->held[i] - n : 0;
-		if (n2->held[i] == 0 && n2->leaf[i] != NULL)
-			leaf_retire(&n2->leaf[i], n2->leaf[i]);
+		if (n2->held[i] == 0 && n2->slot[i].leaf != NULL)
+			leaf_retire(&n2->slot[i]);
 	}
 }
 
@@ -215,9 +233,9 @@ leaf_make(uintptr_t a)
 	l2_t *n2 = node_of(page, false);
 	leaf_t *lf = NULL;
 	if (n2 != NULL && n2->held[SLOT(page)] != 0) {
-		lf = n2->leaf[SLOT(page)];
+		lf = n2->slot[SLOT(page)].leaf;
 		if (lf == NULL)
-			lf = leaf_publish(&n2->leaf[SLOT(page)], page);
+			lf = leaf_publish(&n2->slot[SLOT(page)]);
 	}
 	pthread_mutex_unlock(&map_lock);
 	return lf;
@@ -277,8 +295,8 @@ poolmap_clear_range(uintptr_t base, size_t size)
 
 enum { L_FOUND, L_NONE, L_RETRY };
 
-/* One attempt.  Every leaf read is checked: its generation even and the
- * same after the read, its page the one asked for; else L_RETRY. */
+/* One attempt.  Every leaf read is checked: its slot's generation even
+ * and the same after the read; else L_RETRY. */
 static int
 lookup_once(uintptr_t addr, uintptr_t *base, size_t *size, unsigned *kind,
     unsigned *flags)
@@ -286,7 +304,15 @@ lookup_once(uintptr_t addr, uintptr_t *base, size_t *size, unsigned *kind,
 	size_t limit = __atomic_load_n(&max_units, __ATOMIC_RELAXED);
 	uintptr_t g = addr & ~(POOLMAP_GRANULE - 1);
 	for (size_t back = 0; back <= limit; ) {
-		leaf_t *lf = leaf_of(g);
+		slot_t *sl = slot_of(g);
+		uint64_t gen = 0;
+		leaf_t *lf = NULL;
+		if (sl != NULL) {
+			gen = __atomic_load_n(&sl->gen, __ATOMIC_ACQUIRE);
+			if (gen & 1)
+				return L_RETRY;
+			lf = __atomic_load_n(&sl->leaf, __ATOMIC_ACQUIRE);
+		}
 		if (lf == NULL) {
 			/* Skip the whole page. */
 			size_t in = gidx(g) + 1;
@@ -296,10 +322,6 @@ lookup_once(uintptr_t addr, uintptr_t *base, size_t *size, unsigned *kind,
 			g -= in << 9;
 			continue;
 		}
-		uint64_t gen = __atomic_load_n(&lf->gen, __ATOMIC_ACQUIRE);
-		if ((gen & 1) || __atomic_load_n(&lf->page, __ATOMIC_RELAXED) !=
-		    g >> PAGE_SHIFT)
-			return L_RETRY;
 		uint32_t e = 0;
 		for (size_t i = gidx(g) + 1; i-- > 0; back++,
 		    g -= POOLMAP_GRANULE) {
@@ -308,7 +330,7 @@ lookup_once(uintptr_t addr, uintptr_t *base, size_t *size, unsigned *kind,
 				break;
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&lf->gen, __ATOMIC_RELAXED) != gen)
+		if (__atomic_load_n(&sl->gen, __ATOMIC_RELAXED) != gen)
 			return L_RETRY;
 		if (e != 0) {
 			size_t bytes = (size_t)(e & E_UNITS) * POOLMAP_GRANULE;
@@ -338,7 +360,7 @@ poolmap_lookup(uintptr_t addr, uintptr_t *base, size_t *size,
 	for (int i = 0; i < LOOKUP_TRIES && r == L_RETRY; i++)
 		r = lookup_once(addr, base, size, kind, flags);
 	if (r == L_RETRY) {
-		/* Leaves keep changing: hold them still.  The generations
+		/* Slots keep changing: hold them still.  The generations
 		 * cannot move while map_lock is held. */
 		pthread_mutex_lock(&map_lock);
 		r = lookup_once(addr, base, size, kind, flags);
@@ -369,10 +391,12 @@ poolmap_reset(bool child)
 		l2_t *n2 = l1[i];
 		if (n2 == NULL)
 			continue;
-		for (size_t j = 0; j < CW_ARRAY_SIZE(n2->leaf); j++) {
+		for (size_t j = 0; j < CW_ARRAY_SIZE(n2->slot); j++) {
 			n2->held[j] = 0;
-			if (n2->leaf[j] != NULL)
-				leaf_retire(&n2->leaf[j], n2->leaf[j]);
+			if (child) /* a change cut short by the fork */
+				n2->slot[j].gen &= ~(uint64_t)1;
+			if (n2->slot[j].leaf != NULL)
+				leaf_retire(&n2->slot[j]);
 		}
 		if (!child) {
 			free(n2);

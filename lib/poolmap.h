@@ -14,7 +14,7 @@
  * and loses it when no segment holds the page any more; the leaf goes to
  * a free list for the next page.  So the leaves are bounded by the most
  * pages with blocks in them that the pools held at once, whatever
- * addresses the driver hands out over time.  l2 nodes (192 KiB, one per
+ * addresses the driver hands out over time.  l2 nodes (320 KiB, one per
  * 32 GiB of address space that ever held a segment) are kept.
  * Owner: pools.
  */
