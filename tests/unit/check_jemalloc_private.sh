@@ -7,7 +7,11 @@
 #     (dlsym + dladdr), before and after the pools start jemalloc;
 #  3. the late-dlopen TLS note: loading libcuwarden.so with dlopen either
 #     works, or fails with "static TLS" -- and then works with
-#     GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096 (doc/pools.md).
+#     GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096 (doc/pools.md);
+#  4. the host program's MALLOC_CONF does not reach the private jemalloc
+#     (lib/jemalloc_noconf.pl): with stats_print, abort_conf and a pair
+#     jemalloc does not know, the host runs as before and jemalloc says
+#     nothing.
 # Exit 0 pass, 1 fail, 99 harness error.
 : "${top_builddir:?}"
 lib="$top_builddir/lib/.libs/libcuwarden.so"
@@ -45,6 +49,25 @@ case $st in
 99) echo "ERROR: host program harness"; exit 99 ;;
 *) echo "FAIL: host program"; rc=1 ;;
 esac
+
+# 4. The host's MALLOC_CONF is the host's.  (Without the cut, our copy
+#    printed its statistics at exit, and aborted on the unknown pair.)
+conf=$(MALLOC_CONF="stats_print:true,abort_conf:true,cw_no_such_option:1" \
+    "$host" 2>&1); st=$?
+if [ $st -eq 0 ] && ! echo "$conf" | grep -qi 'jemalloc'; then
+	echo "PASS: MALLOC_CONF of the host does not reach the private jemalloc"
+else
+	echo "FAIL: MALLOC_CONF reached the private jemalloc (exit $st):"
+	echo "$conf" | head -5 | sed 's/^/  /'; rc=1
+fi
+for so in "$lib" "$shim"; do
+	[ -f "$so" ] || continue
+	if strings -a "$so" | grep -qx -e 'MALLOC_CONF' -e '/etc/malloc.conf'; then
+		echo "FAIL: $so still names MALLOC_CONF or /etc/malloc.conf"; rc=1
+	else
+		echo "PASS: $so names neither MALLOC_CONF nor /etc/malloc.conf"
+	fi
+done
 
 # 3. Late dlopen and the TLS tunable.
 dl="$top_builddir/tests/unit/jemalloc_dlopen"
