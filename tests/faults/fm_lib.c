@@ -390,6 +390,22 @@ main(int argc, char **argv)
 		b2 = alloc(131072, CW_DEVICE, bob, false);
 		roundtrip(b2, 0, 4096, 11);
 	}
+	if (busy && stream) {
+		/* 300 blocks freed on the stream behind work: 300 events at
+		 * once, more than the 256 the fence keeps, so that releasing
+		 * them destroys some (cuEventDestroy_v2). */
+		busy(stream, 3);
+		for (int i = 0; i < 300; i++) {
+			cw_buf_t b = alloc(512, CW_DEVICE, bob, false);
+
+			if (!b)
+				continue;
+			st = cw_free_async(b, async_stream);
+			if (st != CW_OK && st != CW_ECUDA)
+				FAIL("cw_free_async: %s", cw_strerror(st));
+			held[--nheld].h = CW_BUF_NONE;
+		}
+	}
 	roundtrip(a2, 0, 4096, 6);
 	roundtrip(a3, 0, 1000, 7);
 
