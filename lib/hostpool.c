@@ -5,9 +5,10 @@
  *
  * Owns: one arena per pool (created lazily, destroyed by trim), the
  * extent hooks, the sorted table of segments the hooks got from the
- * provider, and the arena's metadata blocks (anonymous memory).  Invariants: every extent jemalloc holds lies inside one
- * segment (merge refused across them); reserved == sum of segment sizes;
- * allocated == bytes of blocks live in the arena.
+ * provider, and the arena's metadata blocks (anonymous memory).
+ * Invariants: every extent jemalloc holds lies inside one segment (merge
+ * refused across them); reserved == sum of segment sizes; allocated ==
+ * bytes of blocks live in the arena.
  * Locking: arena_lock (rwlock): read for mallocx/dallocx, write for arena
  * create/destroy; seg_lock (mutex, leaf) for the segment table, never
  * held across a provider call.  jemalloc calls the hooks with its own

@@ -322,7 +322,6 @@ dev_seg_free(void *arg, uintptr_t addr, size_t size)
 	pool_t *p = arg;
 	if (p->forgetting) { /* already freed by the driver */
 		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		poolmap_clear_range(addr, size);
 		poolmap_release(addr, size);
 		return false;
 	}
@@ -367,7 +366,6 @@ host_seg_free(void *arg, uintptr_t addr, size_t size)
 	pool_t *p = arg;
 	if (p->forgetting) { /* already freed by the driver */
 		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		poolmap_clear_range(addr, size);
 		poolmap_release(addr, size);
 		return false;
 	}

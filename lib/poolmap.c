@@ -171,7 +171,9 @@ leaf_retire(slot_t *sl)
 	map_stats.leaves_free++;
 }
 
-/* Gives back the holds of [base, end) on the pages below stop (map_lock
+/* Gives back the holds of [base, end) on the pages below stop, and
+ * clears the range's entries: a page no segment holds any more loses its
+ * leaf, one still held keeps the other segments' entries (map_lock
  * held). */
 static void
 release_locked(uintptr_t base, uintptr_t end, uintptr_t stop)
@@ -184,8 +186,17 @@ release_locked(uintptr_t base, uintptr_t end, uintptr_t stop)
 		size_t i = SLOT(pg >> PAGE_SHIFT);
 		uint32_t n = (uint32_t)overlap(base, end, pg);
 		n2->held[i] = n2->held[i] > n ? n2->held[i] - n : 0;
-		if (n2->held[i] == 0 && n2->slot[i].leaf != NULL)
+		leaf_t *lf = n2->slot[i].leaf;
+		if (lf == NULL)
+			continue;
+		if (n2->held[i] == 0) {
 			leaf_retire(&n2->slot[i]);
+			continue;
+		}
+		uintptr_t lo = base > pg ? base : pg;
+		for (uintptr_t g = lo & ~(POOLMAP_GRANULE - 1);
+		    g < lo + n; g += POOLMAP_GRANULE)
+			__atomic_store_n(&lf->e[gidx(g)], 0, __ATOMIC_RELAXED);
 	}
 }
 
@@ -273,22 +284,6 @@ poolmap_clear(uintptr_t base)
 	leaf_t *lf = leaf_of(base);
 	if (lf != NULL)
 		__atomic_store_n(&lf->e[gidx(base)], 0, __ATOMIC_RELEASE);
-}
-
-void
-poolmap_clear_range(uintptr_t base, size_t size)
-{
-	uintptr_t end = base + size;
-	for (uintptr_t g = base & ~(POOLMAP_GRANULE - 1); g < end; ) {
-		leaf_t *lf = leaf_of(g);
-		uintptr_t page_end = (g | (PAGE_BYTES - 1)) + 1;
-		uintptr_t stop = page_end < end ? page_end : end;
-		if (lf != NULL)
-			for (uintptr_t x = g; x < stop; x += POOLMAP_GRANULE)
-				__atomic_store_n(&lf->e[gidx(x)], 0,
-				    __ATOMIC_RELAXED);
-		g = page_end;
-	}
 }
 
 /* -------------------------------------------------------------- lookup */

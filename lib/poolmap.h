@@ -39,16 +39,15 @@
  * bytes, so ranges may share pages.  Returns true on error (no host
  * memory, or outside 48 bits), holding nothing. */
 bool poolmap_hold(uintptr_t base, size_t size);
-/* Gives back a hold (the segment left the pools); a page no segment
- * holds loses its leaf (its entries must be clear). */
+/* Gives back a hold (the segment left the pools) and clears the entries
+ * in the range, whatever blocks were still recorded there (a segment that
+ * died with its context); a page no segment holds loses its leaf. */
 void poolmap_release(uintptr_t base, size_t size);
 /* Records a block handed out.  Returns true on error (the address is not
  * in a held segment). */
 bool poolmap_set(uintptr_t base, size_t size, unsigned kind,
     unsigned flags);
 void poolmap_clear(uintptr_t base);
-/* Clears every entry in [base, base + size) (a segment that died). */
-void poolmap_clear_range(uintptr_t base, size_t size);
 /* The block containing addr.  *size is rounded up to 512 bytes (or
  * POOLMAP_MAX_SIZE with POOLMAP_F_HUGE in *flags).  Returns true if
  * none. */
