@@ -355,8 +355,11 @@ fence_wait_for(int device, uint64_t stamp, uint64_t max_ns)
 	pthread_mutex_unlock(&helper_lock);
 	/* max_ns counts from the moment a barrier that covers stamp runs:
 	 * a helper slow to be scheduled (a loaded machine) is waited for up
-	 * to FENCE_START_WAIT_NS more, since the device may well be idle. */
-	uint64_t t = mono_ns(), start_by = t + FENCE_START_WAIT_NS;
+	 * to FENCE_START_WAIT_NS more (or max_ns, when longer), since the
+	 * device may well be idle. */
+	uint64_t t = mono_ns();
+	uint64_t start_by = t + (max_ns > FENCE_START_WAIT_NS ? max_ns :
+	    FENCE_START_WAIT_NS);
 	uint64_t end = 0;
 	while (!fence_passed(device, stamp)) {
 		t = mono_ns();
@@ -368,6 +371,21 @@ fence_wait_for(int device, uint64_t stamp, uint64_t max_ns)
 		sched_yield();
 	}
 	return true;
+}
+
+static uint64_t reuse_wait_ns = FENCE_REUSE_WAIT_NS;
+
+uint64_t
+fence_reuse_wait(void)
+{
+	return __atomic_load_n(&reuse_wait_ns, __ATOMIC_RELAXED);
+}
+
+void
+fence_set_reuse_wait(uint64_t ns)
+{
+	__atomic_store_n(&reuse_wait_ns, ns != 0 ? ns : FENCE_REUSE_WAIT_NS,
+	    __ATOMIC_RELAXED);
 }
 
 bool
@@ -579,5 +597,6 @@ fence_reset(void)
 	}
 	for (int i = 0; i < OP_COUNT; i++)
 		inject_at[i] = 0;
+	fence_set_reuse_wait(0);
 	injected = 0;
 }

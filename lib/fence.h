@@ -75,6 +75,12 @@ bool fence_wait_for(int device, uint64_t stamp, uint64_t max_ns);
  * microseconds; a new segment costs the driver 70 us (device) to over a
  * millisecond (pinned). */
 #define FENCE_REUSE_WAIT_NS 100000u
+/* That wait now: FENCE_REUSE_WAIT_NS unless a test set another. */
+uint64_t fence_reuse_wait(void);
+/* Tests: a wait no scheduler delay can outlast makes reuse of a pending
+ * block depend on the pool's logic alone, not on when the helper thread
+ * ran; 0 restores FENCE_REUSE_WAIT_NS. */
+void fence_set_reuse_wait(uint64_t ns);
 /* The helper, out of requests, polls this long before it sleeps. */
 #define FENCE_HELPER_SPIN_NS 50000u
 /* fence_wait_for: how long the helper may take to start that barrier. */

@@ -589,7 +589,7 @@ reuse_barrier(pool_t *p, size_t esize)
 	if (!fence_passed(p->device, stamp)) {
 		pthread_mutex_unlock(&p->lock);
 		bool ok = fence_wait_for(p->device, stamp,
-		    FENCE_REUSE_WAIT_NS);
+		    fence_reuse_wait());
 		pthread_mutex_lock(&p->lock);
 		if (!ok)
 			return false;
