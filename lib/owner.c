@@ -36,6 +36,7 @@ static pthread_mutex_t olock = PTHREAD_MUTEX_INITIALIZER;
 static const char *names[OWNER_MAX];
 static uint32_t hash[OWNER_HASH]; /* owner ids, 0 = empty */
 static uint32_t count;            /* ids issued */
+static uint32_t longest;          /* most slots a name sits past its own */
 
 static char *chunk;     /* current chunk of name bytes */
 static size_t chunk_used;
@@ -134,6 +135,11 @@ owner_intern(const char *name)
 			names[id] = s;
 			__atomic_store_n(&count, id, __ATOMIC_RELEASE);
 			__atomic_store_n(&hash[slot], id, __ATOMIC_RELEASE);
+			uint32_t d = (uint32_t)((slot - (size_t)h) &
+			    (OWNER_HASH - 1));
+			if (d > longest)
+				__atomic_store_n(&longest, d,
+				    __ATOMIC_RELAXED);
 		}
 	}
 	lockrank_drop(LOCK_RANK_OWNER);
@@ -161,6 +167,12 @@ owner_count(void)
 	return __atomic_load_n(&count, __ATOMIC_ACQUIRE);
 }
 
+uint32_t
+owner_longest_probe(void)
+{
+	return __atomic_load_n(&longest, __ATOMIC_RELAXED);
+}
+
 size_t
 owner_bytes(void)
 {
@@ -174,6 +186,7 @@ owner_reset(void)
 	pthread_mutex_lock(&olock);
 	lockrank_take(LOCK_RANK_OWNER);
 	__atomic_store_n(&count, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&longest, 0, __ATOMIC_RELAXED);
 	memset(hash, 0, sizeof(hash));
 	memset(names, 0, sizeof(names));
 	/* The old chunks stay mapped: a pointer returned by owner_name

@@ -33,6 +33,9 @@ owner_id_t owner_intern(const char *name);
 const char *owner_name(owner_id_t id);
 bool owner_valid(owner_id_t id);
 size_t owner_count(void); /* names interned (ids 1..count) */
+/* The most slots any interned name sits past its hash's own slot: a known
+ * name is found in at most that many + 1 probes (tests: the cost bound). */
+uint32_t owner_longest_probe(void);
 /* Bytes the table holds: its static arrays and the name chunks mapped
  * since the last reset (<= OWNER_BYTES_MAX). */
 size_t owner_bytes(void);

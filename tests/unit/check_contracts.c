@@ -9,7 +9,6 @@
 
 #include <signal.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "core_test.h"
 #include "owner.h"
@@ -620,13 +619,11 @@ START_TEST(test_contracts_ledger_overflow)
 {
 	enum { N = LEDGER_MAX + 8 };
 	static cw_buf_t bufs[N];
-	struct timespec t0, t1;
 
 	setup();
 	pools_off();
 	setenv("CUWARDEN_STACK_DEPTH", "0", 1); /* keep it fast */
 	options_reset();
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < N; i++)
 		ck_assert_int_eq(cw_alloc(&bufs[i], 256, CW_PINNED, 0, 0),
 		    CW_OK);
@@ -634,7 +631,6 @@ START_TEST(test_contracts_ledger_overflow)
 	for (int i = 0; i < N; i++)
 		ck_assert_int_eq(cw_free(bufs[i]), CW_ECUDA);
 	fc_inject("clear", 0);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ck_assert_uint_eq(ledger_failures(), N);
 	ck_assert_uint_eq(ledger_size(), LEDGER_MAX);
 	ck_assert_uint_eq(ledger_overflow(), 8);
@@ -646,9 +642,6 @@ START_TEST(test_contracts_ledger_overflow)
 	ck_assert_uint_eq(st.allocations[CW_PINNED].current, 0);
 	ck_assert_uint_eq(violation_count_type(V_FAILED_FREE), N);
 	ck_assert_uint_eq(registry_live_count(), 0);
-	double s = (double)(t1.tv_sec - t0.tv_sec) +
-	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	ck_assert_msg(s < 5.0, "%d failed frees took %.2f s", N, s);
 }
 END_TEST
 

@@ -428,7 +428,9 @@ START_TEST(test_pool_fence_helper_paced)
 	uint64_t hb = fence_helper_barriers();
 	struct fakecuda_counters c;
 	fc_counters(&c);
-	ck_assert_uint_ge(hb, 2);
+	/* At least the one that served s (a helper not scheduled during
+	 * the 50 ms of asking, on a loaded machine, makes only that one). */
+	ck_assert_uint_ge(hb, 1);
 	ck_assert_uint_le(hb, (uint64_t)(ms * 1e6 / FENCE_HELPER_GAP_NS) + 2);
 	ck_assert_uint_le(c.ctx_synchronize, hb);
 	ck_assert_uint_gt(asks, 10 * hb);
