@@ -1246,10 +1246,13 @@ track_mem_address_free(void *real, const char *api, CUdeviceptr ptr,
 
 	pre_lookup(NS_VA, (uintptr_t)ptr, &pre);
 	CUresult r = CALL(real, fn_t, (ptr, size));
-	if (r != CUDA_SUCCESS && pre.found &&
+	if (unknown_to_driver(r) && pre.found &&
 	    range_mapped((uintptr_t)ptr, pre.rec.size)) {
-		/* Refused because memory is still mapped in it: neither a
-		 * double free nor a lost reservation.  Nothing changes. */
+		/* Refused because memory is still mapped in it (the H200's
+		 * driver 580 answers CUDA_ERROR_INVALID_VALUE: probe.c):
+		 * neither a double free nor a lost reservation.  Nothing
+		 * changes.  Any other refusal is the driver failing to free
+		 * live memory: classify_free makes it a failed_free. */
 		STATS_INC(frees);
 		return r;
 	}
