@@ -10,6 +10,9 @@
 # driver allocation still live held by a pool or in the failed-free
 # ledger) and its final report a valid document with nothing leaked.
 # Twice: with the pools (the default) and without (CUWARDEN_POOL=0).
+#
+# FM_PAIRS=core or all: two entry points failed at once instead of one
+# (tests/faults/check_faults_lib_pairs.sh; make check-faults-pairs runs all).
 . "${top_srcdir:?run through make check}/tests/faults/faults_lib.sh"
 
 [ -x "$FM/fm_lib" ] || { echo "ERROR: $FM/fm_lib not built"; exit 99; }
@@ -17,6 +20,35 @@
 # ASan runtime: the runtime is preloaded so that it comes first.
 ASAN_FIRST=
 [ -n "$SANITIZED" ] && ASAN_FIRST=$CW_ASAN_RUNTIME
+PAIRS=${FM_PAIRS:-}
+case $PAIRS in
+""|core|all) ;;
+*) echo "ERROR: FM_PAIRS=$PAIRS: core or all"; exit 99 ;;
+esac
+
+# one_case POOL INJECTION: fm_lib with that injection; bad and the failure
+# reported when it did not end as it must.
+one_case() {
+	rm -f "$WORK/r.json"
+	LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$1 FAKECUDA_FAIL_CALL="$2" FM_REPORT=$WORK/r.json \
+		timeout -s KILL "$FM_LIMIT" "$FM/fm_lib" >"$WORK/case.out" 2>&1
+	_rc=$?
+	_why=
+	if [ $_rc -ne 0 ]; then
+		_why=$(how $_rc)
+	elif ! grep -q '^fm_lib: ok' "$WORK/case.out"; then
+		_why="no ok line"
+	elif ! valid_json "$WORK/r.json" -v "$(sed -n 's/^fm_lib: ok.* \(planted=[0-9]*\)$/\1/p' "$WORK/case.out")" \
+		"summ['leaked_allocations'] == 0" \
+		"summ['violations'] == V['planted'] + len(viols(type='failed_free'))"; then
+		_why="final report"
+	fi
+	if [ -n "$_why" ]; then
+		bad=$((bad + 1))
+		fail "$mode: $2: $_why"
+		grep -v '^fm_lib: cw_' "$WORK/case.out" | tail -8
+	fi
+}
 
 for mode in pools direct; do
 	case $mode in
@@ -34,33 +66,31 @@ for mode in pools direct; do
 	fi
 	names=$(reached "$WORK/calls")
 	n=0 cases=0 bad=0
-	for name in $names; do
-		n=$((n + 1))
-		for inj in $(cases "$name"); do
-			cases=$((cases + 1))
-			rm -f "$WORK/r.json"
-			LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$pool FAKECUDA_FAIL_CALL="$inj" FM_REPORT=$WORK/r.json \
-				timeout -s KILL "$FM_LIMIT" "$FM/fm_lib" >"$WORK/case.out" 2>&1
-			rc=$?
-			why=
-			if [ $rc -ne 0 ]; then
-				why=$(how $rc)
-			elif ! grep -q '^fm_lib: ok' "$WORK/case.out"; then
-				why="no ok line"
-			elif ! valid_json "$WORK/r.json" -v "$(sed -n 's/^fm_lib: ok.* \(planted=[0-9]*\)$/\1/p' "$WORK/case.out")" \
-				"summ['leaked_allocations'] == 0" \
-				"summ['violations'] == V['planted'] + len(viols(type='failed_free'))"; then
-				why="final report"
-			fi
-			if [ -n "$why" ]; then
-				bad=$((bad + 1))
-				fail "$mode: $inj: $why"
-				grep -v '^fm_lib: cw_' "$WORK/case.out" | tail -8
-			fi
+	if [ -z "$PAIRS" ]; then
+		for name in $names; do
+			n=$((n + 1))
+			for inj in $(cases "$name"); do
+				cases=$((cases + 1))
+				one_case $pool "$inj"
+			done
 		done
-	done
-	echo "fault matrix (library, $mode): $n entry points, $cases cases, $((cases - bad)) passed"
-	[ "$bad" -eq 0 ] && pass "library, $mode: every entry point failed in turn"
+		echo "fault matrix (library, $mode): $n entry points, $cases cases, $((cases - bad)) passed"
+		[ "$bad" -eq 0 ] && pass "library, $mode: every entry point failed in turn"
+	else
+		[ "$PAIRS" = core ] && names=$(core lib "$names")
+		for a in $names; do
+			n=$((n + 1))
+			for b in $names; do
+				[ "$a" \< "$b" ] || continue
+				for inj in $(pair_cases "$a" "$b"); do
+					cases=$((cases + 1))
+					one_case $pool "$inj"
+				done
+			done
+		done
+		echo "fault matrix (library, $mode, pairs: $PAIRS): $n entry points, $cases cases, $((cases - bad)) passed"
+		[ "$bad" -eq 0 ] && pass "library, $mode: every pair of entry points failed together"
+	fi
 	echo "  entry points: $(echo $names)"
 done
 finish

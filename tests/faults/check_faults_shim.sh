@@ -16,10 +16,18 @@
 #     program still holds and whose violations are exactly the planted
 #     double free plus a failed_free for each free the driver refused
 #     (tests/faults/fm_check.py): nothing lost, nothing invented.
+#
+# FM_PAIRS=core or all: two entry points failed at once instead of one
+# (tests/faults/check_faults_shim_pairs.sh; make check-faults-pairs: all).
 . "${top_srcdir:?run through make check}/tests/faults/faults_lib.sh"
 
 [ -x "$FM/fm_shim" ] || { echo "ERROR: $FM/fm_shim not built"; exit 99; }
 CHECK="$PY $top_srcdir/tests/faults/fm_check.py"
+PAIRS=${FM_PAIRS:-}
+case $PAIRS in
+""|core|all) ;;
+*) echo "ERROR: FM_PAIRS=$PAIRS: core or all"; exit 99 ;;
+esac
 
 # shim MODE NAME [VAR=VALUE...]: fm_shim under the shim in MODE, output in
 # $WORK/NAME.out, report in $WORK/NAME.json, status in $rc.
@@ -77,39 +85,67 @@ comparable() {
 	return 0
 }
 
-n=0 cases=0 bad=0
-for name in $names; do
-	n=$((n + 1))
-	for inj in $(cases "$name"); do
-		cases=$((cases + 1))
-		FAKECUDA_FAIL_CALL=$inj timeout -s KILL "$FM_LIMIT" "$FM/fm_shim" >"$WORK/p.out" 2>&1
-		prc=$?
-		case_bad=
-		for mode in audit pool; do
-			shim $mode s.$mode FAKECUDA_FAIL_CALL="$inj"
-			why=
-			if [ $rc -ne $prc ]; then
-				why="$(how $rc), plain $(how $prc)"
-			elif ! $CHECK "$WORK/s.$mode.json" "$WORK/s.$mode.out" >"$WORK/chk" 2>&1; then
-				why="the report: $(head -5 "$WORK/chk")"
-			elif [ $mode = audit ] && comparable "$name" "$inj"; then
-				transcript "$WORK/p.out" >"$WORK/p.tr"
-				transcript "$WORK/s.$mode.out" >"$WORK/s.tr"
-				cmp -s "$WORK/p.tr" "$WORK/s.tr" ||
-					why="the program saw other answers: $(diff "$WORK/p.tr" "$WORK/s.tr" |
-						grep '^[<>]' | head -4 | tr '\n' ' ')"
-			fi
-			if [ -n "$why" ]; then
-				case_bad=1
-				fail "$mode: $inj: $why"
-				tail -5 "$WORK/s.$mode.err"
-			fi
-		done
-		[ -z "$case_bad" ] || bad=$((bad + 1))
+# one_case INJECTION NAME...: fm_shim with that injection, plain and in
+# each mode; the audit transcript is compared when every NAME is
+# comparable.
+one_case() {
+	_inj=$1; shift
+	FAKECUDA_FAIL_CALL=$_inj timeout -s KILL "$FM_LIMIT" "$FM/fm_shim" >"$WORK/p.out" 2>&1
+	prc=$?
+	case_bad=
+	_cmp=1
+	for _nm in "$@"; do
+		comparable "$_nm" "$_inj" || _cmp=
 	done
-done
-echo "fault matrix (shim, audit and pool mode): $n entry points, $cases cases, $((cases - bad)) passed"
-[ "$bad" -eq 0 ] && pass "shim: every entry point failed in turn"
+	for mode in audit pool; do
+		shim $mode s.$mode FAKECUDA_FAIL_CALL="$_inj"
+		why=
+		if [ $rc -ne $prc ]; then
+			why="$(how $rc), plain $(how $prc)"
+		elif ! $CHECK "$WORK/s.$mode.json" "$WORK/s.$mode.out" >"$WORK/chk" 2>&1; then
+			why="the report: $(head -5 "$WORK/chk")"
+		elif [ $mode = audit ] && [ -n "$_cmp" ]; then
+			transcript "$WORK/p.out" >"$WORK/p.tr"
+			transcript "$WORK/s.$mode.out" >"$WORK/s.tr"
+			cmp -s "$WORK/p.tr" "$WORK/s.tr" ||
+				why="the program saw other answers: $(diff "$WORK/p.tr" "$WORK/s.tr" |
+					grep '^[<>]' | head -4 | tr '\n' ' ')"
+		fi
+		if [ -n "$why" ]; then
+			case_bad=1
+			fail "$mode: $_inj: $why"
+			tail -5 "$WORK/s.$mode.err"
+		fi
+	done
+	[ -z "$case_bad" ] || bad=$((bad + 1))
+}
+
+n=0 cases=0 bad=0
+if [ -z "$PAIRS" ]; then
+	for name in $names; do
+		n=$((n + 1))
+		for inj in $(cases "$name"); do
+			cases=$((cases + 1))
+			one_case "$inj" "$name"
+		done
+	done
+	echo "fault matrix (shim, audit and pool mode): $n entry points, $cases cases, $((cases - bad)) passed"
+	[ "$bad" -eq 0 ] && pass "shim: every entry point failed in turn"
+else
+	[ "$PAIRS" = core ] && names=$(core shim "$names")
+	for a in $names; do
+		n=$((n + 1))
+		for b in $names; do
+			[ "$a" \< "$b" ] || continue
+			for inj in $(pair_cases "$a" "$b"); do
+				cases=$((cases + 1))
+				one_case "$inj" "$a" "$b"
+			done
+		done
+	done
+	echo "fault matrix (shim, audit and pool mode, pairs: $PAIRS): $n entry points, $cases cases, $((cases - bad)) passed"
+	[ "$bad" -eq 0 ] && pass "shim: every pair of entry points failed together"
+fi
 echo "  entry points: $(echo $names)"
 echo "  also called by the shim itself: $(echo $shared)"
 finish

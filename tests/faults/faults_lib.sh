@@ -32,6 +32,33 @@ cases() {
 	esac
 }
 
+# pair_cases A B: two entry points failed together: every call of both
+# (each one's error path meeting the other's), and the second call of
+# each (both steady-state paths failing once, in either order of their
+# calls).
+pair_cases() {
+	echo "$1=1+@CUDA_ERROR_UNKNOWN;$2=1+@CUDA_ERROR_UNKNOWN"
+	echo "$1=2@CUDA_ERROR_UNKNOWN;$2=2@CUDA_ERROR_UNKNOWN"
+}
+
+# core WHICH NAMES: those of NAMES on the paths where failures meet, the
+# pairs make check runs (every pair: make check-faults-pairs).  lib: memory
+# got and given back, barriers, events; shim: frees of every kind, VMM
+# teardown, contexts (a record's context and its death).
+core() {
+	for _n in $2; do
+		case $1:$_n in
+		lib:cuMemAlloc_v2|lib:cuMemFree_v2|lib:cuMemHostAlloc|lib:cuMemFreeHost|\
+		lib:cuMemAllocManaged|lib:cuCtxSynchronize|lib:cuEventCreate|lib:cuEventRecord|\
+		lib:cuEventQuery|lib:cuEventDestroy_v2|\
+		shim:cuMemFree_v2|shim:cuMemFreeHost|shim:cuMemFreeAsync|shim:cuMemUnmap|\
+		shim:cuMemRelease|shim:cuMemAddressFree|shim:cuCtxGetCurrent|shim:cuCtxDestroy_v2|\
+		shim:cuMemHostUnregister)
+			echo "$_n" ;;
+		esac
+	done
+}
+
 # partial INJECTION: whether it fails only some calls (no "+").
 partial() {
 	case $1 in *+*) return 1 ;; *) return 0 ;; esac
