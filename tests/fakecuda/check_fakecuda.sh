@@ -183,6 +183,22 @@ if command -v nm >/dev/null 2>&1; then
 	extra=$(nm -D --defined-only "$lib" | awk '$2 != "A" && $3 !~ /^(cu|fakecuda_)/ { print $3 }')
 	[ -z "$extra" ] || fail "unexpected exports: $extra"
 	nm -D "$lib" | grep -q ' T fakecuda_launch_writer$' || fail "fakecuda_launch_writer not exported"
+	# The CUDA 12.1 build: exactly the exports dated 12010 or before.
+	old=$dir/v12010/libcuda.so.1
+	if [ -f "$old" ]; then
+		sed -n 's/^	X(\([A-Za-z0-9_]*\), [A-Za-z0-9_]*, \([0-9]*\),.*/\1 \2/p' "$list" |
+			awk '$2 <= 12010 { print $1 }' | sort >"$tmp/want.old"
+		{ nm -D --defined-only "$old" | awk '$2 == "T" && $3 ~ /^cu/ { print $3 }'; } |
+			sort >"$tmp/have.old"
+		cmp -s "$tmp/want.old" "$tmp/have.old" || {
+			diff "$tmp/want.old" "$tmp/have.old" >&2
+			fail "v12010: exported cu* symbols differ from those dated <= 12010"
+		}
+		[ "$(wc -l <"$tmp/want.old")" -lt "$(wc -l <"$tmp/want")" ] ||
+			fail "v12010: hides nothing"
+	else
+		fail "$old not built"
+	fi
 fi
 if command -v readelf >/dev/null 2>&1; then
 	readelf -d "$lib" | grep -q 'SONAME.*\[libcuda\.so\.1\]' || fail "SONAME is not libcuda.so.1"

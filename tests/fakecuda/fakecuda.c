@@ -1388,7 +1388,8 @@ get_proc_address(const char *symbol, void **pfn, int cudaVersion,
 		if (strcmp(exports[i].base, symbol) != 0)
 			continue;
 		known = true;
-		if (exports[i].abi > cudaVersion || exports[i].pt != per_thread)
+		if (exports[i].abi > cudaVersion || exports[i].pt != per_thread ||
+		    exports[i].abi > FC_DRIVER_VERSION)
 			continue;
 		if (best < 0 || exports[i].abi > exports[best].abi)
 			best = (int)i;

@@ -36,7 +36,13 @@
 
 #define FC_EXPORT __attribute__((visibility("default")))
 #define FC_MAX_DEVICES 8
+/* The driver version simulated: 13000 (CUDA 13.0, driver 580, as on the
+ * H200).  The build of tests/fakecuda/v12010/ sets 12010: a driver from
+ * before the versions its exports table dates later (libcuda-12010.map
+ * hides those exports; cuGetProcAddress does not find them). */
+#ifndef FC_DRIVER_VERSION
 #define FC_DRIVER_VERSION 13000
+#endif
 #define FC_GRANULARITY (2UL << 20)
 #define FC_MIB (1UL << 20)
 

@@ -9,7 +9,11 @@
 # intact where every call said OK, nothing live after freeing, every
 # driver allocation still live held by a pool or in the failed-free
 # ledger) and its final report a valid document with nothing leaked.
-# Twice: with the pools (the default) and without (CUWARDEN_POOL=0).
+# Twice: with the pools (the default) and without (CUWARDEN_POOL=0); then,
+# with the pools, on the simulated driver of CUDA 12.1
+# (tests/fakecuda/v12010: no cuMemAdvise_v2, no cuMemPrefetchAsync_v2),
+# for the entry points only that driver makes the library reach: the
+# unversioned cuMemAdvise and cuMemPrefetchAsync, which must be reached.
 #
 # FM_PAIRS=core or all: two entry points failed at once instead of one
 # (tests/faults/check_faults_lib_pairs.sh; make check-faults-pairs runs all).
@@ -30,7 +34,7 @@ esac
 # reported when it did not end as it must.
 one_case() {
 	rm -f "$WORK/r.json"
-	LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$1 FAKECUDA_FAIL_CALL="$2" FM_REPORT=$WORK/r.json \
+	LD_LIBRARY_PATH=$ldp LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$1 FAKECUDA_FAIL_CALL="$2" FM_REPORT=$WORK/r.json \
 		timeout -s KILL "$FM_LIMIT" "$FM/fm_lib" >"$WORK/case.out" 2>&1
 	_rc=$?
 	_why=
@@ -50,14 +54,22 @@ one_case() {
 	fi
 }
 
-for mode in pools direct; do
+modes="pools direct"
+[ -z "$PAIRS" ] && modes="$modes driver-12.1"
+for mode in $modes; do
+	ldp=$LD_LIBRARY_PATH
 	case $mode in
 	pools) pool=1 ;;
 	direct) pool=0 ;;
+	driver-12.1)
+		pool=1
+		ldp=$top_builddir/tests/fakecuda/v12010${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+		[ -f "$top_builddir/tests/fakecuda/v12010/libcuda.so.1" ] ||
+			{ echo "ERROR: tests/fakecuda/v12010/libcuda.so.1 not built"; exit 99; } ;;
 	esac
 	rm -f "$WORK/calls"
-	LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$pool FAKECUDA_CALL_LOG=$WORK/calls timeout -s KILL "$FM_LIMIT" \
-		"$FM/fm_lib" >"$WORK/base.out" 2>&1
+	LD_LIBRARY_PATH=$ldp LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$pool FAKECUDA_CALL_LOG=$WORK/calls \
+		timeout -s KILL "$FM_LIMIT" "$FM/fm_lib" >"$WORK/base.out" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ] || ! grep -q '^fm_lib: ok' "$WORK/base.out"; then
 		fail "$mode: the workload without faults: $(how $rc)"
@@ -65,6 +77,16 @@ for mode in pools direct; do
 		continue
 	fi
 	names=$(reached "$WORK/calls")
+	if [ $mode = pools ]; then
+		echo "$names" >"$WORK/names.pools"
+	elif [ $mode = driver-12.1 ]; then
+		# Only what the newer driver's run did not reach.
+		names=$(echo "$names" | grep -vxF -f "$WORK/names.pools")
+		for want in cuMemAdvise cuMemPrefetchAsync; do
+			echo "$names" | grep -qxF "$want" ||
+				fail "driver-12.1: $want not reached (reached: $(echo $names))"
+		done
+	fi
 	n=0 cases=0 bad=0
 	if [ -z "$PAIRS" ]; then
 		for name in $names; do
