@@ -30,11 +30,12 @@ case $PAIRS in
 *) echo "ERROR: FM_PAIRS=$PAIRS: core or all"; exit 99 ;;
 esac
 
-# one_case POOL INJECTION: fm_lib with that injection; bad and the failure
-# reported when it did not end as it must.
+# one_case INJECTION NAME...: fm_lib with that injection (pools: $pool,
+# driver: $ldp); bad and the failure reported when it did not end as it
+# must.
 one_case() {
 	rm -f "$WORK/r.json"
-	LD_LIBRARY_PATH=$ldp LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$1 FAKECUDA_FAIL_CALL="$2" FM_REPORT=$WORK/r.json \
+	LD_LIBRARY_PATH=$ldp LD_PRELOAD=$ASAN_FIRST CUWARDEN_POOL=$pool FAKECUDA_FAIL_CALL="$1" FM_REPORT=$WORK/r.json \
 		timeout -s KILL "$FM_LIMIT" "$FM/fm_lib" >"$WORK/case.out" 2>&1
 	_rc=$?
 	_why=
@@ -49,7 +50,7 @@ one_case() {
 	fi
 	if [ -n "$_why" ]; then
 		bad=$((bad + 1))
-		fail "$mode: $2: $_why"
+		fail "$mode: $1: $_why"
 		grep -v '^fm_lib: cw_' "$WORK/case.out" | tail -8
 	fi
 }
@@ -89,27 +90,12 @@ for mode in $modes; do
 	fi
 	n=0 cases=0 bad=0
 	if [ -z "$PAIRS" ]; then
-		for name in $names; do
-			n=$((n + 1))
-			for inj in $(cases "$name"); do
-				cases=$((cases + 1))
-				one_case $pool "$inj"
-			done
-		done
+		each_case "$names" one_case
 		echo "fault matrix (library, $mode): $n entry points, $cases cases, $((cases - bad)) passed"
 		[ "$bad" -eq 0 ] && pass "library, $mode: every entry point failed in turn"
 	else
 		[ "$PAIRS" = core ] && names=$(core lib "$names")
-		for a in $names; do
-			n=$((n + 1))
-			for b in $names; do
-				[ "$a" \< "$b" ] || continue
-				for inj in $(pair_cases "$a" "$b"); do
-					cases=$((cases + 1))
-					one_case $pool "$inj"
-				done
-			done
-		done
+		each_pair "$names" one_case
 		echo "fault matrix (library, $mode, pairs: $PAIRS): $n entry points, $cases cases, $((cases - bad)) passed"
 		[ "$bad" -eq 0 ] && pass "library, $mode: every pair of entry points failed together"
 	fi

@@ -122,27 +122,12 @@ one_case() {
 
 n=0 cases=0 bad=0
 if [ -z "$PAIRS" ]; then
-	for name in $names; do
-		n=$((n + 1))
-		for inj in $(cases "$name"); do
-			cases=$((cases + 1))
-			one_case "$inj" "$name"
-		done
-	done
+	each_case "$names" one_case
 	echo "fault matrix (shim, audit and pool mode): $n entry points, $cases cases, $((cases - bad)) passed"
 	[ "$bad" -eq 0 ] && pass "shim: every entry point failed in turn"
 else
 	[ "$PAIRS" = core ] && names=$(core shim "$names")
-	for a in $names; do
-		n=$((n + 1))
-		for b in $names; do
-			[ "$a" \< "$b" ] || continue
-			for inj in $(pair_cases "$a" "$b"); do
-				cases=$((cases + 1))
-				one_case "$inj" "$a" "$b"
-			done
-		done
-	done
+	each_pair "$names" one_case
 	echo "fault matrix (shim, audit and pool mode, pairs: $PAIRS): $n entry points, $cases cases, $((cases - bad)) passed"
 	[ "$bad" -eq 0 ] && pass "shim: every pair of entry points failed together"
 fi

@@ -41,6 +41,33 @@ pair_cases() {
 	echo "$1=2@CUDA_ERROR_UNKNOWN;$2=2@CUDA_ERROR_UNKNOWN"
 }
 
+# each_case NAMES FN: FN INJECTION NAME for each of NAMES and each of its
+# cases; counts n (entry points) and cases.
+each_case() {
+	for _fc_a in $1; do
+		n=$((n + 1))
+		for _fc_inj in $(cases "$_fc_a"); do
+			cases=$((cases + 1))
+			$2 "$_fc_inj" "$_fc_a"
+		done
+	done
+}
+
+# each_pair NAMES FN: FN INJECTION A B for each pair of NAMES and each of
+# its pair cases; counts n (entry points) and cases.
+each_pair() {
+	for _fc_a in $1; do
+		n=$((n + 1))
+		for _fc_b in $1; do
+			[ "$_fc_a" \< "$_fc_b" ] || continue
+			for _fc_inj in $(pair_cases "$_fc_a" "$_fc_b"); do
+				cases=$((cases + 1))
+				$2 "$_fc_inj" "$_fc_a" "$_fc_b"
+			done
+		done
+	done
+}
+
 # core WHICH NAMES: those of NAMES on the paths where failures meet, the
 # pairs make check runs (every pair: make check-faults-pairs).  lib: memory
 # got and given back, barriers, events; shim: frees of every kind, VMM
