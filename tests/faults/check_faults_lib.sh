@@ -24,11 +24,6 @@
 # ASan runtime: the runtime is preloaded so that it comes first.
 ASAN_FIRST=
 [ -n "$SANITIZED" ] && ASAN_FIRST=$CW_ASAN_RUNTIME
-PAIRS=${FM_PAIRS:-}
-case $PAIRS in
-""|core|all) ;;
-*) echo "ERROR: FM_PAIRS=$PAIRS: core or all"; exit 99 ;;
-esac
 
 # one_case INJECTION NAME...: fm_lib with that injection (pools: $pool,
 # driver: $ldp); bad and the failure reported when it did not end as it

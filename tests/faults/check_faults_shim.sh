@@ -23,11 +23,6 @@
 
 [ -x "$FM/fm_shim" ] || { echo "ERROR: $FM/fm_shim not built"; exit 99; }
 CHECK="$PY $top_srcdir/tests/faults/fm_check.py"
-PAIRS=${FM_PAIRS:-}
-case $PAIRS in
-""|core|all) ;;
-*) echo "ERROR: FM_PAIRS=$PAIRS: core or all"; exit 99 ;;
-esac
 
 # shim MODE NAME [VAR=VALUE...]: fm_shim under the shim in MODE, output in
 # $WORK/NAME.out, report in $WORK/NAME.json, status in $rc.

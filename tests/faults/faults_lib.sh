@@ -10,6 +10,12 @@
 FM=$top_builddir/tests/faults
 command -v timeout >/dev/null 2>&1 || { echo "SKIP: timeout(1) not found"; exit 77; }
 FM_LIMIT=${FM_LIMIT:-60}   # seconds one case may take before it is a hang
+# FM_PAIRS: empty (one entry point failed at a time), core or all (pairs).
+PAIRS=${FM_PAIRS:-}
+case $PAIRS in
+""|core|all) ;;
+*) echo "ERROR: FM_PAIRS=$PAIRS: core or all"; exit 99 ;;
+esac
 
 # reached LOG: the entry points a run logged (FAKECUDA_CALL_LOG: every
 # process appends each export's name at its first call), once each.
