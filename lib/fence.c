@@ -171,9 +171,10 @@ fence_barrier_for(int device, uint64_t stamp)
  * is awake); it is never held across the synchronise. */
 static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t helper_cv = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
-static bool helper_started, helper_busy, helper_broken;
+static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
+static bool helper_started, helper_broken;
 static uint64_t helper_life; /* bumped by reset: the old helper exits */
+static unsigned helper_threads; /* helper threads not yet exited */
 static uint64_t wanted[FENCE_MAX_DEVICES]; /* stamps to see passed */
 static uint64_t helper_barriers;
 
@@ -282,15 +283,12 @@ helper_main(void *arg)
 			    CLOCK_MONOTONIC, &ts);
 			continue;
 		}
-		helper_busy = true;
 		pthread_mutex_unlock(&helper_lock);
 		bool err = fence_barrier_for(dev, w);
 		pthread_mutex_lock(&helper_lock);
 		helper_last_end = mono_ns();
 		helper_stalls[dev] = st;
-		helper_busy = false;
 		helper_barriers++;
-		pthread_cond_broadcast(&idle_cv);
 		if (err && life == helper_life) {
 			/* Drop the request (the synchronous paths retry). */
 			uint64_t cur = w;
@@ -298,6 +296,8 @@ helper_main(void *arg)
 			    false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 		}
 	}
+	helper_threads--;
+	pthread_cond_broadcast(&exit_cv);
 	pthread_mutex_unlock(&helper_lock);
 	return NULL;
 }
@@ -327,10 +327,11 @@ fence_request(int device, uint64_t stamp)
 		/* The helper takes no signal of the program's. */
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		if (pthread_create(&tid, &attr, helper_main,
-		    (void *)(uintptr_t)helper_life) == 0)
+		    (void *)(uintptr_t)helper_life) == 0) {
+			helper_threads++;
 			__atomic_store_n(&helper_started, true,
 			    __ATOMIC_SEQ_CST);
-		else
+		} else
 			helper_broken = true;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&attr);
@@ -417,17 +418,28 @@ fence_helper_barriers(void)
 	return n;
 }
 
-/* Stops the helper (it exits at its next wake-up) and waits until it is
- * not synchronising.  helper_lock held. */
+unsigned
+fence_helper_threads(void)
+{
+	pthread_mutex_lock(&helper_lock);
+	unsigned n = helper_threads;
+	pthread_mutex_unlock(&helper_lock);
+	return n;
+}
+
+/* Stops the helper and waits until it has exited (it does at its next
+ * wake-up, or within its spin), so that nothing reads what reset then
+ * clears.  helper_lock held. */
 static void
 helper_stop_locked(void)
 {
-	helper_life++;
+	/* helper_spin reads it without the lock. */
+	__atomic_add_fetch(&helper_life, 1, __ATOMIC_SEQ_CST);
 	for (int d = 0; d < FENCE_MAX_DEVICES; d++)
 		__atomic_store_n(&wanted[d], 0, __ATOMIC_SEQ_CST);
 	pthread_cond_broadcast(&helper_cv);
-	while (helper_busy)
-		pthread_cond_wait(&idle_cv, &helper_lock);
+	while (helper_threads > 0)
+		pthread_cond_wait(&exit_cv, &helper_lock);
 	__atomic_store_n(&helper_started, false, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&helper_sleeping, false, __ATOMIC_SEQ_CST);
 	helper_broken = false;
@@ -562,10 +574,11 @@ fence_postfork_child(void)
 	/* The helper thread does not exist here. */
 	pthread_mutex_init(&helper_lock, NULL);
 	pthread_cond_init(&helper_cv, NULL);
-	pthread_cond_init(&idle_cv, NULL);
-	helper_started = helper_busy = helper_broken = false;
+	pthread_cond_init(&exit_cv, NULL);
+	helper_started = helper_broken = false;
 	helper_sleeping = false;
 	helper_last_end = 0;
+	helper_threads = 0;
 	helper_life++;
 	memset(wanted, 0, sizeof(wanted));
 }

@@ -110,6 +110,8 @@ bool fence_wait_running(int device, uint64_t stamp, uint64_t max_ns);
 bool fence_request(int device, uint64_t stamp);
 /* Barriers the helper has made (tests, benchmarks). */
 uint64_t fence_helper_barriers(void);
+/* Helper threads started and not yet exited: 0 or 1 (tests). */
+unsigned fence_helper_threads(void);
 
 /* Records an event on stream for a stream-ordered free; NULL when that
  * fails (the caller relies on the epoch alone). */
@@ -133,7 +135,8 @@ void fence_prefork(void);
 void fence_postfork_parent(void);
 /* Forgets events and epochs; touches no CUDA. */
 void fence_postfork_child(void);
-/* Tests: destroys the cached events, resets the epochs. */
+/* Tests: stops the helper and waits until it has exited, destroys the
+ * cached events, resets the epochs. */
 void fence_reset(void);
 
 #endif /* CUWARDEN_FENCE_H */
