@@ -250,10 +250,12 @@ helper_main(void *arg)
 				continue;
 			/* Sleep; a requester that sees helper_sleeping
 			 * signals.  Set it, then look once more, so that a
-			 * request made meanwhile is not missed. */
+			 * request made meanwhile is not missed; and a stop
+			 * made during the spin (its broadcast came before
+			 * this wait: the helper then slept for ever). */
 			__atomic_store_n(&helper_sleeping, true,
 			    __ATOMIC_SEQ_CST);
-			if (helper_pick(&w) < 0)
+			if (helper_pick(&w) < 0 && life == helper_life)
 				pthread_cond_wait(&helper_cv, &helper_lock);
 			__atomic_store_n(&helper_sleeping, false,
 			    __ATOMIC_SEQ_CST);
