@@ -444,9 +444,11 @@ END_TEST
 /* fence_reset (every test's teardown) stops the helper and waits until
  * it has exited: nothing of it reads what reset clears.  (It used to
  * return with the old helper still in its spin, reading the epochs and
- * its life count as reset wrote them: a race TSan found in CI.)  The next
- * request starts a new helper.  Reset right after a barrier, when the
- * helper has just begun to spin. */
+ * its life count as reset wrote them: a race TSan found in CI.  And a
+ * helper stopped as its spin ended went to sleep for ever: with reset
+ * waiting for it, this test timed out.)  The next request starts a new
+ * helper.  Reset right after a barrier, when the helper has just begun
+ * to spin. */
 START_TEST(test_pool_reset_stops_helper)
 {
 	for (int i = 0; i < 200; i++) {
