@@ -83,17 +83,6 @@ for mode in $modes; do
 				fail "driver-12.1: $want not reached (reached: $(echo $names))"
 		done
 	fi
-	n=0 cases=0 bad=0
-	if [ -z "$PAIRS" ]; then
-		each_case "$names" one_case
-		echo "fault matrix (library, $mode): $n entry points, $cases cases, $((cases - bad)) passed"
-		[ "$bad" -eq 0 ] && pass "library, $mode: every entry point failed in turn"
-	else
-		[ "$PAIRS" = core ] && names=$(core lib "$names")
-		each_pair "$names" one_case
-		echo "fault matrix (library, $mode, pairs: $PAIRS): $n entry points, $cases cases, $((cases - bad)) passed"
-		[ "$bad" -eq 0 ] && pass "library, $mode: every pair of entry points failed together"
-	fi
-	echo "  entry points: $(echo $names)"
+	matrix lib "library, $mode" "$names" one_case
 done
 finish

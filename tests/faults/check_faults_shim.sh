@@ -115,17 +115,6 @@ one_case() {
 	[ -z "$case_bad" ] || bad=$((bad + 1))
 }
 
-n=0 cases=0 bad=0
-if [ -z "$PAIRS" ]; then
-	each_case "$names" one_case
-	echo "fault matrix (shim, audit and pool mode): $n entry points, $cases cases, $((cases - bad)) passed"
-	[ "$bad" -eq 0 ] && pass "shim: every entry point failed in turn"
-else
-	[ "$PAIRS" = core ] && names=$(core shim "$names")
-	each_pair "$names" one_case
-	echo "fault matrix (shim, audit and pool mode, pairs: $PAIRS): $n entry points, $cases cases, $((cases - bad)) passed"
-	[ "$bad" -eq 0 ] && pass "shim: every pair of entry points failed together"
-fi
-echo "  entry points: $(echo $names)"
+matrix shim "shim, audit and pool mode" "$names" one_case
 echo "  also called by the shim itself: $(echo $shared)"
 finish

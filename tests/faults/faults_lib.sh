@@ -92,6 +92,26 @@ core() {
 	done
 }
 
+# matrix WHICH LABEL NAMES CASE: runs CASE on every case of NAMES (one
+# entry point failed at a time, or, with FM_PAIRS, pairs: the core ones of
+# WHICH, lib or shim, or all) and prints the summary under LABEL.  CASE
+# counts the cases that failed in bad.
+matrix() {
+	n=0 cases=0 bad=0
+	_fc_names=$3
+	if [ -z "$PAIRS" ]; then
+		each_case "$_fc_names" "$4"
+		echo "fault matrix ($2): $n entry points, $cases cases, $((cases - bad)) passed"
+		[ "$bad" -eq 0 ] && pass "$2: every entry point failed in turn"
+	else
+		[ "$PAIRS" = core ] && _fc_names=$(core "$1" "$_fc_names")
+		each_pair "$_fc_names" "$4"
+		echo "fault matrix ($2, pairs: $PAIRS): $n entry points, $cases cases, $((cases - bad)) passed"
+		[ "$bad" -eq 0 ] && pass "$2: every pair of entry points failed together"
+	fi
+	echo "  entry points: $(echo $_fc_names)"
+}
+
 # partial INJECTION: whether it fails only some calls (no "+").
 partial() {
 	case $1 in *+*) return 1 ;; *) return 0 ;; esac
