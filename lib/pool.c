@@ -168,9 +168,14 @@ struct pool_s {
 
 /* Published allocation counters of a (kind, device), shared by its
  * arenas: read on every allocation, written once per megabyte a thread
- * publishes. */
+ * publishes.  cur_pub is a two's-complement sum: a thread's frees of
+ * blocks another thread allocated are published before that thread's
+ * allocations may be, so it can be below zero for a while (read it with
+ * pub_current).  ntc counts the thread caches (each holds less than
+ * PUBLISH_BYTES unpublished): it makes peak an upper bound (count_alloc). */
 typedef struct pool_pub_s {
 	_Alignas(64) uint64_t cur_pub, tot_pub, peak; /* atomics */
+	uint64_t ntc;                                 /* atomic */
 } pool_pub_t;
 
 /* Arenas: a (kind, device) has narenas pools, each with its own lock,
@@ -806,6 +811,8 @@ tc_thread_exit(void *arg)
 				if (tc->next != NULL)
 					tc->next->prev = tc->prev;
 				pthread_mutex_unlock(&p->tcl_lock);
+				__atomic_fetch_sub(&p->pub->ntc, 1,
+				    __ATOMIC_RELAXED);
 				free(tc);
 			}
 		}
@@ -860,6 +867,7 @@ tc_get(pool_t *p)
 		tc->next->prev = tc;
 	p->tcaches = tc;
 	pthread_mutex_unlock(&p->tcl_lock);
+	__atomic_fetch_add(&p->pub->ntc, 1, __ATOMIC_RELAXED);
 	set->tc[p->kind][p->device] = tc;
 	return tc;
 }
@@ -944,6 +952,21 @@ publish(pool_t *p, tcache_t *tc)
 	__atomic_store_n(&tc->tot_unpub, 0, __ATOMIC_RELAXED);
 }
 
+/* The published part of the allocated bytes, never below zero. */
+static inline uint64_t
+pub_current(const pool_pub_t *pub)
+{
+	int64_t c = (int64_t)__atomic_load_n(&pub->cur_pub, __ATOMIC_RELAXED);
+	return c > 0 ? (uint64_t)c : 0;
+}
+
+/* The peak is an upper bound of the allocated bytes, not an exact
+ * figure: the bytes allocated now are the published sum plus every
+ * thread's unpublished count, and a thread knows only its own.  Each
+ * other thread holds less than PUBLISH_BYTES unpublished, so the bytes
+ * allocated at the moment of this allocation are at most cur_pub + u +
+ * (ntc - 1) * PUBLISH_BYTES; with one thread that is exact.  pool_stats
+ * caps it further by the total allocated and the reserved peak. */
 static inline void
 count_alloc(pool_t *p, tcache_t *tc, size_t size)
 {
@@ -952,18 +975,26 @@ count_alloc(pool_t *p, tcache_t *tc, size_t size)
 		__atomic_store_n(&tc->unpub, u, __ATOMIC_RELAXED);
 		__atomic_store_n(&tc->tot_unpub, tc->tot_unpub + size,
 		    __ATOMIC_RELAXED);
-		uint64_t cur = __atomic_load_n(&p->pub->cur_pub,
-		    __ATOMIC_RELAXED) + (uint64_t)u;
-		if (cur > __atomic_load_n(&p->pub->peak, __ATOMIC_RELAXED))
-			atomic_max(&p->pub->peak, cur);
+		int64_t others = (int64_t)__atomic_load_n(&p->pub->ntc,
+		    __ATOMIC_RELAXED) - 1;
+		int64_t cur = (int64_t)__atomic_load_n(&p->pub->cur_pub,
+		    __ATOMIC_RELAXED) + u + (others > 0 ? others : 0) *
+		    PUBLISH_BYTES;
+		if (cur > 0 && (uint64_t)cur >
+		    __atomic_load_n(&p->pub->peak, __ATOMIC_RELAXED))
+			atomic_max(&p->pub->peak, (uint64_t)cur);
 		if (u >= PUBLISH_BYTES)
 			publish(p, tc);
 		return;
 	}
-	uint64_t cur = __atomic_add_fetch(&p->pub->cur_pub, size,
+	int64_t cur = (int64_t)__atomic_add_fetch(&p->pub->cur_pub, size,
 	    __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->pub->tot_pub, size, __ATOMIC_RELAXED);
-	atomic_max(&p->pub->peak, cur);
+	int64_t others = (int64_t)__atomic_load_n(&p->pub->ntc,
+	    __ATOMIC_RELAXED);
+	cur += others * PUBLISH_BYTES;
+	if (cur > 0)
+		atomic_max(&p->pub->peak, (uint64_t)cur);
 }
 
 static inline void
@@ -1023,16 +1054,17 @@ tc_pop(pool_t *p, tc_bin_t *b, size_t cs, tcache_t *tc, uintptr_t *addr)
 static uint64_t
 allocated_now(pool_t *p)
 {
-	uint64_t a = __atomic_load_n(&p->pub->cur_pub, __ATOMIC_RELAXED);
+	int64_t a = (int64_t)__atomic_load_n(&p->pub->cur_pub,
+	    __ATOMIC_RELAXED);
 	pool_t *q;
 	FOR_ARENAS(q, p->kind, p->device) {
 		pthread_mutex_lock(&q->tcl_lock);
 		for (tcache_t *t = q->tcaches; t != NULL; t = t->next)
-			a += (uint64_t)__atomic_load_n(&t->unpub,
-			    __ATOMIC_RELAXED);
+			a += __atomic_load_n(&t->unpub, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&q->tcl_lock);
 	}
-	return a;
+	/* Exact but for counts that move while we add them up. */
+	return a > 0 ? (uint64_t)a : 0;
 }
 
 static int
@@ -1538,6 +1570,36 @@ hit:
 	return false;
 }
 
+bool
+pool_segment_of(uintptr_t addr, kind_t *kind)
+{
+	static const kind_t kinds[] = { KIND_DEVICE, KIND_MANAGED,
+		KIND_PINNED };
+
+	if (!poolmap_page_held(addr))
+		return true;
+	for (size_t i = 0; i < CW_ARRAY_SIZE(kinds); i++)
+		for (int d = 0; d < POOL_MAX_DEVICES; d++) {
+			pool_t *p;
+			FOR_ARENAS(p, kinds[i], d) {
+				uintptr_t b;
+				size_t s;
+				pthread_mutex_lock(&p->lock);
+				bool miss = p->dp != NULL ?
+				    devpool_segment_of(p->dp, addr) :
+				    p->hp == NULL ||
+				    hostpool_segment_of(p->hp, addr, &b, &s);
+				pthread_mutex_unlock(&p->lock);
+				if (!miss) {
+					if (kind != NULL)
+						*kind = kinds[i];
+					return false;
+				}
+			}
+		}
+	return true;
+}
+
 size_t
 pool_cached_bytes(int device)
 {
@@ -1626,15 +1688,28 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 		}
 		if (any == NULL)
 			continue;
-		/* Allocated: the (kind, device)'s counters, exact. */
+		/* Allocated: the (kind, device)'s counters, exact; its peak
+		 * an upper bound (count_alloc), never above the bytes ever
+		 * allocated or the reserved peak, never below now. */
 		pool_pub_t *pub = &pubs[kind][d];
 		uint64_t alloc = allocated_now(any);
 		atomic_max(&pub->peak, alloc);
+		uint64_t total = tot + __atomic_load_n(&pub->tot_pub,
+		    __ATOMIC_RELAXED);
+		uint64_t peak = __atomic_load_n(&pub->peak, __ATOMIC_RELAXED);
+		uint64_t res_peak = 0;
+		FOR_ARENAS(p, kind, d)
+			res_peak += __atomic_load_n(&p->res_peak,
+			    __ATOMIC_RELAXED);
+		if (peak > total)
+			peak = total;
+		if (peak > res_peak)
+			peak = res_peak;
+		if (peak < alloc)
+			peak = alloc;
 		out->allocated.current += alloc;
-		out->allocated.peak += __atomic_load_n(&pub->peak,
-		    __ATOMIC_RELAXED);
-		out->allocated.total += tot + __atomic_load_n(&pub->tot_pub,
-		    __ATOMIC_RELAXED);
+		out->allocated.peak += peak;
+		out->allocated.total += total;
 		/* The rest per arena, summed (the reserved and segment peaks
 		 * are the sums of the arenas' peaks: an upper bound when
 		 * there are several). */

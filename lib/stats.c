@@ -6,9 +6,10 @@
  * the shim's coverage counters (stats_coverage).  Views are counted under
  * KIND_VIEW (allocations = views live, bytes = bytes they cover).
  *
- * Invariants: current <= peak; total counts every add.  current never
- * underflows as long as every stats_on_free matches an earlier
- * stats_on_alloc (the callers' contract: one per registry insert/remove).
+ * Invariants: current <= peak <= total (as read by load).  Every
+ * stats_on_free matches a stats_on_alloc (the callers' contract: one per
+ * registry insert/remove), but across threads the sub may land first:
+ * current is kept as a two's-complement sum, read as zero while below.
  *
  * Locking: none; every field is updated with __atomic builtins (relaxed:
  * the counters are statistics, not synchronisation).  stats_fill reads
@@ -33,7 +34,10 @@ stats_counter_add(stats_counter_t *c, uint64_t n)
 	uint64_t peak = __atomic_load_n(&c->peak, __ATOMIC_RELAXED);
 
 	__atomic_fetch_add(&c->total, n, __ATOMIC_RELAXED);
-	while (now > peak &&
+	/* current is a two's-complement sum: another thread's matching sub
+	 * may come first (a free racing the count of its allocation), and a
+	 * value below zero is no peak. */
+	while ((int64_t)now >= 0 && now > peak &&
 	    !__atomic_compare_exchange_n(&c->peak, &peak, now, true,
 		__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
@@ -51,6 +55,8 @@ load(const stats_counter_t *c)
 	stats_counter_t r;
 
 	r.current = __atomic_load_n(&c->current, __ATOMIC_RELAXED);
+	if ((int64_t)r.current < 0) /* see stats_counter_add */
+		r.current = 0;
 	r.peak = __atomic_load_n(&c->peak, __ATOMIC_RELAXED);
 	r.total = __atomic_load_n(&c->total, __ATOMIC_RELAXED);
 	if (r.peak < r.current)
