@@ -801,6 +801,14 @@ devpool_block_of(devpool_t *dp, uintptr_t addr, uintptr_t *base,
 	}
 }
 
+bool
+devpool_segment_of(devpool_t *dp, uintptr_t addr)
+{
+	/* The blocks of a segment tile it, free ones included. */
+	block_t *b = addr_floor(dp->by_addr, addr);
+	return b == NULL || addr >= b->addr + b->size;
+}
+
 size_t
 devpool_trim(devpool_t *dp)
 {

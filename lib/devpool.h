@@ -98,6 +98,9 @@ bool devpool_free(devpool_t *dp, uintptr_t addr);
 /* The block handed out that contains addr.  Returns true if none. */
 bool devpool_block_of(devpool_t *dp, uintptr_t addr, uintptr_t *base,
     size_t *size, unsigned *flags);
+/* Whether addr lies in a segment of dp (in a block handed out, cached or
+ * free).  Returns true if not. */
+bool devpool_segment_of(devpool_t *dp, uintptr_t addr);
 /* Returns every free segment (and cached own segment) to the provider.
  * Returns the bytes released. */
 size_t devpool_trim(devpool_t *dp);

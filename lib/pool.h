@@ -53,6 +53,12 @@ int pool_free_async(kind_t kind, int device, uintptr_t addr, size_t size,
  * addr is not in a block handed out by a pool. */
 bool pool_block_of(uintptr_t addr, uintptr_t *base, size_t *size,
     unsigned *flags);
+/* Whether addr lies in a segment a pool holds now, handed out or not:
+ * such an address is never the driver's to free or describe.  *kind
+ * (may be NULL) gets the pool's kind.  Returns true if not.  Cheap for
+ * addresses in no pool's 2 MiB page (poolmap_page_held); else takes the
+ * pools' locks in turn (for the shim's slow paths only). */
+bool pool_segment_of(uintptr_t addr, kind_t *kind);
 /* Bytes cached (reserved, not handed out) on device, all kinds that use
  * device memory: cuMemGetInfo counts them as free in pool mode. */
 size_t pool_cached_bytes(int device);

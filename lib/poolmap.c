@@ -49,7 +49,8 @@ typedef struct slot_s {
 
 typedef struct l2_s {
 	slot_t slot[1u << L2_BITS];
-	uint32_t held[1u << L2_BITS]; /* bytes of live segments (map_lock) */
+	uint32_t held[1u << L2_BITS]; /* bytes of live segments (written under
+					 * map_lock, read without) */
 } l2_t;
 
 static l2_t *l1[1u << L1_BITS];
@@ -185,7 +186,8 @@ release_locked(uintptr_t base, uintptr_t end, uintptr_t stop)
 			continue; /* never held: a caller's error, ignored */
 		size_t i = SLOT(pg >> PAGE_SHIFT);
 		uint32_t n = (uint32_t)overlap(base, end, pg);
-		n2->held[i] = n2->held[i] > n ? n2->held[i] - n : 0;
+		__atomic_store_n(&n2->held[i], n2->held[i] > n ?
+		    n2->held[i] - n : 0, __ATOMIC_RELAXED);
 		leaf_t *lf = n2->slot[i].leaf;
 		if (lf == NULL)
 			continue;
@@ -216,8 +218,9 @@ poolmap_hold(uintptr_t base, size_t size)
 			pthread_mutex_unlock(&map_lock);
 			return true;
 		}
-		n2->held[SLOT(pg >> PAGE_SHIFT)] +=
-		    (uint32_t)overlap(base, end, pg);
+		uint32_t *h = &n2->held[SLOT(pg >> PAGE_SHIFT)];
+		__atomic_store_n(h, *h + (uint32_t)overlap(base, end, pg),
+		    __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&map_lock);
 	return false;
@@ -362,6 +365,15 @@ poolmap_lookup(uintptr_t addr, uintptr_t *base, size_t *size,
 		pthread_mutex_unlock(&map_lock);
 	}
 	return r != L_FOUND;
+}
+
+bool
+poolmap_page_held(uintptr_t addr)
+{
+	l2_t *n2 = node_of(addr >> PAGE_SHIFT, false);
+	return n2 != NULL &&
+	    __atomic_load_n(&n2->held[SLOT(addr >> PAGE_SHIFT)],
+	    __ATOMIC_RELAXED) != 0;
 }
 
 /* --------------------------------------------------------------- misc */

@@ -53,6 +53,10 @@ void poolmap_clear(uintptr_t base);
  * none. */
 bool poolmap_lookup(uintptr_t addr, uintptr_t *base, size_t *size,
     unsigned *kind, unsigned *flags);
+/* Whether a segment the pools hold shares addr's 2 MiB page: false means
+ * addr is no pool's memory; true means it may be (ask the pools).
+ * Lock-free. */
+bool poolmap_page_held(uintptr_t addr);
 typedef struct poolmap_stats_s {
 	size_t leaves_live; /* published: pages held now */
 	size_t leaves_free; /* kept for the next pages held */

@@ -79,6 +79,9 @@ typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
 typedef CUresult (*primary_release_fn)(CUdevice);
 typedef CUresult (*addr_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
 typedef CUresult (*ptr_attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
+typedef CUresult (*handle_props_fn)(CUmemAllocationProp *,
+    CUmemGenericAllocationHandle);
+typedef CUresult (*array_desc_fn)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
 
 static ctx_get_device_fn real_ctx_get_device;
 static ctx_get_current_fn real_ctx_get_current;
@@ -88,6 +91,8 @@ static primary_retain_fn real_primary_retain;
 static primary_release_fn real_primary_release;
 static addr_range_fn real_addr_range;
 static ptr_attr_fn real_ptr_attr;
+static handle_props_fn real_handle_props;
+static array_desc_fn real_array_desc;
 static bool reals_done;         /* acquire/release */
 static pthread_mutex_t reals_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -289,6 +294,10 @@ resolve_reals(void)
 		    "cuMemGetAddressRange_v2");
 		real_ptr_attr = (ptr_attr_fn)track_real(
 		    "cuPointerGetAttribute");
+		real_handle_props = (handle_props_fn)track_real(
+		    "cuMemGetAllocationPropertiesFromHandle");
+		real_array_desc = (array_desc_fn)track_real(
+		    "cuArray3DGetDescriptor_v2");
 		__atomic_store_n(&reals_done, true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&reals_lock);
@@ -446,14 +455,17 @@ record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
 	rec.ns = (uint8_t)ns;
 	rec.device = (int16_t)device;
 	STATS_INC(allocations);
+	/* Counted before the insert: once inserted, another thread may free
+	 * it (and count the free) at once. */
+	stats_on_alloc(kind, size);
 	if (registry_insert(&rec, &h, &old, &had)) {
+		stats_on_free(kind, size);
 		log_warn("out of metadata memory: %s at %#lx not tracked",
 		    api, (unsigned long)base);
 		return;
 	}
 	if (had) /* freed behind our back (a teardown we did not see) */
 		stats_on_free((kind_t)old.kind, old.size);
-	stats_on_alloc(kind, size);
 }
 
 static void
@@ -517,6 +529,51 @@ unknown_to_driver(CUresult r)
 	    r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
+/* The driver refused to free what rec describes and still holds it: a
+ * failed_free, the address in the ledger, the record left live (a leak
+ * if it is never freed). */
+static void
+failed_keep(const char *api, uintptr_t addr, const reg_rec_t *rec,
+    CUresult r, stack_id_t st)
+{
+	report_violation(V_FAILED_FREE, api, addr, rec, r, st);
+	ledger_add(addr, rec->size, rec->kind, (int)r);
+}
+
+/* Whether the driver still holds the allocation rec describes, after it
+ * refused to free it: asked of the driver (the pointer's range start, the
+ * handle's properties).  False where the driver cannot be asked (an
+ * address reservation, a mapping, a mipmapped array): the refusal is then
+ * taken as the driver not knowing it; the callers of the first two have
+ * refused sizes handled before. */
+static bool
+still_held(ns_t ns, const reg_rec_t *rec)
+{
+	resolve_reals();
+	switch (ns) {
+	case NS_ADDR: {
+		CUdeviceptr start = 0;
+		return real_ptr_attr != NULL &&
+		    real_ptr_attr(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+		    (CUdeviceptr)rec->base) == CUDA_SUCCESS &&
+		    start == (CUdeviceptr)rec->base;
+	}
+	case NS_VMM: {
+		CUmemAllocationProp prop;
+		return real_handle_props != NULL &&
+		    real_handle_props(&prop,
+		    (CUmemGenericAllocationHandle)rec->base) == CUDA_SUCCESS;
+	}
+	case NS_ARRAY: {
+		CUDA_ARRAY3D_DESCRIPTOR d;
+		return rec->aux == 0 && real_array_desc != NULL &&
+		    real_array_desc(&d, (CUarray)rec->base) == CUDA_SUCCESS;
+	}
+	default:
+		return false;
+	}
+}
+
 /* Classifies a free of addr in ns by a function accepting the kinds in
  * accept, after the driver answered r. */
 static void
@@ -528,10 +585,12 @@ classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 
 	STATS_INC(frees);
 	if (pre->found && unknown_to_driver(r) &&
-	    (accept & KBIT(pre->rec.kind))) {
-		/* We hold it live, the driver does not know it: another
-		 * thread freed it just now (both saw it live), or it went
-		 * behind our back.  A double free, not a failed one. */
+	    (accept & KBIT(pre->rec.kind)) && !still_held(ns, &pre->rec)) {
+		/* We hold it live and the driver does not know it either:
+		 * another thread freed it just now (both saw it live), or it
+		 * went behind our back.  A double free, not a failed one.
+		 * (A refusal for another argument -- a destroyed stream, a
+		 * wrong size -- leaves it held: a failed_free below.) */
 		reg_rec_t out;
 		stack_id_t st = capture();
 		if (registry_remove(pre->h, NULL, NULL, st, &out) == 0) {
@@ -555,9 +614,7 @@ classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 			return;
 		}
 		if (r != CUDA_SUCCESS) {
-			report_violation(V_FAILED_FREE, api, addr, &pre->rec,
-			    r, st);
-			ledger_add(addr, pre->rec.size, pre->rec.kind, (int)r);
+			failed_keep(api, addr, &pre->rec, r, st);
 			return;
 		}
 		if ((pre->rec.flags & REC_F_ANNOTATED) &&
@@ -596,6 +653,7 @@ classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 typedef struct td_s {
 	uintptr_t ctx;
 	int device;         /* match by device when ctx is 0 */
+	bool pooled;        /* pooled records too: the pools' context died */
 	reg_handle_t hs[512];
 	size_t n;
 } td_t;
@@ -605,7 +663,7 @@ td_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
 {
 	td_t *td = arg;
 
-	if (rec->flags & REC_F_POOLED)
+	if ((rec->flags & REC_F_POOLED) && !td->pooled)
 		return 0;
 	if (rec->ns == NS_ADDR ? !(TEARDOWN_KINDS & KBIT(rec->kind)) :
 	    rec->ns != NS_ARRAY)
@@ -619,9 +677,10 @@ td_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
 
 /* Marks freed every record of ctx (or, ctx NULL, of device) that the
  * driver frees with it (TEARDOWN_KINDS, arrays); VMM and stream-ordered
- * memory survive. */
+ * memory survive.  pooled: ctx is a primary context whose pools died with
+ * it, so the blocks the program had from them go too. */
 static void
-teardown(CUcontext ctx, int device)
+teardown(CUcontext ctx, int device, bool pooled)
 {
 	static td_t td; /* under tdlock: too big for a thread's stack */
 	static pthread_mutex_t tdlock = PTHREAD_MUTEX_INITIALIZER;
@@ -632,6 +691,7 @@ teardown(CUcontext ctx, int device)
 	for (;;) {
 		td.ctx = (uintptr_t)ctx;
 		td.device = device;
+		td.pooled = pooled;
 		td.n = 0;
 		registry_foreach(td_cb, &td);
 		for (size_t i = 0; i < td.n; i++) {
@@ -661,11 +721,19 @@ pool_mode(void)
 	return mode == TRACK_POOL && pool_enabled();
 }
 
-/* Serves an allocation of kind from the pool.  Returns false when the
- * driver must answer (no context, odd arguments, pool unavailable). */
+/* A pooled record's aux: the pool's device, and for pinned memory the
+ * flags the program asked for (cuMemHostGetFlags answers them). */
+#define POOL_AUX(dev, hflags) \
+	((uintptr_t)(uint32_t)(dev) | (uintptr_t)(hflags) << 32)
+#define POOL_AUX_DEV(aux) ((int)(uint32_t)(aux))
+#define POOL_AUX_HFLAGS(aux) ((unsigned)((uint64_t)(aux) >> 32))
+
+/* Serves an allocation of kind from the pool (hflags: the pinned flags
+ * asked for).  Returns false when the driver must answer (no context,
+ * odd arguments, pool unavailable). */
 static bool
-pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, const char *api,
-    CUresult *res)
+pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, unsigned hflags,
+    const char *api, CUresult *res)
 {
 	if (out == NULL || size == 0)
 		return false; /* the driver says what is wrong */
@@ -689,8 +757,8 @@ pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, const char *api,
 	case CW_OK:
 		*out = addr;
 		record(NS_ADDR, kind, addr, size,
-		    kind == KIND_PINNED ? -1 : dev, ctx, (uintptr_t)dev, api,
-		    REC_F_POOLED);
+		    kind == KIND_PINNED ? -1 : dev, ctx, POOL_AUX(dev, hflags),
+		    api, REC_F_POOLED);
 		*res = CUDA_SUCCESS;
 		return true;
 	case CW_ENOMEM:
@@ -708,17 +776,18 @@ pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, const char *api,
 	}
 }
 
-/* A free of a pooled pointer (or of memory that was pooled).  Returns
- * false when addr is no pool's business. */
+/* A free of a pooled pointer, or of any address in the pools' segments.
+ * Returns false when addr is no pool's business (the driver answers).
+ * An address in a segment that the program does not hold live is never
+ * forwarded: the driver would free the whole segment (a block at its
+ * base) or refuse; the answer is the driver's for an address it did not
+ * hand out, CUDA_ERROR_INVALID_VALUE, and the free is recorded. */
 static bool
 pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
     const char *api, CUresult *res)
 {
 	reg_rec_t rec;
 	reg_handle_t h;
-	uintptr_t base;
-	size_t size;
-	unsigned bflags;
 
 	if (!registry_find(NS_ADDR, addr, &h, &rec)) {
 		if (!(rec.flags & REC_F_POOLED))
@@ -743,37 +812,70 @@ pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 			return true;
 		}
 		stats_on_free((kind_t)out.kind, out.size);
-		int dev = (int)out.aux;
+		int dev = POOL_AUX_DEV(out.aux);
 		int r = async ? pool_free_async((kind_t)out.kind, dev, addr,
 		    out.size, stream) :
 		    pool_free((kind_t)out.kind, dev, addr, out.size);
 		*res = r == CW_OK ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 		return true;
 	}
+	if (pool_segment_of(addr, NULL))
+		return false;
+	stack_id_t st = capture();
+	STATS_INC(frees);
 	if (!registry_tomb_find(NS_ADDR, addr, &rec) &&
-	    (rec.flags & REC_F_POOLED) && pool_block_of(addr, &base, &size,
-	    &bflags) == true) {
-		/* A pooled block freed before and not handed out again: the
-		 * driver would say invalid value for a double free. */
-		STATS_INC(frees);
+	    (rec.flags & REC_F_POOLED))
 		report_violation(V_DOUBLE_FREE, api, addr, &rec,
-		    CUDA_ERROR_INVALID_VALUE, capture());
-		*res = CUDA_ERROR_INVALID_VALUE;
-		return true;
+		    CUDA_ERROR_INVALID_VALUE, st);
+	else if (!registry_find_containing(NS_ADDR, addr, &h, &rec))
+		report_violation(V_INTERIOR_FREE, api, addr, &rec,
+		    CUDA_ERROR_INVALID_VALUE, st);
+	else
+		/* A block freed so long ago that its tombstone is gone, or
+		 * an address the pools never handed out. */
+		report_violation(V_INVALID_FREE, api, addr, NULL,
+		    CUDA_ERROR_INVALID_VALUE, st);
+	*res = CUDA_ERROR_INVALID_VALUE;
+	return true;
+}
+
+/* Where an address stands in pool mode. */
+typedef enum pq_e {
+	PQ_NONE,  /* in no pool's segment: the driver's to answer */
+	PQ_LIVE,  /* in a live pooled allocation, as the program asked for it */
+	PQ_DEAD   /* in the pools' memory, outside what the program holds */
+} pq_t;
+
+/* pq_t of p; *rec gets the allocation (PQ_LIVE), *kind the pool's kind
+ * (PQ_LIVE, PQ_DEAD; may be NULL).  Lock-free for an address in no
+ * pool's 2 MiB page; a hash lookup for one in a live block. */
+static pq_t
+pooled_at(uintptr_t p, reg_rec_t *rec, kind_t *kind)
+{
+	uintptr_t base;
+	size_t size;
+	unsigned flags;
+	reg_handle_t h;
+	kind_t k;
+
+	if (!pool_block_of(p, &base, &size, &flags)) {
+		/* A block handed out but not (or no longer) recorded is
+		 * in flight between the pools and the registry: not the
+		 * program's. */
+		if (!registry_find(NS_ADDR, base, &h, rec) &&
+		    (rec->flags & REC_F_POOLED) && p - rec->base < rec->size) {
+			if (kind != NULL)
+				*kind = (kind_t)rec->kind;
+			return PQ_LIVE;
+		}
+		if (pool_segment_of(p, &k))
+			return PQ_NONE; /* forgotten meanwhile */
+	} else if (pool_segment_of(p, &k)) {
+		return PQ_NONE;
 	}
-	if (!pool_block_of(addr, &base, &size, &bflags)) {
-		/* Inside a pooled block but not its base. */
-		STATS_INC(frees);
-		if (!registry_find(NS_ADDR, base, &h, &rec))
-			report_violation(V_INTERIOR_FREE, api, addr, &rec,
-			    CUDA_ERROR_INVALID_VALUE, capture());
-		else
-			report_violation(V_INTERIOR_FREE, api, addr, NULL,
-			    CUDA_ERROR_INVALID_VALUE, capture());
-		*res = CUDA_ERROR_INVALID_VALUE;
-		return true;
-	}
-	return false;
+	if (kind != NULL)
+		*kind = k;
+	return PQ_DEAD;
 }
 
 /* ------------------------------------------------------------ allocations */
@@ -827,7 +929,7 @@ track_mem_alloc(void *real, const char *api, CUdeviceptr *dptr,
 	CUresult r;
 
 	if (pool_mode() && pool_try_alloc(KIND_DEVICE, (uintptr_t *)dptr,
-	    bytesize, api, &r))
+	    bytesize, 0, api, &r))
 		return r;
 	r = CALL(real, fn_t, (dptr, bytesize));
 	if (r != CUDA_SUCCESS) {
@@ -863,7 +965,8 @@ track_mem_alloc_managed(void *real, const char *api, CUdeviceptr *dptr,
 	CUresult r;
 
 	if (pool_mode() && flags == CU_MEM_ATTACH_GLOBAL &&
-	    pool_try_alloc(KIND_MANAGED, (uintptr_t *)dptr, bytesize, api, &r))
+	    pool_try_alloc(KIND_MANAGED, (uintptr_t *)dptr, bytesize, 0, api,
+	    &r))
 		return r;
 	r = CALL(real, fn_t, (dptr, bytesize, flags));
 	if (r != CUDA_SUCCESS) {
@@ -920,7 +1023,8 @@ track_mem_host_alloc(void *real, const char *api, void **pp, size_t bytesize,
 	CUresult r;
 
 	if (pool_mode() && (flags & ~POOL_PINNED_FLAGS) == 0 &&
-	    pool_try_alloc(KIND_PINNED, (uintptr_t *)pp, bytesize, api, &r))
+	    pool_try_alloc(KIND_PINNED, (uintptr_t *)pp, bytesize, flags, api,
+	    &r))
 		return r;
 	r = CALL(real, fn_t, (pp, bytesize, flags));
 	if (r != CUDA_SUCCESS) {
@@ -938,7 +1042,7 @@ track_mem_alloc_host(void *real, const char *api, void **pp, size_t bytesize)
 	CUresult r;
 
 	if (pool_mode() && pool_try_alloc(KIND_PINNED, (uintptr_t *)pp,
-	    bytesize, api, &r))
+	    bytesize, 0, api, &r))
 		return r;
 	r = CALL(real, fn_t, (pp, bytesize));
 	if (r != CUDA_SUCCESS) {
@@ -1246,6 +1350,13 @@ track_mem_address_free(void *real, const char *api, CUdeviceptr ptr,
 
 	pre_lookup(NS_VA, (uintptr_t)ptr, &pre);
 	CUresult r = CALL(real, fn_t, (ptr, size));
+	if (r != CUDA_SUCCESS && pre.found && size != pre.rec.size) {
+		/* Refused for the size (the driver frees only a whole
+		 * reservation): it still holds it. */
+		STATS_INC(frees);
+		failed_keep(api, (uintptr_t)ptr, &pre.rec, r, capture());
+		return r;
+	}
 	if (unknown_to_driver(r) && pre.found &&
 	    range_mapped((uintptr_t)ptr, pre.rec.size)) {
 		/* Refused because memory is still mapped in it (the H200's
@@ -1291,6 +1402,13 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 
 	pre_lookup(NS_MAP, (uintptr_t)ptr, &pre);
 	CUresult r = CALL(real, fn_t, (ptr, size));
+	if (r != CUDA_SUCCESS && pre.found && size != pre.rec.size) {
+		/* Refused for the size (a part of a mapping, or past the
+		 * mappings that start here): nothing was unmapped. */
+		STATS_INC(frees);
+		failed_keep(api, (uintptr_t)ptr, &pre.rec, r, capture());
+		return r;
+	}
 	classify_free(NS_MAP, KBIT(KIND_MAPPING), (uintptr_t)ptr, r, api,
 	    &pre);
 	if (r != CUDA_SUCCESS || !pre.found)
@@ -1482,7 +1600,7 @@ track_ctx_destroy(void *real, const char *api, CUcontext ctx)
 
 	(void)api;
 	if (r == CUDA_SUCCESS && ctx != NULL) {
-		teardown(ctx, -1);
+		teardown(ctx, -1, pdev >= 0);
 		pools_forget(pdev);
 	}
 	return r;
@@ -1567,7 +1685,7 @@ track_primary_release(void *real, const char *api, CUdevice dev)
 	 * the context lives on. */
 	if (last && driver_primary_ctx(dev) == NULL) {
 		if (c != NULL)
-			teardown(c, -1);
+			teardown(c, -1, true);
 		pools_forget(dev);
 	}
 	return r;
@@ -1586,7 +1704,7 @@ track_primary_reset(void *real, const char *api, CUdevice dev)
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (c != NULL)
-		teardown(c, -1);
+		teardown(c, -1, true);
 	pools_forget(dev);
 	return r;
 }
@@ -1624,25 +1742,52 @@ track_mem_get_info(void *real, const char *api, size_t *free_bytes,
 	return r;
 }
 
+/* A host address the driver never handed out (nor was given to
+ * register): asked about it, the driver answers what it answers for any
+ * pointer it does not know. */
+static const char unknown_probe[64] __attribute__((aligned(64)));
+#define UNKNOWN_PTR ((CUdeviceptr)(uintptr_t)unknown_probe)
+
+/* After the driver answered attribute a for UNKNOWN_PTR into data: the
+ * answer it gives for ptr (the only attribute that echoes the pointer
+ * is HOST_POINTER; cuPointerGetAttributes answers it for unknown
+ * memory). */
+static void
+unknown_fix(CUpointer_attribute a, void *data, CUdeviceptr ptr)
+{
+	if (a == CU_POINTER_ATTRIBUTE_HOST_POINTER && data != NULL &&
+	    *(void **)data == (void *)unknown_probe)
+		*(void **)data = (void *)(uintptr_t)ptr;
+}
+
 CUresult
 track_mem_get_address_range(void *real, const char *api, CUdeviceptr *pbase,
     size_t *psize, CUdeviceptr dptr)
 {
 	typedef CUresult (*fn_t)(CUdeviceptr *, size_t *, CUdeviceptr);
-	uintptr_t base;
-	size_t size;
-	unsigned flags;
+	reg_rec_t rec;
+	pq_t q;
 
 	(void)api;
-	if (pool_mode() && !pool_block_of((uintptr_t)dptr, &base, &size,
-	    &flags)) {
-		if (pbase != NULL)
-			*pbase = (CUdeviceptr)base;
-		if (psize != NULL)
-			*psize = size;
-		return CUDA_SUCCESS;
-	}
-	return CALL(real, fn_t, (pbase, psize, dptr));
+	if (!pool_mode() ||
+	    (q = pooled_at((uintptr_t)dptr, &rec, NULL)) == PQ_NONE)
+		return CALL(real, fn_t, (pbase, psize, dptr));
+	/* The driver is asked all the same, into our own variables (its
+	 * range is the segment's): what it says about the call itself
+	 * stands, a thread without a context gets its
+	 * CUDA_ERROR_INVALID_CONTEXT. */
+	CUdeviceptr b;
+	size_t sz;
+	CUresult r = CALL(real, fn_t, (&b, &sz, dptr));
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (q == PQ_DEAD)
+		return CUDA_ERROR_NOT_FOUND; /* as for memory it freed */
+	if (pbase != NULL)
+		*pbase = (CUdeviceptr)rec.base;
+	if (psize != NULL)
+		*psize = rec.size;
+	return CUDA_SUCCESS;
 }
 
 /* The buffer id we give a pooled block: never one the driver hands out
@@ -1658,23 +1803,23 @@ pooled_buffer_id(uintptr_t base)
 	return (1ULL << 63) | (unsigned long long)h;
 }
 
-/* Patches one attribute answer for a pooled pointer.  Returns true when
- * it did. */
-static bool
-patch_attr(CUpointer_attribute a, void *data, uintptr_t base, size_t size)
+/* Patches one attribute answer for a pooled allocation: the driver
+ * described the segment. */
+static void
+patch_attr(CUpointer_attribute a, void *data, const reg_rec_t *rec)
 {
 	switch (a) {
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-		*(CUdeviceptr *)data = (CUdeviceptr)base;
-		return true;
+		*(CUdeviceptr *)data = (CUdeviceptr)rec->base;
+		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-		*(size_t *)data = size;
-		return true;
+		*(size_t *)data = rec->size;
+		break;
 	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-		*(unsigned long long *)data = pooled_buffer_id(base);
-		return true;
+		*(unsigned long long *)data = pooled_buffer_id(rec->base);
+		break;
 	default:
-		return false;
+		break;
 	}
 }
 
@@ -1683,16 +1828,23 @@ track_pointer_get_attribute(void *real, const char *api, void *data,
     CUpointer_attribute attribute, CUdeviceptr ptr)
 {
 	typedef CUresult (*fn_t)(void *, CUpointer_attribute, CUdeviceptr);
-	CUresult r = CALL(real, fn_t, (data, attribute, ptr));
-	uintptr_t base;
-	size_t size;
-	unsigned flags;
+	reg_rec_t rec;
+	pq_t q;
+	CUresult r;
 
 	(void)api;
-	if (r != CUDA_SUCCESS || data == NULL || !pool_mode())
+	if (!pool_mode() ||
+	    (q = pooled_at((uintptr_t)ptr, &rec, NULL)) == PQ_NONE)
+		return CALL(real, fn_t, (data, attribute, ptr));
+	if (q == PQ_DEAD) {
+		r = CALL(real, fn_t, (data, attribute, UNKNOWN_PTR));
+		if (r == CUDA_SUCCESS)
+			unknown_fix(attribute, data, ptr);
 		return r;
-	if (!pool_block_of((uintptr_t)ptr, &base, &size, &flags))
-		patch_attr(attribute, data, base, size);
+	}
+	r = CALL(real, fn_t, (data, attribute, ptr));
+	if (r == CUDA_SUCCESS && data != NULL)
+		patch_attr(attribute, data, &rec);
 	return r;
 }
 
@@ -1702,20 +1854,47 @@ track_pointer_get_attributes(void *real, const char *api, unsigned int count,
 {
 	typedef CUresult (*fn_t)(unsigned int, CUpointer_attribute *,
 	    void **, CUdeviceptr);
-	CUresult r = CALL(real, fn_t, (count, attributes, data, ptr));
-	uintptr_t base;
-	size_t size;
-	unsigned flags;
+	reg_rec_t rec;
+	pq_t q;
 
 	(void)api;
-	if (r != CUDA_SUCCESS || data == NULL || attributes == NULL ||
-	    !pool_mode())
+	if (!pool_mode() ||
+	    (q = pooled_at((uintptr_t)ptr, &rec, NULL)) == PQ_NONE)
+		return CALL(real, fn_t, (count, attributes, data, ptr));
+	CUresult r = CALL(real, fn_t, (count, attributes, data,
+	    q == PQ_DEAD ? UNKNOWN_PTR : ptr));
+	if (r != CUDA_SUCCESS || data == NULL || attributes == NULL)
 		return r;
-	if (pool_block_of((uintptr_t)ptr, &base, &size, &flags))
-		return r;
-	for (unsigned i = 0; i < count; i++)
-		if (data[i] != NULL)
-			patch_attr(attributes[i], data[i], base, size);
+	for (unsigned i = 0; i < count; i++) {
+		if (data[i] == NULL)
+			continue;
+		if (q == PQ_DEAD)
+			unknown_fix(attributes[i], data[i], ptr);
+		else
+			patch_attr(attributes[i], data[i], &rec);
+	}
+	return r;
+}
+
+CUresult
+track_mem_host_get_flags(void *real, const char *api, unsigned int *pflags,
+    void *p)
+{
+	typedef CUresult (*fn_t)(unsigned int *, void *);
+	reg_rec_t rec;
+	pq_t q;
+
+	(void)api;
+	if (!pool_mode() ||
+	    (q = pooled_at((uintptr_t)p, &rec, NULL)) == PQ_NONE)
+		return CALL(real, fn_t, (pflags, p));
+	if (q == PQ_DEAD)
+		return CALL(real, fn_t, (pflags, (void *)unknown_probe));
+	CUresult r = CALL(real, fn_t, (pflags, p));
+	/* The segment's flags are the pool's; the program asked for its
+	 * own. */
+	if (r == CUDA_SUCCESS && pflags != NULL)
+		*pflags = POOL_AUX_HFLAGS(rec.aux);
 	return r;
 }
 
@@ -1778,24 +1957,57 @@ check_range(const char *api, uintptr_t p, size_t n)
 	    capture());
 }
 
-#define COPY_CHECK(dst, src, n) \
-	do { \
-		if (unlikely(bounds())) { \
-			check_range(api, (uintptr_t)(dst), (n)); \
-			check_range(api, (uintptr_t)(src), (n)); \
-		} \
-	} while (0)
-#define SET_CHECK(dst, bytes) \
-	do { \
-		if (unlikely(bounds()) && (bytes) / sizeof(*&v) == n) \
-			check_range(api, (uintptr_t)(dst), (bytes)); \
-	} while (0)
+/* Pool mode: whether the driver would refuse [p, p + n) as the device
+ * side of a copy or a set.  It checks the range against its device
+ * allocation, but it sees the pool's segment: against the allocation the
+ * program holds, here.  Host-addressable memory (pinned, managed) it does
+ * not check (simulated driver: tests/fakecuda/probe.c). */
+static bool
+pool_range_refused(uintptr_t p, size_t n)
+{
+	reg_rec_t rec;
+	kind_t kind;
+
+	if (n == 0)
+		return false; /* whatever the driver says of an empty range */
+	pq_t q = pooled_at(p, &rec, &kind);
+	if (q == PQ_NONE || kind != KIND_DEVICE)
+		return false;
+	if (q == PQ_DEAD)
+		return true;
+	return n > rec.size || p - rec.base > rec.size - n;
+}
+
+/* The checks before a copy of n bytes (dst_dev, src_dev: which sides
+ * are device addresses).  Returns true when the copy must be refused
+ * with CUDA_ERROR_INVALID_VALUE, as the driver would. */
+static bool
+copy_refused(const char *api, uintptr_t dst, bool dst_dev, uintptr_t src,
+    bool src_dev, size_t n)
+{
+	if (unlikely(bounds())) {
+		check_range(api, dst, n);
+		check_range(api, src, n);
+	}
+	return pool_mode() && ((dst_dev && pool_range_refused(dst, n)) ||
+	    (src_dev && pool_range_refused(src, n)));
+}
+
+/* The same for a set of count elements of size bytes. */
+static bool
+set_refused(const char *api, uintptr_t dst, size_t count, size_t size)
+{
+	if (count > SIZE_MAX / size)
+		return false; /* the driver says what is wrong */
+	return copy_refused(api, dst, true, 0, false, count * size);
+}
 
 CUresult
 track_memcpy(void *real, const char *api, CUdeviceptr dst, CUdeviceptr src,
     size_t n)
 {
-	COPY_CHECK(dst, src, n);
+	if (copy_refused(api, dst, true, src, true, n))
+		return CUDA_ERROR_INVALID_VALUE;
 	return CALL(real, CUresult (*)(CUdeviceptr, CUdeviceptr, size_t),
 	    (dst, src, n));
 }
@@ -1804,7 +2016,8 @@ CUresult
 track_memcpy_async(void *real, const char *api, CUdeviceptr dst,
     CUdeviceptr src, size_t n, CUstream stream)
 {
-	COPY_CHECK(dst, src, n);
+	if (copy_refused(api, dst, true, src, true, n))
+		return CUDA_ERROR_INVALID_VALUE;
 	return CALL(real, CUresult (*)(CUdeviceptr, CUdeviceptr, size_t,
 	    CUstream), (dst, src, n, stream));
 }
@@ -1813,7 +2026,8 @@ CUresult
 track_memcpy_htod(void *real, const char *api, CUdeviceptr dst,
     const void *src, size_t n)
 {
-	COPY_CHECK(dst, src, n);
+	if (copy_refused(api, dst, true, (uintptr_t)src, false, n))
+		return CUDA_ERROR_INVALID_VALUE;
 	return CALL(real, CUresult (*)(CUdeviceptr, const void *, size_t),
 	    (dst, src, n));
 }
@@ -1822,7 +2036,8 @@ CUresult
 track_memcpy_htod_async(void *real, const char *api, CUdeviceptr dst,
     const void *src, size_t n, CUstream stream)
 {
-	COPY_CHECK(dst, src, n);
+	if (copy_refused(api, dst, true, (uintptr_t)src, false, n))
+		return CUDA_ERROR_INVALID_VALUE;
 	return CALL(real, CUresult (*)(CUdeviceptr, const void *, size_t,
 	    CUstream), (dst, src, n, stream));
 }
@@ -1831,7 +2046,8 @@ CUresult
 track_memcpy_dtoh(void *real, const char *api, void *dst, CUdeviceptr src,
     size_t n)
 {
-	COPY_CHECK(dst, src, n);
+	if (copy_refused(api, (uintptr_t)dst, false, src, true, n))
+		return CUDA_ERROR_INVALID_VALUE;
 	return CALL(real, CUresult (*)(void *, CUdeviceptr, size_t),
 	    (dst, src, n));
 }
@@ -1840,7 +2056,8 @@ CUresult
 track_memcpy_dtoh_async(void *real, const char *api, void *dst,
     CUdeviceptr src, size_t n, CUstream stream)
 {
-	COPY_CHECK(dst, src, n);
+	if (copy_refused(api, (uintptr_t)dst, false, src, true, n))
+		return CUDA_ERROR_INVALID_VALUE;
 	return CALL(real, CUresult (*)(void *, CUdeviceptr, size_t, CUstream),
 	    (dst, src, n, stream));
 }
@@ -1851,7 +2068,8 @@ track_memcpy_dtoh_async(void *real, const char *api, void *dst,
 	CUresult \
 	name(void *real, const char *api, CUdeviceptr dst, T v, size_t n) \
 	{ \
-		SET_CHECK(dst, n * sizeof(v)); \
+		if (set_refused(api, dst, n, sizeof(v))) \
+			return CUDA_ERROR_INVALID_VALUE; \
 		return CALL(real, CUresult (*)(CUdeviceptr, T, size_t), \
 		    (dst, v, n)); \
 	} \
@@ -1859,7 +2077,8 @@ track_memcpy_dtoh_async(void *real, const char *api, void *dst,
 	name##_async(void *real, const char *api, CUdeviceptr dst, T v, \
 	    size_t n, CUstream stream) \
 	{ \
-		SET_CHECK(dst, n * sizeof(v)); \
+		if (set_refused(api, dst, n, sizeof(v))) \
+			return CUDA_ERROR_INVALID_VALUE; \
 		return CALL(real, CUresult (*)(CUdeviceptr, T, size_t, \
 		    CUstream), (dst, v, n, stream)); \
 	}

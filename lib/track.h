@@ -158,6 +158,8 @@ CUresult track_pointer_get_attribute(void *real, const char *api, void *data,
 CUresult track_pointer_get_attributes(void *real, const char *api,
     unsigned int count, CUpointer_attribute *attributes, void **data,
     CUdeviceptr ptr);
+CUresult track_mem_host_get_flags(void *real, const char *api,
+    unsigned int *pflags, void *p);
 CUresult track_ipc_get_mem_handle(void *real, const char *api,
     CUipcMemHandle *handle, CUdeviceptr dptr);
 

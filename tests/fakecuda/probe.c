@@ -581,6 +581,114 @@ part_vmm(void)
 	SAY("cuMemAddressFree double", cuMemAddressFree(va, 2 * g));
 }
 
+/* What pool mode answers in the driver's place (lib/track.c): ranges past
+ * an allocation's end, sets and copies past it, host flags, whether a VMM
+ * address is still mapped. */
+static void
+part_exact(void)
+{
+	CUdeviceptr d = 0, m = 0, base = 0, r = 0;
+	size_t sz = 0, g = 0;
+	unsigned int fl = 99;
+	void *h = NULL;
+	int ord = -7;
+	static char buf[8192];
+
+	SAY("exact: cuMemAlloc 1000", cuMemAlloc(&d, 1000));
+	SAY("exact: range one past the end", cuMemGetAddressRange(&base, &sz,
+	    d + 1000));
+	SAY("exact: memset D8 1000", cuMemsetD8(d, 1, 1000));
+	SAY("exact: memset D8 past the end", cuMemsetD8(d, 1, 1001));
+	SAY("exact: memset D32 past the end", cuMemsetD32(d, 1, 251));
+	SAY("exact: memset D8 async past the end", cuMemsetD8Async(d, 1, 1001,
+	    NULL));
+	SAY("exact: copy HtoD past the end", cuMemcpyHtoD(d, buf, 2000));
+	SAY("exact: copy DtoH past the end", cuMemcpyDtoH(buf, d + 500, 600));
+	cuCtxSynchronize();
+	SAY("exact: cuMemFree", cuMemFree(d));
+	SAY("exact: memset D8 freed", cuMemsetD8(d, 1, 16));
+	SAY("exact: copy HtoD freed", cuMemcpyHtoD(d, buf, 16));
+	SAY("exact: cuMemAllocManaged 1000", cuMemAllocManaged(&m, 1000,
+	    CU_MEM_ATTACH_GLOBAL));
+	SAY("exact: managed range one past the end", cuMemGetAddressRange(&base,
+	    &sz, m + 1000));
+	SAY("exact: managed memset past the end", cuMemsetD8(m, 1, 1001));
+	cuCtxSynchronize();
+	SAY("exact: managed cuMemFree", cuMemFree(m));
+	SAY("exact: cuMemAllocHost 1000", cuMemAllocHost(&h, 1000));
+	SAY("exact: host flags of AllocHost", cuMemHostGetFlags(&fl, h));
+	printf("exact: host flags value of AllocHost: %u\n", fl);
+	SAY("exact: cuMemFreeHost", cuMemFreeHost(h));
+	SAY("exact: host flags freed", cuMemHostGetFlags(&fl, h));
+	h = NULL;
+	SAY("exact: cuMemHostAlloc PORTABLE", cuMemHostAlloc(&h, 1000,
+	    CU_MEMHOSTALLOC_PORTABLE));
+	fl = 99;
+	SAY("exact: host flags of PORTABLE", cuMemHostGetFlags(&fl, h));
+	printf("exact: host flags value of PORTABLE: %u\n", fl);
+	cuMemFreeHost(h);
+	h = NULL;
+	SAY("exact: cuMemHostAlloc DEVICEMAP", cuMemHostAlloc(&h, 1000,
+	    CU_MEMHOSTALLOC_DEVICEMAP));
+	fl = 99;
+	SAY("exact: host flags of DEVICEMAP", cuMemHostGetFlags(&fl, h));
+	printf("exact: host flags value of DEVICEMAP: %u\n", fl);
+	cuMemFreeHost(h);
+
+	/* VMM: an address mapped, then only reserved. */
+	CUmemAllocationProp prop;
+	CUmemGenericAllocationHandle mh;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	if (cuMemGetAllocationGranularity(&g, &prop,
+	    CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS || g == 0)
+		return;
+	SAY("exact: vmm create", cuMemCreate(&mh, 2 * g, &prop, 0));
+	SAY("exact: vmm reserve", cuMemAddressReserve(&r, 2 * g, 0, 0, 0));
+	SAY("exact: vmm map", cuMemMap(r, 2 * g, 0, mh, 0));
+	SAY("exact: vmm ordinal of mapped", cuPointerGetAttribute(&ord,
+	    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, r + g));
+	SAY("exact: vmm mapping base of mapped", cuPointerGetAttribute(&base,
+	    CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, r + g));
+	printf("info: exact: vmm mapping base is the reservation: %s\n",
+	    base == r ? "yes" : "no");
+	SAY("exact: vmm partial unmap", cuMemUnmap(r, g));
+	SAY("exact: vmm ordinal after a refused unmap", cuPointerGetAttribute(
+	    &ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, r));
+	SAY("exact: vmm unmap", cuMemUnmap(r, 2 * g));
+	SAY("exact: vmm ordinal of unmapped", cuPointerGetAttribute(&ord,
+	    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, r));
+	SAY("info: exact: vmm mapping base of unmapped", cuPointerGetAttribute(
+	    &base, CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, r));
+	SAY("exact: vmm handle props live", ({ CUmemAllocationProp p2;
+	    cuMemGetAllocationPropertiesFromHandle(&p2, mh); }));
+	SAY("exact: vmm release", cuMemRelease(mh));
+	SAY("exact: vmm handle props released", ({ CUmemAllocationProp p2;
+	    cuMemGetAllocationPropertiesFromHandle(&p2, mh); }));
+	SAY("exact: vmm address free wrong size", cuMemAddressFree(r, g));
+	SAY("exact: vmm address free", cuMemAddressFree(r, 2 * g));
+	/* A refused stream-ordered free on a destroyed stream. */
+	CUstream s2;
+	CUdeviceptr a = 0, start = 0;
+	cuStreamCreate(&s2, 0);
+	cuStreamDestroy(s2);
+	SAY("exact: cuMemAllocAsync", cuMemAllocAsync(&a, 1 << 20, NULL));
+	cuStreamSynchronize(NULL);
+	SAY("exact: cuMemFreeAsync on a destroyed stream", cuMemFreeAsync(a,
+	    s2));
+	SAY("exact: range start after a refused async free",
+	    cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+	    a));
+	printf("exact: range start is the base: %s\n", start == a ? "yes" :
+	    "no");
+	SAY("exact: cuMemFreeAsync", cuMemFreeAsync(a, NULL));
+	cuStreamSynchronize(NULL);
+	SAY("exact: range start after the free", cuPointerGetAttribute(&start,
+	    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, a));
+}
+
 static void
 part_ipc(void)
 {
@@ -1399,6 +1507,7 @@ main(int argc, char **argv)
 	part_streams();
 	part_async();
 	part_vmm();
+	part_exact();
 	part_ipc();
 	part_other_thread();
 	part_contexts();
