@@ -23,6 +23,7 @@
 #include "hostpool.h"
 #include "jemalloc_private.h"
 #include "log.h"
+#include "nowait.h"
 
 typedef struct hseg_s {
 	uintptr_t base;   /* as the provider gave it */
@@ -412,6 +413,15 @@ hostpool_trim(hostpool_t *hp)
 	}
 	pthread_rwlock_unlock(&hp->arena_lock);
 	return free_segments(hp, segs, n);
+}
+
+bool
+hostpool_locked(hostpool_t *hp)
+{
+	if (nowait_lock(&hp->seg_lock))
+		return true;
+	pthread_mutex_unlock(&hp->seg_lock);
+	return false;
 }
 
 void

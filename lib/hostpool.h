@@ -60,6 +60,9 @@ void hostpool_free(hostpool_t *hp, uintptr_t addr, size_t bsize);
  * Returns the bytes released. */
 size_t hostpool_trim(hostpool_t *hp);
 void hostpool_stats(hostpool_t *hp, hostpool_stats_t *out);
+/* Whether hostpool_stats would wait for good: its lock cannot be taken
+ * (nowait.h; always false outside the exit report's nowait state). */
+bool hostpool_locked(hostpool_t *hp);
 /* Releases everything (blocks still live are lost) and frees hp. */
 void hostpool_destroy(hostpool_t *hp);
 /* The segment containing addr.  Returns true if none. */

@@ -21,6 +21,7 @@
 
 #include "lockrank.h"
 #include "ledger.h"
+#include "nowait.h"
 
 #define LEDGER_SLOTS (2 * LEDGER_MAX) /* power of two */
 
@@ -125,9 +126,8 @@ ledger_addresses(uintptr_t *out, size_t max)
 {
 	size_t n = 0;
 
-	if (out == NULL)
+	if (out == NULL || nowait_lock(&llock))
 		return 0;
-	pthread_mutex_lock(&llock);
 	lockrank_take(LOCK_RANK_LEDGER);
 	for (size_t i = 0; i < LEDGER_SLOTS && n < max; i++)
 		if (table[i].address != 0)

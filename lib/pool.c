@@ -66,6 +66,7 @@
 #include "hostpool.h"
 #include "lasterr.h"
 #include "log.h"
+#include "nowait.h"
 #include "options.h"
 #include "pool.h"
 #include "poolmap.h"
@@ -1668,6 +1669,33 @@ pool_trim(int device)
 	return CW_OK;
 }
 
+/* Whether pool_stats may take the locks of (kind, device).  The exit
+ * report on a thread interrupted inside the pools (nowait.h) may hold one
+ * of them for good: each is tried first, and a device whose locks this
+ * thread holds is left out of the figures.  (A lock that passes the try
+ * is not this thread's: taking it again waits only for another thread's
+ * short hold.) */
+static bool
+stats_lockable(kind_t kind, int device)
+{
+	pool_t *p;
+
+	if (!nowait_active())
+		return true;
+	FOR_ARENAS(p, kind, device) {
+		if (nowait_lock(&p->tcl_lock))
+			return false;
+		pthread_mutex_unlock(&p->tcl_lock);
+		if (nowait_lock(&p->lock))
+			return false;
+		bool held = p->hp != NULL && hostpool_locked(p->hp);
+		pthread_mutex_unlock(&p->lock);
+		if (held)
+			return false;
+	}
+	return true;
+}
+
 void
 pool_stats(kind_t kind, cw_pool_stats_t *out)
 {
@@ -1678,6 +1706,8 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
 		pool_t *p, *any = NULL;
 		uint64_t tot = 0;
+		if (!stats_lockable(kind, d))
+			continue;
 		FOR_ARENAS(p, kind, d) {
 			any = p;
 			pthread_mutex_lock(&p->tcl_lock);

@@ -34,6 +34,7 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,6 +47,7 @@
 #include "lasterr.h"
 #include "ledger.h"
 #include "log.h"
+#include "nowait.h"
 #include "options.h"
 #include "owner.h"
 #include "pool.h"
@@ -183,6 +185,16 @@ find_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+void
+track_loaded(void)
+{
+	__atomic_store_n(&shim_pid, getpid(), __ATOMIC_RELAXED);
+	/* setuid/setgid: the environment is the caller's, not the
+	 * program's owner's; the shim must not act on it at all. */
+	if (getauxval(AT_SECURE) != 0)
+		__atomic_store_n(&dead, true, __ATOMIC_RELAXED);
+}
+
 static void
 do_init(void)
 {
@@ -194,7 +206,9 @@ do_init(void)
 	mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
 	    TRACK_AUDIT;
 	init_owner_patterns();
-	shim_pid = getpid();
+	/* Loaded without the constructor (a unit test): this process. */
+	if (__atomic_load_n(&shim_pid, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&shim_pid, getpid(), __ATOMIC_RELAXED);
 	dl_iterate_phdr(find_self_cb, (void *)(uintptr_t)&do_init);
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 	exe_path[n > 0 ? n : 0] = '\0';
@@ -2090,11 +2104,18 @@ TRACK_MEMSET(track_memset_d32, unsigned int)
 /* ------------------------------------------------------------ report */
 
 void
-track_write_report(const char *how, int status)
+track_write_report(const char *how, int status, bool inside)
 {
 	report_meta_t meta;
 
 	if (!track_alive())
+		return;
+	/* A vfork child (or posix_spawn's) shares our memory and may call
+	 * _exit before the parent ever used CUDA: it must touch nothing,
+	 * not even the engine's initialisation, nor mark the report written.
+	 * The pid is the one seen at load. */
+	pid_t owner = __atomic_load_n(&shim_pid, __ATOMIC_RELAXED);
+	if (owner != 0 && getpid() != owner)
 		return;
 	/* CUDA never used: inert, unless a report is asked for anyway
 	 * (cuwarden-audit does: the report proves the shim was loaded). */
@@ -2102,16 +2123,24 @@ track_write_report(const char *how, int status)
 	    == 0 && !options_get_bool(OPT_REPORT_ALWAYS))
 		return;
 	track_init();
-	/* A vfork child (or posix_spawn's) shares our memory and may call
-	 * _exit: it must neither write our report nor mark it written. */
-	if (getpid() != shim_pid)
-		return;
 	if (__atomic_exchange_n(&report_done, true, __ATOMIC_ACQ_REL))
 		return;
 	meta.mode = mode == TRACK_POOL ? "pool" : "audit";
 	meta.exit_how = how;
 	meta.exit_status = status;
+	if (inside)
+		nowait_begin();
 	report_write_env(&meta);
+	if (inside) {
+		uint64_t n = nowait_skipped();
+		nowait_end();
+		if (n != 0)
+			log_warn("the program exited from a signal handler that "
+			    "interrupted a CUDA call; %llu part%s of the report "
+			    "locked by that call %s left out",
+			    (unsigned long long)n, n == 1 ? "" : "s",
+			    n == 1 ? "was" : "were");
+	}
 	if (options_get_bool(OPT_SHOW_STATS)) {
 		log_printf("coverage: %llu allocations, %llu frees (%llu "
 		    "untracked), %llu violations, %llu hooked entry points",

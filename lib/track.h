@@ -43,11 +43,16 @@ typedef enum track_mode_e {
 
 /* ------------------------------------------------------------ lifecycle */
 
+/* At load (the shim's constructor, before any thread or vfork): records
+ * the process the engine belongs to, and in a setuid or setgid process
+ * (AT_SECURE) turns the engine off for good. */
+void track_loaded(void);
 /* Lazy initialisation at the first hook: options, fork handlers, the
  * driver handle, owner patterns.  Thread-safe, idempotent. */
 void track_init(void);
-/* False in a fork child (CUDA is unusable there until exec: every call
- * passes straight through and no report is written). */
+/* False in a fork child (CUDA is unusable there until exec) and in a
+ * setuid or setgid process: every call passes straight through, nothing
+ * is recorded, printed or written. */
 bool track_alive(void);
 track_mode_t track_mode(void);
 /* Marks the shim active (coverage.hooks_active); called by every hook and
@@ -65,8 +70,13 @@ void *track_real(const char *name);
 void track_set_hooked_entry_points(uint64_t n);
 
 /* Writes the report (report_write_env) once per process, if a hook ever
- * ran and the engine is alive.  how: "exit", "_exit". */
-void track_write_report(const char *how, int status);
+ * ran and the engine is alive; never from a vfork child (another pid
+ * than the one track_loaded saw: the parent's memory).  how: "exit",
+ * "_exit", "signal"; status: the exit status, or the signal.  inside: the
+ * calling thread was interrupted inside a wrapper (a signal handler that
+ * exits), so it may hold the engine's locks: the report is written
+ * without waiting for any (nowait.h) and says what it left out. */
+void track_write_report(const char *how, int status, bool inside);
 
 /* ------------------------------------------------------------ families
  * One function per signature family; `real` has the family's signature.

@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -159,7 +160,10 @@ resolve_all(void)
 {
 	uint64_t n = 0;
 
-	track_init();
+	/* Dead (setuid, fork child): the driver's entry points are still
+	 * needed to pass calls through, but nothing of ours runs. */
+	if (track_alive())
+		track_init();
 	void *h = track_driver_handle();
 	for (int i = 0; i < HOOK_COUNT; i++) {
 		reals[i] = h != NULL ? driver_real_dlsym(h, hook_names[i]) :
@@ -432,13 +436,39 @@ CW_EXPORT void hook__exit(int status) __asm__("_exit")
 CW_EXPORT void hook__Exit(int status) __asm__("_Exit")
     __attribute__((noreturn));
 
-/* The report first, unless this thread is inside a wrapper (an _exit from
- * a signal handler that interrupted one: our own locks may be held). */
+/* The report at exit, under a watchdog: a writer that cannot finish (a
+ * descriptor that blocks after all, a lock another thread never lets go)
+ * ends the process by SIGALRM after EXIT_WATCHDOG_S seconds rather than
+ * hang it.  The program's own alarm and SIGALRM disposition are put back
+ * after.  A thread inside a wrapper (an exit from a signal handler that
+ * interrupted one) may hold our locks: the report is written without
+ * waiting for them (track_write_report's inside). */
+#define EXIT_WATCHDOG_S 10
+
+static void
+exit_report(const char *how, int status)
+{
+	struct sigaction dfl, old;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	bool watched = sigaction(SIGALRM, &dfl, &old) == 0;
+	unsigned prev = watched ? alarm(EXIT_WATCHDOG_S) : 0;
+	bool was = in_hook;
+	in_hook = true; /* driver calls made now pass through */
+	track_write_report(how, status, was);
+	in_hook = was;
+	if (watched) {
+		alarm(prev);
+		sigaction(SIGALRM, &old, NULL);
+	}
+}
+
 void
 hook__exit(int status)
 {
-	if (!in_hook)
-		track_write_report("_exit", status);
+	exit_report("_exit", status);
 	if (real_exit_fn != NULL)
 		real_exit_fn(status);
 	for (;;)
@@ -448,8 +478,7 @@ hook__exit(int status)
 void
 hook__Exit(int status)
 {
-	if (!in_hook)
-		track_write_report("_exit", status);
+	exit_report("_exit", status);
 	if (real_Exit_fn != NULL)
 		real_Exit_fn(status);
 	for (;;)
@@ -466,6 +495,10 @@ static const int fatal_signals[] = {
 	SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGHUP,
 	SIGQUIT,
 };
+/* Those sent by another process, blocked while a handler writes. */
+static const int async_signals[] = {
+	SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2,
+};
 
 /* The report, then the signal again (its default action, put back by
  * SA_RESETHAND): the process dies of it.  Another thread may hold a lock
@@ -476,8 +509,8 @@ report_and_die(int sig, bool reraise)
 {
 	in_hook = true; /* driver calls made now pass through */
 	signal(SIGALRM, SIG_DFL);
-	alarm(10);
-	track_write_report("signal", sig);
+	alarm(EXIT_WATCHDOG_S);
+	track_write_report("signal", sig, false);
 	alarm(0);
 	in_hook = false;
 	if (reraise) {
@@ -501,8 +534,9 @@ on_fatal_signal(int sig, siginfo_t *info, void *uc)
 
 	(void)uc;
 	/* A fault returns to the faulting instruction, which faults again
-	 * with its own context; a signal that was sent is raised again
-	 * (SA_NODEFER: at once). */
+	 * with its own context; a signal that was sent is raised again,
+	 * and taken by its default action as the handler returns (it is
+	 * blocked in here). */
 	bool fault = info != NULL && info->si_code > 0 && (sig == SIGSEGV ||
 	    sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
 	if (in_hook) {
@@ -540,8 +574,15 @@ signals_install(void)
 			continue;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = on_fatal_signal;
-		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+		/* The signals a second sender sends (timeout(1) signals the
+		 * whole group, cuwarden-audit forwards SIGTERM too) wait until
+		 * the report is written: a second SIGTERM must not cut it.
+		 * The signal itself is raised again at the end and taken when
+		 * the handler returns (SA_RESETHAND: by its default action). */
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
 		sigemptyset(&sa.sa_mask);
+		for (size_t j = 0; j < CW_ARRAY_SIZE(async_signals); j++)
+			sigaddset(&sa.sa_mask, async_signals[j]);
 		/* Between the look and now the program may have installed
 		 * its own: put it back if so (a race with a program that
 		 * changes dispositions while CUDA starts; best effort). */
@@ -557,21 +598,21 @@ shim_load(void)
 {
 	dlsym_fn real = (dlsym_fn)cw_dlsym_resolve();
 
+	track_loaded();
 	if (real != NULL) {
 		real_exit_fn = (void (*)(int))real(RTLD_NEXT, "_exit");
 		real_Exit_fn = (void (*)(int))real(RTLD_NEXT, "_Exit");
 	}
 }
 
-/* glibc's; registering with no DSO keeps the handler out of every
- * object's __cxa_finalize. */
-extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
-
+/* exit's status reaches on_exit handlers (glibc passes it to every
+ * handler of that kind); an on_exit handler belongs to no DSO, so no
+ * object's __cxa_finalize runs it early. */
 static void
-late_report(void *arg)
+late_report(int status, void *arg)
 {
 	(void)arg;
-	track_write_report("exit", -1);
+	exit_report("exit", status);
 	if (count_calls)
 		for (int i = 0; i < HOOK_COUNT; i++)
 			if (hook_calls[i] != 0)
@@ -592,6 +633,6 @@ shim_unload(void)
 	if (gpa_unmatched != 0)
 		log_debug(1, "%llu cuGetProcAddress answers were no exported "
 		    "symbol", (unsigned long long)gpa_unmatched);
-	if (__cxa_atexit(late_report, NULL, NULL) != 0)
-		track_write_report("exit", -1);
+	if (on_exit(late_report, NULL) != 0)
+		exit_report("exit", -1);
 }
