@@ -145,16 +145,25 @@ init_owner_patterns(void)
 		memcpy(owner_skip_buf, skip, len);
 		owner_skip_buf[len] = '\0';
 		char *p = owner_skip_buf;
-		while (*p != '\0' && n < MAX_OWNER_PATTERNS) {
+		size_t dropped = 0;
+		while (*p != '\0') {
 			char *end = strchr(p, ':');
 			if (end != NULL)
 				*end = '\0';
-			if (*p != '\0')
-				owner_pats[n++] = p;
+			if (*p != '\0') {
+				if (n < MAX_OWNER_PATTERNS)
+					owner_pats[n++] = p;
+				else
+					dropped++;
+			}
 			if (end == NULL)
 				break;
 			p = end + 1;
 		}
+		if (dropped != 0)
+			log_warn("CUWARDEN_OWNER_SKIP: %zu pattern%s past the "
+			    "first %zu ignored", dropped, dropped == 1 ? "" :
+			    "s", MAX_OWNER_PATTERNS - CW_ARRAY_SIZE(cuda_libs));
 	}
 	nowner_pats = n;
 }
@@ -2131,6 +2140,11 @@ track_write_report(const char *how, int status, bool inside)
 	if (inside)
 		nowait_begin();
 	report_write_env(&meta);
+	uint64_t hidden = violation_not_shown();
+	if (hidden != 0)
+		log_printf("%llu violation%s not printed (%d of each type "
+		    "are): the report lists them", (unsigned long long)hidden,
+		    hidden == 1 ? " was" : "s were", VIOLATION_SHOW);
 	if (inside) {
 		uint64_t n = nowait_skipped();
 		nowait_end();

@@ -56,7 +56,7 @@ static const char *const phrases[V_COUNT] = {
 	[V_REFCOUNT_UNDERFLOW] = "released more often than retained",
 	[V_USE_AFTER_FREE] = "used after it was freed",
 	[V_OUT_OF_BOUNDS] = "range outside it, nothing done",
-	[V_FAILED_FREE] = "the driver failed to free it; memory lost",
+	[V_FAILED_FREE] = "the driver did not free it",
 };
 
 static const char *const vkind_names[] = {
@@ -121,13 +121,35 @@ violation_record(const violation_t *v)
 	lockrank_drop(LOCK_RANK_VIOLATION);
 	pthread_mutex_unlock(&vlock);
 
-	log_one(v);
+	/* The first VIOLATION_SHOW of each type are printed as they happen
+	 * (valgrind's error limit): 10^6 invalid frees must not print 10^6
+	 * lines.  The report counts and keeps them all. */
+	uint64_t c = __atomic_load_n(&counts[t], __ATOMIC_RELAXED);
+	if (c <= VIOLATION_SHOW)
+		log_one(v);
+	if (c == VIOLATION_SHOW)
+		log_printf("%s: %d shown; further ones are not printed (the "
+		    "report counts them all)", violation_name(t),
+		    VIOLATION_SHOW);
 	options_init();
 	if (options_get(OPT_ON_VIOLATION) == OPT_ON_VIOLATION_ABORT) {
 		log_error("CUWARDEN_ON_VIOLATION=abort: stopping at the first "
 		    "violation (%s)", violation_name(t));
 		abort();
 	}
+}
+
+uint64_t
+violation_not_shown(void)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < V_COUNT; i++) {
+		uint64_t c = __atomic_load_n(&counts[i], __ATOMIC_RELAXED);
+		if (c > VIOLATION_SHOW)
+			n += c - VIOLATION_SHOW;
+	}
+	return n;
 }
 
 uint64_t

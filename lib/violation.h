@@ -13,6 +13,8 @@
 #include "types.h"
 
 #define VIOLATION_KEEP 4096
+/* Printed as they happen, per type; the rest only counted (and kept). */
+#define VIOLATION_SHOW 100
 
 typedef enum vtype_e {
 	V_INVALID_FREE = 0,
@@ -51,6 +53,8 @@ typedef struct violation_s {
 void violation_record(const violation_t *v);
 const char *violation_name(vtype_t type); /* "double_free", ... */
 uint64_t violation_count(void);
+/* Violations recorded but not printed (VIOLATION_SHOW per type). */
+uint64_t violation_not_shown(void);
 uint64_t violation_count_type(vtype_t type);
 /* Calls fn on each kept record in order; non-zero stops the walk. */
 int violation_foreach(int (*fn)(const violation_t *v, void *arg), void *arg);

@@ -21,6 +21,18 @@ check "$R" \
 	'leak(size=77777)["owner"].endswith("/tp_driver")' \
 	'frame0(leak(size=77777)["stack"]).endswith("/libtpowner.so")'
 
+# More patterns than the table holds (23 besides the built-in ones): the
+# first 23 apply, the rest are named in a warning, never dropped silently.
+pats=
+i=0
+while [ $i -lt 22 ]; do pats="${pats}libnothing$i.so:"; i=$((i + 1)); done
+R=$WORK/own4.json
+CUWARDEN_OWNER_SKIP="${pats}libtpowner.so:libx1.so:libx2.so" CUWARDEN_REPORT=$R run own4 "$TP/tp_driver" owner "$TP/libtpowner.so"
+expect_rc 0 "owner with 25 CUWARDEN_OWNER_SKIP patterns"
+check "$R" 'leak(size=77777)["owner"].endswith("/tp_driver")'
+grep -q 'CUWARDEN_OWNER_SKIP: 2 patterns past the first 23 ignored' "$WORK/own4.err" &&
+	pass "patterns past the table's size: warned" || fail "no warning: $(cat "$WORK/own4.err")"
+
 # A driver called through Python's ctypes: the frames of libffi and of the
 # _ctypes module are trampolines, skipped; the interpreter is the owner.
 R=$WORK/own3.json

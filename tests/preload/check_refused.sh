@@ -27,4 +27,15 @@ check "$WORK/r.json" \
 	'len(viols(type="double_free", api="cuMemUnmap")) == 1' \
 	'len(viols(type="double_free", api="cuMemAddressFree")) == 1' \
 	'summ["violations"] == 8'
+
+# The violation lines printed as they happen are capped (100 per type,
+# valgrind's error limit); the report counts and keeps every one.
+CUWARDEN_REPORT=$WORK/inv.json run inv "$TP/tp_refused" invalid 250
+expect_rc 0 "250 invalid frees"
+n=$(grep -c '^cuwarden: invalid_free: cuMemFree_v2' "$WORK/inv.err")
+[ "$n" -eq 100 ] && pass "100 invalid_free lines printed" || fail "$n invalid_free lines printed, want 100"
+grep -q 'invalid_free: 100 shown; further ones are not printed' "$WORK/inv.err" &&
+	grep -q '150 violations were not printed' "$WORK/inv.err" &&
+	pass "the lines not printed are counted" || fail "no line about the lines not printed: $(tail -3 "$WORK/inv.err")"
+check "$WORK/inv.json" 'summ["violations"] == 250' 'len(viols(type="invalid_free")) == 250'
 finish

@@ -10,15 +10,18 @@
  *     reservation (4 MiB);
  *   - a partial cuMemUnmap (refused), then the whole teardown: clean.
  * Then, a real double free of each family for contrast.
+ * `tp_refused invalid N`: N frees of an address never allocated (the
+ * violation lines printed are capped per type).
  */
 #include <cuda.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SAY(what, call) printf("%-44s -> %d\n", (what), (int)(call))
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	CUdevice d;
 	CUcontext c;
@@ -32,6 +35,11 @@ main(void)
 	cuDeviceGet(&d, 0);
 	cuDevicePrimaryCtxRetain(&c, d);
 	cuCtxSetCurrent(c);
+	if (argc > 2 && strcmp(argv[1], "invalid") == 0) {
+		for (long i = atol(argv[2]); i > 0; i--)
+			cuMemFree((CUdeviceptr)0x7f0000001000ULL);
+		return 0;
+	}
 	cuStreamCreate(&s, 0);
 	cuStreamCreate(&dead, 0);
 	SAY("cuMemAllocAsync p 1 MiB", cuMemAllocAsync(&p, 1 << 20, s));
