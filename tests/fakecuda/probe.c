@@ -689,6 +689,125 @@ part_exact(void)
 	    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, a));
 }
 
+/* Stream capture, measured for the pools' fence (what a barrier of the
+ * helper thread does to another thread's capture, in each mode) and for
+ * pool mode's answers during a capture.  The entry points are looked up
+ * at run time, and every line is "info:" until the simulated driver
+ * learns capture: on a driver without them the part says so. */
+typedef CUresult (*begin_fn)(CUstream, CUstreamCaptureMode);
+typedef CUresult (*end_fn)(CUstream, CUgraph *);
+typedef CUresult (*xmode_fn)(CUstreamCaptureMode *);
+typedef CUresult (*attach_fn)(CUstream, CUdeviceptr, size_t, unsigned int);
+typedef CUresult (*graph_destroy_fn)(CUgraph);
+
+static struct {
+	begin_fn begin;
+	end_fn end;
+	xmode_fn xmode;
+	int relaxed;        /* the other thread exchanges its mode first */
+	CUevent ev;
+	CUresult sync, query, alloc;
+} cap;
+
+static void *
+capture_other(void *arg)
+{
+	CUdeviceptr d = 0;
+
+	(void)arg;
+	cuCtxSetCurrent(primary);
+	if (cap.relaxed) {
+		CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+		cap.xmode(&m);
+	}
+	cap.sync = cuCtxSynchronize();
+	cap.query = cuEventQuery(cap.ev);
+	cap.alloc = cuMemAlloc(&d, 4096);
+	if (cap.alloc == CUDA_SUCCESS)
+		cuMemFree(d);
+	return NULL;
+}
+
+static void
+part_capture(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	static const char *const mname[] = { "global", "thread_local",
+		"relaxed" };
+	CUstream s;
+	CUdeviceptr d = 0, m = 0, a = 0;
+	CUgraph g;
+
+	cap.begin = lib ? (begin_fn)dlsym(lib, "cuStreamBeginCapture_v2") : NULL;
+	cap.end = lib ? (end_fn)dlsym(lib, "cuStreamEndCapture") : NULL;
+	cap.xmode = lib ? (xmode_fn)dlsym(lib,
+	    "cuThreadExchangeStreamCaptureMode") : NULL;
+	attach_fn attach = lib ? (attach_fn)dlsym(lib,
+	    "cuStreamAttachMemAsync") : NULL;
+	graph_destroy_fn gdestroy = lib ? (graph_destroy_fn)dlsym(lib,
+	    "cuGraphDestroy") : NULL;
+	if (cap.begin == NULL || cap.end == NULL || cap.xmode == NULL ||
+	    attach == NULL || gdestroy == NULL) {
+		printf("info: capture: not exported by this driver\n");
+		return;
+	}
+	cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+	cuEventCreate(&cap.ev, CU_EVENT_DISABLE_TIMING);
+	cuMemAlloc(&d, 1 << 20);
+	for (int mode = 0; mode < 3; mode++)
+		for (int relaxed = 0; relaxed < 2; relaxed++) {
+			pthread_t th;
+			cuEventRecord(cap.ev, s);
+			cuStreamSynchronize(s);
+			cap.relaxed = relaxed;
+			printf("info: capture %s: begin: %s\n", mname[mode],
+			    en(cap.begin(s, (CUstreamCaptureMode)mode)));
+			cuMemsetD8Async(d, 1, 1 << 20, s);
+			if (pthread_create(&th, NULL, capture_other, NULL) == 0)
+				pthread_join(th, NULL);
+			printf("info: capture %s, other thread%s: cuCtxSynchronize "
+			    "%s, cuEventQuery %s, cuMemAlloc %s\n", mname[mode],
+			    relaxed ? " relaxed" : "", en(cap.sync),
+			    en(cap.query), en(cap.alloc));
+			CUdeviceptr x = 0;
+			CUresult ra = cuMemAlloc(&x, 4096);
+			CUresult rf = ra == CUDA_SUCCESS ? cuMemFree(x) :
+			    CUDA_ERROR_NOT_FOUND;
+			CUresult rq = cuEventQuery(cap.ev);
+			CUresult ras = cuMemAllocAsync(&a, 4096, s);
+			CUresult rfs = ras == CUDA_SUCCESS ?
+			    cuMemFreeAsync(a, s) : CUDA_ERROR_NOT_FOUND;
+			printf("info: capture %s, same thread: cuMemAlloc %s, "
+			    "cuMemFree %s, cuEventQuery %s, cuMemAllocAsync %s, "
+			    "cuMemFreeAsync %s\n", mname[mode], en(ra), en(rf),
+			    en(rq), en(ras), en(rfs));
+			g = NULL;
+			printf("info: capture %s%s: end: %s\n", mname[mode],
+			    relaxed ? " (other relaxed)" : "",
+			    en(cap.end(s, &g)));
+			if (g != NULL)
+				gdestroy(g);
+			CUstreamCaptureMode back = CU_STREAM_CAPTURE_MODE_GLOBAL;
+			cap.xmode(&back);
+			cuStreamSynchronize(s);
+		}
+	/* cuStreamAttachMemAsync: the base, an interior pointer, a length. */
+	cuMemAllocManaged(&m, 1 << 20, CU_MEM_ATTACH_GLOBAL);
+	printf("info: attach base: %s\n", en(attach(s, m, 0,
+	    CU_MEM_ATTACH_SINGLE)));
+	printf("info: attach interior: %s\n", en(attach(s, m + 4096, 0,
+	    CU_MEM_ATTACH_SINGLE)));
+	printf("info: attach base, whole length: %s\n", en(attach(s, m,
+	    1 << 20, CU_MEM_ATTACH_SINGLE)));
+	printf("info: attach interior with a length: %s\n", en(attach(s,
+	    m + 4096, 4096, CU_MEM_ATTACH_SINGLE)));
+	cuStreamSynchronize(s);
+	cuMemFree(m);
+	cuMemFree(d);
+	cuEventDestroy(cap.ev);
+	cuStreamDestroy(s);
+}
+
 static void
 part_ipc(void)
 {
@@ -1508,6 +1627,7 @@ main(int argc, char **argv)
 	part_async();
 	part_vmm();
 	part_exact();
+	part_capture();
 	part_ipc();
 	part_other_thread();
 	part_contexts();
