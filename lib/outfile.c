@@ -144,11 +144,13 @@ outfile_path_get(outfile_path_t *p, const char *raw, bool *first)
 		resolving_here++;
 		p->err = 0;
 		p->value = NULL;
+		p->pat[0] = '\0';
 		if (raw != NULL) {
 			if (outfile_absolute(raw, p->pat, sizeof(p->pat)))
 				p->err = errno;
-			/* Kept as it is if it could not be resolved (too
-			 * long to fit: then unset, which the caller says). */
+			/* Kept as it is when it could not be resolved (a
+			 * pattern that does not even fit as it is cannot
+			 * come from options.c, whose strings are shorter). */
 			if (p->err == 0 || strcmp(p->pat, raw) == 0)
 				p->value = p->pat;
 		}
@@ -222,18 +224,16 @@ terminal_dev(dev_t rdev)
 }
 
 /* What lstat finds at path, before anything is opened.  Returns true if
- * it must not be opened (errno and *what set); *exists says whether
- * something is there. */
+ * it must not be opened (errno and *what set); *tty says it is a
+ * terminal. */
 static bool
-refuse_existing(const char *path, bool *exists, bool *tty, const char **what)
+refuse_existing(const char *path, bool *tty, const char **what)
 {
 	struct stat st;
 
-	*exists = false;
 	*tty = false;
 	if (lstat(path, &st) != 0)
 		return false; /* missing (or unreadable: open will say) */
-	*exists = true;
 	if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
 		return false;
 	if (S_ISCHR(st.st_mode) && terminal_dev(st.st_rdev)) {
@@ -282,11 +282,11 @@ outfile_open_append(const char *path, outfile_id_t *id, const char **what)
 	const int fl = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC |
 	    O_NONBLOCK | O_NOCTTY;
 	struct stat st;
-	bool exists, tty;
+	bool tty;
 	int fd, e;
 
 	*what = NULL;
-	if (refuse_existing(path, &exists, &tty, what))
+	if (refuse_existing(path, &tty, what))
 		return -1;
 	fd = open(path, fl, 0600);
 	if (fd < 0) {
@@ -491,7 +491,7 @@ outfile_begin(outfile_t *of, const char *path, bool replace,
     const char **what)
 {
 	const int fl = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	bool exists, tty;
+	bool tty;
 	int std = outfile_std_fd(path), e;
 
 	*what = NULL;
@@ -512,7 +512,7 @@ outfile_begin(outfile_t *of, const char *path, bool replace,
 		return false;
 	}
 	if (!replace) {
-		if (refuse_existing(path, &exists, &tty, what))
+		if (refuse_existing(path, &tty, what))
 			goto fail;
 		if (tty) {
 			of->fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC |

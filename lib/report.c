@@ -1394,7 +1394,7 @@ report_write_env(const report_meta_t *meta)
 	bool own, err;
 	int e = 0;
 
-	log_path_init();
+	report_paths_init();
 	pat = report_pattern();
 	if (pat == NULL)
 		return false;
@@ -1432,8 +1432,8 @@ report_write_env(const report_meta_t *meta)
 	if (err) {
 		e = errno;
 		outfile_abort(of);
-		log_error("writing the report to %s failed (errno %d); nothing "
-		    "left there", name, e);
+		log_error("writing the report to %s failed (errno %d)%s", name,
+		    e, of->stream ? "" : "; nothing left there");
 		goto out;
 	}
 	if (outfile_commit(of, name, sizeof(name))) {
