@@ -444,7 +444,7 @@ static const char *
 log_pattern(void)
 {
 	bool first;
-	const char *raw = options_get_str(OPT_LOG_FILE);
+	const char *raw = options_get_str_quiet(OPT_LOG_FILE);
 	const char *path = outfile_path_get(&log_path, raw, &first);
 
 	if (first && log_path.err != 0) {

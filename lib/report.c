@@ -1360,7 +1360,7 @@ static const char *
 report_pattern(void)
 {
 	bool first;
-	const char *raw = options_get_str(OPT_REPORT);
+	const char *raw = options_get_str_quiet(OPT_REPORT);
 	const char *pat = outfile_path_get(&report_path, raw, &first);
 
 	if (first && report_path.err != 0)

@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "ledger.h"
+#include "log.h"
 #include "options.h"
 #include "owner.h"
 #include "registry.h"
@@ -1081,6 +1082,40 @@ START_TEST(test_report_env_relative)
 }
 END_TEST
 
+static int quiet_lines;
+
+static void
+count_lines(const char *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+	quiet_lines++;
+}
+
+/* report_paths_init runs at the shim's load in every process, CUDA or
+ * not: it says nothing about malformed options (the first real use of the
+ * options does). */
+START_TEST(test_report_paths_init_quiet)
+{
+	reset_all();
+	setenv("CUWARDEN_MODE", "bogus", 1);
+	setenv("CUWARDEN_LOG_FILE", "/tmp/cw-check-report-quiet.log", 1);
+	use_report("/tmp/cw-check-report-quiet.json");
+	log_reset();
+	quiet_lines = 0;
+	log_set_output(count_lines, NULL);
+	report_paths_init();
+	ck_assert_int_eq(quiet_lines, 0);
+	ck_assert_int_eq((int)options_get(OPT_MODE), OPT_MODE_AUDIT);
+	ck_assert_int_eq(quiet_lines, 1); /* the warning, now */
+	log_set_output(NULL, NULL);
+	unsetenv("CUWARDEN_MODE");
+	unsetenv("CUWARDEN_LOG_FILE");
+	log_reset();
+	reset_all();
+}
+END_TEST
+
 /* Sums of leaked bytes past 2^64 saturate: the text says the sum
  * overflowed; the JSON (whose readers take signed 64-bit integers) has
  * INT64_MAX and "bytes_saturated": true, and parses. */
@@ -1302,6 +1337,7 @@ make_report_suite(void)
 	tcase_add_test(tc, test_report_env_stderr);
 	tcase_add_test(tc, test_report_env_not_regular);
 	tcase_add_test(tc, test_report_env_relative);
+	tcase_add_test(tc, test_report_paths_init_quiet);
 	tcase_add_test(tc, test_report_sum_saturates);
 	tcase_add_test(tc, test_report_text_escapes);
 	tcase_add_test(tc, test_report_exit_status);
