@@ -1116,6 +1116,30 @@ START_TEST(test_report_paths_init_quiet)
 }
 END_TEST
 
+/* A relative path when the current directory is gone: kept as it is,
+ * with one warning (not one per report). */
+START_TEST(test_report_paths_no_cwd)
+{
+	const char *dir = fresh_dir();
+
+	reset_all();
+	ck_assert_int_eq(chdir(dir), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	use_report("rel.json");
+	log_reset();
+	quiet_lines = 0;
+	log_set_output(count_lines, NULL);
+	report_paths_init();
+	ck_assert_int_eq(quiet_lines, 1);
+	report_paths_init();
+	ck_assert(report_write_env(NULL)); /* the directory is gone */
+	ck_assert_int_eq(quiet_lines, 2);  /* one more: the error */
+	log_set_output(NULL, NULL);
+	ck_assert_int_eq(chdir("/"), 0);
+	reset_all();
+}
+END_TEST
+
 /* Sums of leaked bytes past 2^64 saturate: the text says the sum
  * overflowed; the JSON (whose readers take signed 64-bit integers) has
  * INT64_MAX and "bytes_saturated": true, and parses. */
@@ -1338,6 +1362,7 @@ make_report_suite(void)
 	tcase_add_test(tc, test_report_env_not_regular);
 	tcase_add_test(tc, test_report_env_relative);
 	tcase_add_test(tc, test_report_paths_init_quiet);
+	tcase_add_test(tc, test_report_paths_no_cwd);
 	tcase_add_test(tc, test_report_sum_saturates);
 	tcase_add_test(tc, test_report_text_escapes);
 	tcase_add_test(tc, test_report_exit_status);
