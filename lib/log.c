@@ -6,28 +6,34 @@
  *
  * Owns: the formatter (log_vsnprintf: no malloc, no stdio, no locale),
  * the output callback (fn, arg), the default output (write(2) to fd 2, or
- * to CUWARDEN_LOG_FILE opened O_APPEND at first use), the warning cap,
- * and cw_assert_fail.
+ * to CUWARDEN_LOG_FILE, its pattern made absolute once and the file opened
+ * at the first message through outfile.c), the warning cap, the count of
+ * lines lost, and cw_assert_fail.
  *
  * Invariants: every message is formatted into a stack buffer of
  * LOG_LINE_MAX bytes (longer messages are cut and end in "..."), gets the
  * "cuwarden: " prefix and exactly one trailing newline per line, and is
  * handed to the output one line at a time.  At most LOG_WARN_CAP warnings
  * reach the output; the next one is replaced by a single "further
- * warnings suppressed" line, later ones are only counted.
+ * warnings suppressed" line, later ones are only counted.  The log never
+ * blocks the program: a line that cannot be written at once (a full pipe
+ * or terminal) is lost and counted.  A log file is written only while the
+ * fd still is that file (out_id): once the program has closed it, its
+ * number is never written to nor closed by us again.
  *
- * Locking: out_lock guards the output's choice (callback, fd); the
- * callback and write(2) run without it, one call per line, so a blocking
- * host callback never holds up other threads, and a host callback may run
- * in several threads at once.  A thread that logs again from inside the
- * output (recursion) writes to fd 2 directly.  The warning counter is an
- * atomic.  Nothing here allocates, so it is safe on early paths, in hooks
- * and at exit.
+ * Locking: out_lock guards the output's choice (callback, fd, out_id);
+ * the callback and write(2) run without it, one call per line, so a
+ * blocking host callback never holds up other threads, and a host
+ * callback may run in several threads at once.  A thread that logs again
+ * from inside the output (recursion) writes to fd 2 directly.  The
+ * warning and lost-line counters are atomics.  Nothing here allocates, so
+ * it is safe on early paths, in hooks and at exit.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -36,6 +42,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "outfile.h"
 
 #define LOG_LINE_MAX 1024
 #define LOG_WARN_CAP 100
@@ -47,7 +54,11 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static cw_output_fn out_fn;       /* NULL = default output */
 static void *out_arg;
 static int out_fd = -1;           /* default output fd, -1 = not chosen yet */
+static bool out_ours;             /* out_fd is the log file we opened */
+static outfile_id_t out_id;       /* ... and that file's identity */
+static outfile_path_t log_path = OUTFILE_PATH_INIT; /* CUWARDEN_LOG_FILE */
 static unsigned warn_count;       /* atomic */
+static unsigned long long lost;   /* atomic: lines not written */
 static CW_TLS int in_output;      /* this thread is inside the output */
 
 /* ------------------------------------------------------------ formatter */
@@ -412,21 +423,74 @@ log_expand_path(const char *pat, char *out, size_t size)
 	return false;
 }
 
+/* True if pattern has a "%p" escape ("%%p" is a literal "%p"). */
+static bool
+has_pid(const char *pattern)
+{
+	for (const char *p = pattern; *p != '\0'; p++) {
+		if (*p != '%')
+			continue;
+		if (p[1] == 'p')
+			return true;
+		if (p[1] == '\0')
+			break;
+		p++;
+	}
+	return false;
+}
+
+/* CUWARDEN_LOG_FILE made absolute (once), NULL when unset. */
+static const char *
+log_pattern(void)
+{
+	bool first;
+	const char *raw = options_get_str_quiet(OPT_LOG_FILE);
+	const char *path = outfile_path_get(&log_path, raw, &first);
+
+	if (first && log_path.err != 0) {
+		in_output++;
+		log_printf("warning: CUWARDEN_LOG_FILE=%s: cannot be made "
+		    "absolute (errno %d): kept as it is, relative to the "
+		    "directory the process is in when it first logs", raw,
+		    log_path.err);
+		in_output--;
+	}
+	return path;
+}
+
+void
+log_path_init(void)
+{
+	(void)log_pattern();
+}
+
 /* The default output's fd: CUWARDEN_LOG_FILE if set and openable, else 2.
  * Called with out_lock held. */
 static int
 default_fd(void)
 {
-	const char *path;
+	const char *path, *what;
 	char buf[PATH_MAX];
 	int fd;
 
-	if (out_fd >= 0)
-		return out_fd;
+	if (out_fd >= 0) {
+		if (!out_ours || outfile_is(out_fd, &out_id))
+			return out_fd;
+		/* The program closed the log's fd (closefrom, a daemon's
+		 * cleanup) and may have reused the number for a file of its
+		 * own: never write there, never close it; open the log
+		 * file again. */
+		out_fd = -1;
+		out_ours = false;
+	}
 	out_fd = STDERR_FILENO;
-	path = options_get_str(OPT_LOG_FILE);
+	path = log_pattern();
 	if (path == NULL)
 		return out_fd;
+	if ((fd = outfile_std_fd(path)) >= 0) {
+		out_fd = fd; /* "-", /dev/stderr: the process's own stream */
+		return out_fd;
+	}
 	if (log_expand_path(path, buf, sizeof(buf))) {
 		in_output++;
 		log_printf("warning: CUWARDEN_LOG_FILE=%s: bad path, "
@@ -434,20 +498,58 @@ default_fd(void)
 		in_output--;
 		return out_fd;
 	}
-	/* As the report: no symbolic link followed, the user's alone. */
-	fd = open(buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-	    0600);
+	fd = outfile_open_append(buf, &out_id, &what);
 	if (fd < 0) {
 		int e = errno;
 
 		in_output++;
-		log_printf("warning: CUWARDEN_LOG_FILE=%s: cannot open (errno "
-		    "%d), logging to standard error", buf, e);
+		if (what != NULL)
+			log_printf("warning: CUWARDEN_LOG_FILE=%s is %s (only "
+			    "a regular file of this user's or a terminal is "
+			    "written): logging to standard error", buf, what);
+		else
+			log_printf("warning: CUWARDEN_LOG_FILE=%s: cannot open "
+			    "(errno %d), logging to standard error", buf, e);
 		in_output--;
 		return out_fd;
 	}
 	out_fd = fd;
+	out_ours = true;
 	return out_fd;
+}
+
+/* Writes one line to the default output without ever waiting.  Our log
+ * file's fd is O_NONBLOCK (outfile_open_append): one write, and what does
+ * not fit now is lost.  Standard error is the program's: its flags are
+ * not ours to change (the file description is shared with the program and
+ * its other processes), so a line goes only when poll says there is room
+ * (a pipe with room takes a line of LOG_LINE_MAX + 64 < PIPE_BUF bytes
+ * whole).  Returns true if the line was lost. */
+static bool
+write_line(int fd, bool ours, const char *line, size_t len)
+{
+	if (!ours) {
+		struct pollfd pfd = { fd, POLLOUT, 0 };
+		int r;
+
+		do
+			r = poll(&pfd, 1, 0);
+		while (r < 0 && errno == EINTR);
+		if (r != 1 || (pfd.revents & (POLLERR | POLLNVAL)))
+			return true;
+		return log_write_all(fd, line, len);
+	}
+	while (len > 0) {
+		ssize_t n = write(fd, line, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return true;
+		line += n;
+		len -= (size_t)n;
+	}
+	return false;
 }
 
 /* Hands one line (with its newline) to the output.  The lock only guards
@@ -462,24 +564,28 @@ emit_line(const char *line, size_t len)
 	cw_output_fn fn;
 	void *arg;
 	int fd = STDERR_FILENO;
+	bool ours = false;
 
 	if (in_output > 0) {
 		/* Logging from inside our own output (a host callback that
 		 * calls back into cuwarden): straight to stderr. */
-		(void)log_write_all(STDERR_FILENO, line, len);
+		if (write_line(STDERR_FILENO, false, line, len))
+			__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	in_output++;
 	pthread_mutex_lock(&out_lock);
 	fn = out_fn;
 	arg = out_arg;
-	if (fn == NULL)
+	if (fn == NULL) {
 		fd = default_fd();
+		ours = out_ours;
+	}
 	pthread_mutex_unlock(&out_lock);
 	if (fn != NULL)
 		fn(line, arg);
-	else
-		(void)log_write_all(fd, line, len);
+	else if (write_line(fd, ours, line, len))
+		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
 	in_output--;
 }
 
@@ -589,15 +695,25 @@ log_debug(int level, const char *fmt, ...)
 
 /* ------------------------------------------------------------- internals */
 
+/* Closes the log file if its fd still is that file.  out_lock held. */
+static void
+close_ours(void)
+{
+	if (out_ours && outfile_is(out_fd, &out_id))
+		close(out_fd);
+	out_fd = -1;
+	out_ours = false;
+}
+
 /* For tests: forget the warning count and the chosen log file. */
 void
 log_reset(void)
 {
 	pthread_mutex_lock(&out_lock);
 	__atomic_store_n(&warn_count, 0, __ATOMIC_RELAXED);
-	if (out_fd > STDERR_FILENO)
-		close(out_fd);
-	out_fd = -1;
+	__atomic_store_n(&lost, 0, __ATOMIC_RELAXED);
+	close_ours();
+	outfile_path_reset(&log_path);
 	pthread_mutex_unlock(&out_lock);
 }
 
@@ -605,6 +721,12 @@ unsigned
 log_warn_count(void)
 {
 	return __atomic_load_n(&warn_count, __ATOMIC_RELAXED);
+}
+
+unsigned long long
+log_lost_count(void)
+{
+	return __atomic_load_n(&lost, __ATOMIC_RELAXED);
 }
 
 void
@@ -622,17 +744,19 @@ log_postfork_parent(void)
 void
 log_postfork_child(void)
 {
-	const char *path = options_get_str(OPT_LOG_FILE);
+	const char *path;
 
 	pthread_mutex_init(&out_lock, NULL);
 	in_output = 0;
+	outfile_path_postfork_child(&log_path);
 	/* A per-process log file ("%p") is the child's own: open it anew
-	 * at the child's first message. */
-	if (out_fd > STDERR_FILENO && path != NULL &&
-	    strstr(path, "%p") != NULL) {
-		close(out_fd);
-		out_fd = -1;
-	}
+	 * at the child's first message (with the pattern as the parent
+	 * resolved it: a file is open, so it was resolved). */
+	if (!out_ours)
+		return;
+	path = outfile_path_get(&log_path, NULL, NULL);
+	if (path != NULL && has_pid(path))
+		close_ours();
 }
 
 void

@@ -13,8 +13,17 @@
 #include "cuwarden.h"
 
 /* Routes output through fn (NULL restores the default: write(2) to fd 2,
- * or to the file named by CUWARDEN_LOG_FILE). */
+ * or to the file named by CUWARDEN_LOG_FILE, opened by outfile.h's rules
+ * at the first message; "-" and /dev/stderr are fd 2).  The default output
+ * never blocks: a line that cannot be written at once is lost and
+ * counted (log_lost_count). */
 void log_set_output(cw_output_fn fn, void *arg);
+
+/* Makes CUWARDEN_LOG_FILE absolute against the current directory, once
+ * (later calls, and the first message, use that answer wherever the
+ * process is by then).  Idempotent, thread-safe, no CUDA; called by
+ * report_paths_init (at the shim's load) and at the first message. */
+void log_path_init(void);
 
 /* One message, prefixed "cuwarden: ", newline added if missing. */
 void log_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -44,9 +53,13 @@ bool log_expand_path(const char *pat, char *out, size_t size);
  * true on error. */
 bool log_write_all(int fd, const void *buf, size_t len);
 
-/* For tests: forget the warning count and the log file chosen. */
+/* For tests: forget the warning count, the lost lines, the log file
+ * chosen and its resolved path. */
 void log_reset(void);
 unsigned log_warn_count(void); /* warnings asked for, capped or not */
+/* Lines of the default output lost because they could not be written at
+ * once (a full pipe or terminal, a write error). */
+unsigned long long log_lost_count(void);
 
 /* Fork: the output lock is taken in prepare, released after. */
 void log_prefork(void);

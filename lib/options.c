@@ -21,7 +21,8 @@
  * is a few microseconds).  Warnings are formatted into a static buffer
  * while parsing and logged after READ is published, so logging (which
  * itself reads CUWARDEN_LOG_FILE and CUWARDEN_VERBOSE) never re-enters an
- * unfinished read.  Safe from constructors: no malloc, no stdio.
+ * unfinished read; options_get_str_quiet leaves them owed to the next
+ * call.  Safe from constructors: no malloc, no stdio.
  */
 
 #include <errno.h>
@@ -480,13 +481,14 @@ flush_pending(void)
 	}
 }
 
-void
-options_init(void)
+/* Reads the environment once (the warnings are only queued). */
+static void
+read_once(void)
 {
 	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
 
 	if (likely(s == READ))
-		goto out;
+		return;
 	s = UNREAD;
 	if (__atomic_compare_exchange_n(&state, &s, READING, false,
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -498,7 +500,12 @@ options_init(void)
 		while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READ)
 			sched_yield();
 	}
-out:
+}
+
+void
+options_init(void)
+{
+	read_once();
 	if (unlikely(__atomic_load_n(&pending_owed, __ATOMIC_ACQUIRE)))
 		flush_pending();
 }
@@ -518,6 +525,15 @@ const char *
 options_get_str(option_t opt)
 {
 	options_init();
+	if ((unsigned)opt >= OPT_COUNT)
+		return NULL;
+	return strs[opt];
+}
+
+const char *
+options_get_str_quiet(option_t opt)
+{
+	read_once();
 	if ((unsigned)opt >= OPT_COUNT)
 		return NULL;
 	return strs[opt];

@@ -46,6 +46,11 @@ typedef enum option_e {
 void options_init(void);
 long long options_get(option_t opt);         /* numbers, sizes, bools, enums */
 const char *options_get_str(option_t opt);   /* strings; NULL when unset */
+/* The same, but the warnings of the read (malformed values) are not
+ * logged now: they stay owed to the next options_* call.  For what runs at
+ * the shim's load in every process (report_paths_init): one that never
+ * uses CUDA stays silent. */
+const char *options_get_str_quiet(option_t opt);
 bool options_get_bool(option_t opt);
 const char *options_name(option_t opt);      /* "CUWARDEN_STACK_DEPTH" */
 long long options_default(option_t opt);     /* the table's default */

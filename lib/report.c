@@ -6,8 +6,9 @@
  *
  * Owns: collecting leaks (live registry records of the kinds that hold
  * memory), grouping them by (alloc_stack, kind, size, device, owner, api)
- * largest first, and writing the document; the report file rules of
- * CUWARDEN_REPORT (report_write_env).
+ * largest first, and writing the document; CUWARDEN_REPORT, made absolute
+ * once (report_paths_init), and which file of outfile.h's a report goes to
+ * (report_write_env: this process's own earlier report is replaced).
  *
  * What is a leak: every live record of kind device, managed, pinned,
  * registered, async, vmm (a physical handle never released), va (a
@@ -19,15 +20,21 @@
  * Invariants: nothing here calls malloc, stdio or the driver.  Scratch
  * memory (the copied records, the groups, the violations) is mmap'd and
  * unmapped before returning; output goes through a fixed buffer with
- * write(2).  The registry walk only copies records (its callback runs
+ * write(2).  Byte sums saturate at UINT64_MAX (and say so) rather than
+ * wrap; JSON integers stay within INT64_MAX, the range of the readers
+ * (jansson, the tool).  Names the text report prints are escaped: a
+ * newline or an escape sequence in a module path, an owner, an entry
+ * point or an argument never starts a line or reaches a terminal.  The
+ * registry walk only copies records (its callback runs
  * under a stripe lock); violations, the ledger, the stack depot and stats
  * are read without taking their locks (violation_foreach, the depot and
  * the counters are lock-free for readers), so a report can be written at
  * exit and from an _exit hook.
  *
  * Locking: none of its own.  report_write_env remembers the last path it
- * wrote (for "the same process overwrites its own report") in a static,
- * written with the pid of the writer.
+ * wrote (for "the same process replaces its own report") in statics,
+ * written with the pid of the writer.  The resolved CUWARDEN_REPORT is an
+ * outfile_path_t (atomic, resolved once).
  */
 
 #include <errno.h>
@@ -44,6 +51,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "options.h"
+#include "outfile.h"
 #include "owner.h"
 #include "registry.h"
 #include "report.h"
@@ -278,7 +286,8 @@ typedef struct group_s {
 	const leak_t *lead; /* its first leak_t (for ordering ties) */
 	size_t first;    /* index of its first leak_t (sorted) */
 	size_t count;
-	uint64_t bytes;
+	uint64_t bytes;  /* saturated at UINT64_MAX */
+	bool saturated;  /* bytes is a floor: the sum overflowed */
 } group_t;
 
 typedef struct collect_s {
@@ -418,8 +427,23 @@ typedef struct leaks_s {
 	scratch_t gs;     /* group_t[] */
 	size_t nleaks;
 	size_t ngroups;
-	uint64_t bytes;
+	uint64_t bytes;   /* saturated at UINT64_MAX */
+	bool saturated;   /* bytes is a floor: the sum overflowed */
 } leaks_t;
+
+/* a + b, or UINT64_MAX (and *sat set) when the sum does not fit: a sum
+ * that wrapped would report a few bytes for an exabyte of leaks. */
+static uint64_t
+add_sat(uint64_t a, uint64_t b, bool *sat)
+{
+	uint64_t s;
+
+	if (__builtin_add_overflow(a, b, &s)) {
+		*sat = true;
+		return UINT64_MAX;
+	}
+	return s;
+}
 
 /* Collects and groups the leaks.  Returns true on error (errno set). */
 static bool
@@ -461,12 +485,13 @@ leaks_collect(leaks_t *L)
 			g->lead = &lv[i];
 			g->count = 0;
 			g->bytes = 0;
+			g->saturated = false;
 			L->ngroups++;
 		}
 		g = (group_t *)(void *)(L->gs.p + L->gs.used) - 1;
 		g->count++;
-		g->bytes += lv[i].size;
-		L->bytes += lv[i].size;
+		g->bytes = add_sat(g->bytes, lv[i].size, &g->saturated);
+		L->bytes = add_sat(L->bytes, lv[i].size, &L->saturated);
 	}
 	if (sort_scratch(&L->gs, L->ngroups, sizeof(group_t), key_group,
 	    cmp_group)) {
@@ -516,10 +541,13 @@ typedef struct wr_s {
 	char buf[8192];
 } wr_t;
 
+/* outfile_write_all: a report to a standard error the program made
+ * non-blocking waits for room rather than lose its middle. */
 static void
 w_flush(wr_t *w)
 {
-	if (!w->err && w->len > 0 && log_write_all(w->fd, w->buf, w->len)) {
+	if (!w->err && w->len > 0 &&
+	    outfile_write_all(w->fd, w->buf, w->len)) {
 		w->err = true;
 		w->saved_errno = errno;
 	}
@@ -641,6 +669,64 @@ w_jstrn(wr_t *w, const char *str, size_t n)
 	w_raw(w, "\"", 1);
 }
 
+/* A name in the text report, of n bytes: control characters (C0, DEL
+ * and the C1 range U+0080-U+009F), backslashes and bytes that are no
+ * valid UTF-8 written as escapes (\n, \t, \r, \\, \xNN), so that a name
+ * can neither start a line that looks like the report's own nor send a
+ * terminal an escape sequence. */
+static void
+w_tstrn(wr_t *w, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t k = c < 0x80 ? 1 : utf8_len(s + i, n - i);
+
+		if (c == '\\') {
+			w_s(w, "\\\\");
+		} else if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n': w_s(w, "\\n"); break;
+			case '\t': w_s(w, "\\t"); break;
+			case '\r': w_s(w, "\\r"); break;
+			default: w_fmt(w, "\\x%02x", c); break;
+			}
+		} else if (k == 0 || (k == 2 && c == 0xc2 && s[i + 1] < 0xa0)) {
+			/* Not UTF-8, or a C1 control (CSI is U+009B):
+			 * each byte as itself in hex. */
+			size_t m = k == 0 ? 1 : k;
+
+			for (size_t j = 0; j < m; j++)
+				w_fmt(w, "\\x%02x", s[i + j]);
+			i += m;
+			continue;
+		} else {
+			w_raw(w, str + i, k);
+			i += k;
+			continue;
+		}
+		i++;
+	}
+}
+
+static void
+w_tstr(wr_t *w, const char *s)
+{
+	w_tstrn(w, s != NULL ? s : "?", strlen(s != NULL ? s : "?"));
+}
+
+/* A count or a byte sum as a JSON integer: readers (jansson, the tool)
+ * take signed 64-bit integers, so a larger value is written as INT64_MAX
+ * (a saturated sum also says so: "bytes_saturated"). */
+static unsigned long long
+jint(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? (unsigned long long)INT64_MAX :
+	    (unsigned long long)v;
+}
+
 static void
 w_jstr(wr_t *w, const char *s)
 {
@@ -723,7 +809,7 @@ text_arg(const char *a, size_t n, size_t i, void *arg)
 
 	if (i > 0)
 		w_s(w, " ");
-	w_raw(w, a, n);
+	w_tstrn(w, a, n);
 }
 
 static void
@@ -862,11 +948,13 @@ json_stats(wr_t *w)
 		}
 	}
 	w_fmt(w, "},\n    \"views_live\": %llu, \"stacks\": %llu, "
-	    "\"stack_bytes\": %llu, \"stacks_dropped\": %llu}\n",
+	    "\"stack_bytes\": %llu, \"stacks_dropped\": %llu, "
+	    "\"log_lines_lost\": %llu}\n",
 	    (unsigned long long)st.views_live,
 	    (unsigned long long)stack_count(),
 	    (unsigned long long)stack_bytes(),
-	    (unsigned long long)stack_dropped());
+	    (unsigned long long)stack_dropped(),
+	    jint(log_lost_count()));
 }
 
 static void
@@ -927,12 +1015,18 @@ write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	w_jstr(w, meta->mode != NULL ? meta->mode : "library");
 	w_fmt(w, ",\n  \"time\": \"%s\",\n  \"exit\": {\"how\": ", now);
 	w_jstr(w, meta->exit_how != NULL ? meta->exit_how : "request");
-	w_fmt(w, ", \"status\": %d},\n", meta->exit_status);
+	/* A status that is not known is null, never a number that could
+	 * pass for one. */
+	if (meta->exit_status >= 0)
+		w_fmt(w, ", \"status\": %d},\n", meta->exit_status);
+	else
+		w_s(w, ", \"status\": null},\n");
 	json_coverage(w);
 	w_fmt(w, "  \"summary\": {\"leaked_bytes\": %llu, "
-	    "\"leaked_allocations\": %llu, \"violations\": %llu},\n",
-	    (unsigned long long)L->bytes, (unsigned long long)L->nleaks,
-	    (unsigned long long)violation_count());
+	    "\"bytes_saturated\": %s, \"leaked_allocations\": %llu, "
+	    "\"violations\": %llu},\n", jint(L->bytes),
+	    L->saturated || L->bytes > (uint64_t)INT64_MAX ? "true" : "false",
+	    jint(L->nleaks), jint(violation_count()));
 
 	w_fmt(w, "  \"failed_frees\": {\"count\": %llu, \"overflow\": %llu, "
 	    "\"addresses\": [", (unsigned long long)ledger_failures(),
@@ -974,10 +1068,11 @@ write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 
 		w_s(w, g > 0 ? ",\n    {\"kind\": " : "\n    {\"kind\": ");
 		w_jstr(w, kname(l->kind));
-		w_fmt(w, ", \"size\": %llu, \"count\": %llu, \"bytes\": %llu, "
-		    "\"device\": %d, \"owner\": ", (unsigned long long)l->size,
-		    (unsigned long long)gv[g].count,
-		    (unsigned long long)gv[g].bytes, l->device);
+		w_fmt(w, ", \"size\": %llu, \"count\": %llu, \"bytes\": %llu, ",
+		    jint(l->size), jint(gv[g].count), jint(gv[g].bytes));
+		if (gv[g].saturated || gv[g].bytes > (uint64_t)INT64_MAX)
+			w_s(w, "\"bytes_saturated\": true, ");
+		w_fmt(w, "\"device\": %d, \"owner\": ", l->device);
 		w_jstr(w, owner_str(l->owner));
 		w_s(w, ", \"api\": ");
 		w_jstr(w, l->api != NULL ? l->api : "");
@@ -1036,12 +1131,14 @@ text_stack(wr_t *w, stack_id_t id, const char *indent, modset_t *seen)
 			if (*name == '\0')
 				name = "?";
 		}
-		if (fr[i].module == UINT32_MAX)
+		if (fr[i].module == UINT32_MAX) {
 			w_fmt(w, "%s#%-2zu 0x%lx\n", indent, i,
 			    (unsigned long)fr[i].offset);
-		else
-			w_fmt(w, "%s#%-2zu %s+0x%lx\n", indent, i, name,
-			    (unsigned long)fr[i].offset);
+		} else {
+			w_fmt(w, "%s#%-2zu ", indent, i);
+			w_tstr(w, name);
+			w_fmt(w, "+0x%lx\n", (unsigned long)fr[i].offset);
+		}
 	}
 }
 
@@ -1080,16 +1177,20 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		const leak_t *l = &lv[gv[g].first];
 		const char *own = owner_str(l->owner);
 
-		w_fmt(w, "%llu bytes in %llu %s allocation%s of %llu bytes "
+		w_fmt(w, "%llu bytes%s in %llu %s allocation%s of %llu bytes "
 		    "leaked", (unsigned long long)gv[g].bytes,
+		    gv[g].saturated ? " (the sum overflowed)" : "",
 		    (unsigned long long)gv[g].count, kname(l->kind),
 		    gv[g].count == 1 ? "" : "s",
 		    (unsigned long long)l->size);
 		if (l->device >= 0)
 			w_fmt(w, " on device %d", l->device);
-		w_fmt(w, " (%s", l->api != NULL ? l->api : "?");
-		if (*own != '\0')
-			w_fmt(w, ", owner %s", own);
+		w_s(w, " (");
+		w_tstr(w, l->api);
+		if (*own != '\0') {
+			w_s(w, ", owner ");
+			w_tstr(w, own);
+		}
 		w_fmt(w, ", first at 0x%lx)\n", (unsigned long)l->base);
 		text_stack(w, l->stack, "    ", &seen);
 		w_s(w, "\n");
@@ -1098,15 +1199,18 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		const violation_t *v = &vv[i];
 		const char *en = report_cuda_error_name(v->cuda_error);
 
-		w_fmt(w, "%s: %s(0x%lx)", violation_name(v->type),
-		    v->api != NULL ? v->api : "?", (unsigned long)v->address);
+		w_fmt(w, "%s: ", violation_name(v->type));
+		w_tstr(w, v->api);
+		w_fmt(w, "(0x%lx)", (unsigned long)v->address);
 		if (v->kind >= 0 && v->kind < KIND_COUNT)
 			w_fmt(w, " on %s memory of %llu bytes", kname(v->kind),
 			    (unsigned long long)v->size);
 		if (v->device >= 0)
 			w_fmt(w, ", device %d", v->device);
-		if (v->owner != 0)
-			w_fmt(w, ", owner %s", owner_str(v->owner));
+		if (v->owner != 0) {
+			w_s(w, ", owner ");
+			w_tstr(w, owner_str(v->owner));
+		}
 		if (v->cuda_error != 0) {
 			if (en != NULL)
 				w_fmt(w, ", driver returned %s", en);
@@ -1139,7 +1243,8 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 			if (!any)
 				w_s(w, "modules:\n");
 			any = true;
-			w_fmt(w, "    %s", mod.path);
+			w_s(w, "    ");
+			w_tstr(w, mod.path);
 			if (mod.build_id[0] != '\0')
 				w_fmt(w, " (build-id %s)", mod.build_id);
 			w_s(w, "\n");
@@ -1159,6 +1264,13 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		w_fmt(w, "STACKS NOT KEPT: %llu new stacks (the stack depot "
 		    "is full; their records show no stack)\n",
 		    (unsigned long long)stack_dropped());
+	if (log_lost_count() > 0)
+		w_fmt(w, "LOG LINES LOST: %llu (the log could not take them "
+		    "at once; cuwarden never waits for it)\n",
+		    log_lost_count());
+	if (L->saturated)
+		w_fmt(w, "LEAKED BYTES: the sum overflowed: at least %llu "
+		    "bytes\n", (unsigned long long)L->bytes);
 	w_fmt(w, "LEAK SUMMARY: %llu bytes leaked in %llu allocations\n",
 	    (unsigned long long)L->bytes, (unsigned long long)L->nleaks);
 	w_fmt(w, "ERROR SUMMARY: %llu errors (%llu leaked allocations, "
@@ -1233,101 +1345,116 @@ report_expand_path(const char *pattern, char *buf, size_t size)
 	return log_expand_path(pattern, buf, size);
 }
 
-/* The path this process (last_pid) wrote its report to, if any. */
+/* CUWARDEN_REPORT, made absolute once. */
+static outfile_path_t report_path = OUTFILE_PATH_INIT;
+
+/* What this process (last_pid) last wrote: the expanded CUWARDEN_REPORT
+ * (last_name) and the file that got the report (last_path: last_name or
+ * its alternative name). */
+static char last_name[PATH_MAX];
 static char last_path[PATH_MAX];
 static pid_t last_pid;
 
-/* True if pattern has a "%p" escape ("%%p" is a literal "%p"). */
-static bool
-has_pid(const char *pattern)
+/* The resolved CUWARDEN_REPORT, NULL when unset. */
+static const char *
+report_pattern(void)
 {
-	for (const char *p = pattern; *p != '\0'; p++) {
-		if (*p != '%')
-			continue;
-		if (p[1] == 'p')
-			return true;
-		if (p[1] == '\0')
-			break;
-		p++;
-	}
-	return false;
+	bool first;
+	const char *raw = options_get_str_quiet(OPT_REPORT);
+	const char *pat = outfile_path_get(&report_path, raw, &first);
+
+	if (first && report_path.err != 0)
+		log_warn("CUWARDEN_REPORT=%s: cannot be made absolute (errno "
+		    "%d): kept as it is, relative to the directory the process "
+		    "is in when it writes the report", raw, report_path.err);
+	return pat;
 }
 
-/* Opens the report file per the rules of report.h.  *out gets the path
- * opened.  Returns the fd, or -1 (errno set). */
-static int
-open_report(const char *pattern, char *out, size_t size)
+void
+report_paths_init(void)
 {
-	/* Never through a symbolic link (one planted where the report is
-	 * expected, in a shared directory, would have it overwrite another
-	 * file), and readable by the user alone (it holds command lines,
-	 * paths and stacks). */
-	const int wr = O_WRONLY | O_CLOEXEC | O_NOFOLLOW;
-	char path[PATH_MAX];
-	int fd;
+	log_path_init();
+	(void)report_pattern();
+}
 
-	if (report_expand_path(pattern, path, sizeof(path))) {
-		errno = EINVAL;
-		return -1;
-	}
-	log_snprintf(out, size, "%s", path);
-	if (has_pid(pattern))
-		return open(path, wr | O_CREAT | O_TRUNC, 0600);
-	/* This process wrote it before: overwrite its own report. */
-	if (last_pid == getpid() && strcmp(last_path, path) == 0)
-		return open(path, wr | O_CREAT | O_TRUNC, 0600);
-	fd = open(path, wr | O_CREAT | O_EXCL, 0600);
-	if (fd >= 0 || errno != EEXIST)
-		return fd;
-	/* Written by another process (the parent, a sibling, an earlier
-	 * run): never overwritten; this process writes <path>.<pid>. */
-	if (log_snprintf(out, size, "%s.%d", path, (int)getpid()) >=
-	    (int)size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return open(out, wr | O_CREAT | O_TRUNC, 0600);
+void
+report_paths_reset(void)
+{
+	outfile_path_reset(&report_path);
+	last_pid = 0;
 }
 
 bool
 report_write_env(const report_meta_t *meta)
 {
-	const char *pat = options_get_str(OPT_REPORT);
-	char path[PATH_MAX];
-	int fd, e;
-	bool err;
+	const char *pat, *what;
+	char name[PATH_MAX];
+	outfile_t *of;
+	scratch_t os = { NULL, 0, 0 };
+	bool own, err;
+	int e = 0;
 
+	report_paths_init();
+	pat = report_pattern();
 	if (pat == NULL)
 		return false;
-	path[0] = '\0';
-	fd = open_report(pat, path, sizeof(path));
-	if (fd < 0) {
+	if (report_expand_path(pat, name, sizeof(name))) {
+		log_error("CUWARDEN_REPORT=%s: not a usable path (too long, or "
+		    "a '%%' other than %%p and %%%%); no report written", pat);
+		errno = EINVAL;
+		return true;
+	}
+	/* outfile_t holds two paths: scratch, not the caller's stack (this
+	 * may run in a signal handler). */
+	if (scratch_reserve(&os, sizeof(outfile_t))) {
+		log_error("cannot write the report to %s (no memory)", name);
+		errno = ENOMEM;
+		return true;
+	}
+	of = (outfile_t *)(void *)os.p;
+	/* This process wrote it before (a report on request, then the one
+	 * at exit): it replaces its own report, wherever that went. */
+	own = last_pid == getpid() && strcmp(last_name, name) == 0;
+	if (outfile_begin(of, own ? last_path : name, own, &what)) {
 		e = errno;
-		if (path[0] == '\0')
-			log_error("CUWARDEN_REPORT=%s: not a usable path "
-			    "(too long, or a '%%' other than %%p and %%%%); "
-			    "no report written", pat);
+		if (what != NULL)
+			log_error("not writing the report to %s: it is %s, not "
+			    "a regular file (a report goes to a new file, to "
+			    "standard error with \"-\", or to a terminal)",
+			    name, what);
 		else
 			log_error("cannot write the report to %s (errno %d)",
-			    path, e);
-		errno = e;
-		return true;
+			    name, e);
+		goto out;
 	}
-	err = report_write(fd, (cw_format_t)options_get(OPT_REPORT_FORMAT),
+	err = report_write(of->fd, (cw_format_t)options_get(OPT_REPORT_FORMAT),
 	    meta);
-	e = errno;
-	if (close(fd) != 0 && !err) {
-		err = true;
-		e = errno;
-	}
 	if (err) {
-		log_error("writing the report to %s failed (errno %d)", path,
-		    e);
-		errno = e;
-		return true;
+		e = errno;
+		outfile_abort(of);
+		log_error("writing the report to %s failed (errno %d)%s", name,
+		    e, of->stream ? "" : "; nothing left there");
+		goto out;
 	}
-	log_snprintf(last_path, sizeof(last_path), "%s", path);
-	last_pid = getpid();
-	log_debug(1, "report written to %s", path);
+	if (outfile_commit(of, name, sizeof(name))) {
+		e = errno;
+		log_error("cannot put the report in place at %s (errno %d); "
+		    "nothing left there", of->target, e);
+		goto out;
+	}
+	if (!of->stream) {
+		if (report_expand_path(pat, last_name, sizeof(last_name)) ||
+		    log_snprintf(last_path, sizeof(last_path), "%s", name) >=
+		    (int)sizeof(last_path))
+			last_pid = 0;
+		else
+			last_pid = getpid();
+	}
+	log_debug(1, "report written to %s", name);
+	scratch_free(&os);
 	return false;
+out:
+	scratch_free(&os);
+	errno = e;
+	return true;
 }

@@ -2,8 +2,9 @@
  * report.h -- the per-process report: JSON (the source of truth, schema
  * in doc/report-schema.md) or text.  Built from the registry (live
  * records = leaks), violations, the ledger, stats and the stack depot.
- * Writes with write(2) through a fixed buffer; works at exit and from an
- * _exit hook; never calls the driver.  Owner: infra.
+ * Writes with write(2) through a fixed buffer; works at exit, from an
+ * _exit hook and from a signal handler; never calls the driver.  Owner:
+ * infra.
  */
 #ifndef CUWARDEN_REPORT_H
 #define CUWARDEN_REPORT_H
@@ -15,7 +16,9 @@
 typedef struct report_meta_s {
 	const char *mode;     /* "audit", "pool" or "library" */
 	const char *exit_how; /* "exit", "_exit", "request", "signal" */
-	int exit_status;      /* when known, else -1 */
+	int exit_status;      /* exit status ("exit", "_exit"), signal number
+			       * ("signal"); -1 when not known, written as
+			       * null */
 } report_meta_t;
 
 /* Writes the report to fd.  Returns true on error (errno set). */
@@ -25,12 +28,26 @@ bool report_write(int fd, cw_format_t format, const report_meta_t *meta);
  * Returns true on error (too long, bad escape). */
 bool report_expand_path(const char *pattern, char *buf, size_t size);
 
-/* Opens the report file named by CUWARDEN_REPORT for this process and
- * writes it (JSON unless CUWARDEN_REPORT_FORMAT=text).  A path without %p
- * is never overwritten by another process: a child whose parent already
- * wrote there (or any second writer) gets "<path>.<pid>"; the same process
- * writing again overwrites its own report.  Returns true on error
- * (logged).  Does nothing and returns false when unset. */
+/* Makes CUWARDEN_REPORT and CUWARDEN_LOG_FILE absolute against the
+ * current directory and keeps the answers: relative paths name files of
+ * the directory the process was in at this first call, wherever it is
+ * when it writes them.  Idempotent, thread-safe, no CUDA, no malloc;
+ * callable from a library constructor.  The shim calls it at load; the
+ * first report and the first message call it too (a relative path with
+ * no current directory is kept as it is, with one warning). */
+void report_paths_init(void);
+/* For tests: forget the resolved CUWARDEN_REPORT and the last report. */
+void report_paths_reset(void);
+
+/* Writes the report to the file named by CUWARDEN_REPORT (JSON unless
+ * CUWARDEN_REPORT_FORMAT=text), by outfile.h's rules: whole or not at
+ * all, 0600, never through a link, never over an existing file but this
+ * process's own earlier report (which it replaces): a name already taken
+ * (by a parent, a sibling, an earlier process with the same pid, a file
+ * planted there) gives "<path>.<pid>-<starttime>".  "-", /dev/stderr and
+ * /dev/fd/2 are standard error; a FIFO, a directory or a device other than
+ * a terminal is refused.  Returns true on error (logged; errno set).  Does
+ * nothing and returns false when unset. */
 bool report_write_env(const report_meta_t *meta);
 
 /* True for the kinds whose live records are leaks: all but views and

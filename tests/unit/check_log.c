@@ -2,13 +2,22 @@
  * check_log.c -- the fixed-buffer formatter (against the C library's
  * snprintf on many formats), truncation, the output callback (prefix,
  * one call per line), the warning cap, CUWARDEN_LOG_FILE,
- * CUWARDEN_VERBOSE, and concurrent logging.
+ * CUWARDEN_VERBOSE, and concurrent logging.  The log file's rules: a FIFO
+ * there neither hangs the program nor is opened (standard error instead);
+ * a log fd the program closed and reused is never written to nor closed
+ * (the file is opened again); "-" and /dev/stderr are fd 2; a relative
+ * path is resolved once, before a chdir; the fd is O_NONBLOCK; a full
+ * pipe on standard error loses the line (counted) instead of blocking;
+ * another user's file is refused.
  */
 #include "preamble.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,6 +467,250 @@ START_TEST(test_log_write_all)
 }
 END_TEST
 
+/* --------------------------------------------------------- log files */
+
+/* A fresh directory and the file standing in for fd 2 in it. */
+static const char *
+file_setup(char *err_path, size_t size)
+{
+	static char dir[64];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "/tmp/cw-check-log-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(err_path, size, "%s/stderr", dir);
+	fd = open(err_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(dup2(fd, 2), 0);
+	close(fd);
+	log_set_output(NULL, NULL);
+	/* A FIFO opened blocking would hang the test: end it instead. */
+	signal(SIGALRM, SIG_DFL);
+	alarm(10);
+	return dir;
+}
+
+static void
+use_log_file(const char *pat)
+{
+	if (pat != NULL)
+		setenv("CUWARDEN_LOG_FILE", pat, 1);
+	else
+		unsetenv("CUWARDEN_LOG_FILE");
+	options_reset();
+	log_reset();
+}
+
+static void
+file_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/* The fd this process has open on path, -1 if none. */
+static int
+fd_of(const char *path)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int found = -1;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		char link[300], target[PATH_MAX];
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, path) == 0 && atoi(e->d_name) != dirfd(d))
+			found = atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+START_TEST(test_log_file_fifo)
+{
+	char err[PATH_MAX], path[PATH_MAX], buf[2048];
+	const char *dir = file_setup(err, sizeof(err));
+
+	snprintf(path, sizeof(path), "%s/log.fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	use_log_file(path);
+	log_printf("after the fifo");
+	file_text(err, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "is a FIFO") != NULL, "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, "cuwarden: after the fifo\n"));
+	use_log_file(NULL);
+}
+END_TEST
+
+/* The program closes the log's fd and opens its own file on the number:
+ * the next line goes to the log file (opened again), none to the
+ * program's file, and the program's fd is left open. */
+START_TEST(test_log_file_fd_reused)
+{
+	char err[PATH_MAX], path[PATH_MAX], data[PATH_MAX], buf[2048];
+	const char *dir = file_setup(err, sizeof(err));
+	bool nonblock;
+	int fd, mine;
+
+	snprintf(path, sizeof(path), "%s/cw.log", dir);
+	snprintf(data, sizeof(data), "%s/data", dir);
+	use_log_file(path);
+	log_printf("first");
+	fd = fd_of(path);
+	ck_assert_int_gt(fd, 2);
+	nonblock = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+	ck_assert_int_eq(close(fd), 0);
+	mine = open(data, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(mine, fd);
+	log_printf("second");
+	log_error("third");
+	file_text(data, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "");
+	file_text(path, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "cuwarden: first\ncuwarden: second\n"
+	    "cuwarden: error: third\n");
+	/* Forgetting the log (a %p child, log_reset) closes ours only. */
+	log_reset();
+	ck_assert_int_eq(fcntl(mine, F_GETFD), 0);
+	ck_assert_int_eq(write(mine, "x", 1), 1);
+	close(mine);
+	/* Never blocks: the log's own fd is O_NONBLOCK. */
+	ck_assert(nonblock);
+	use_log_file(NULL);
+}
+END_TEST
+
+/* "-", /dev/stderr, /dev/fd/2: fd 2 itself; no file of that name. */
+START_TEST(test_log_file_stderr)
+{
+	static const char *const names[] = { "-", "/dev/stderr", "/dev/fd/2" };
+	char err[PATH_MAX], buf[2048], want[256];
+	const char *dir = file_setup(err, sizeof(err));
+	struct stat st;
+
+	ck_assert_int_eq(chdir(dir), 0);
+	for (size_t i = 0; i < CW_ARRAY_SIZE(names); i++) {
+		use_log_file(names[i]);
+		log_printf("to %s", names[i]);
+	}
+	file_text(err, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "cuwarden: to -\ncuwarden: to /dev/stderr\n"
+	    "cuwarden: to /dev/fd/2\n");
+	ck_assert_int_ne(stat("-", &st), 0);
+	snprintf(want, sizeof(want), "/dev/stderr.%d", (int)getpid());
+	ck_assert_int_ne(stat(want, &st), 0);
+	ck_assert_int_eq(fcntl(2, F_GETFD), 0);
+	use_log_file(NULL);
+	ck_assert_int_eq(chdir("/"), 0);
+}
+END_TEST
+
+/* A relative CUWARDEN_LOG_FILE names a file of the directory the process
+ * was in at log_path_init (the shim's load), not at the first message. */
+START_TEST(test_log_file_relative)
+{
+	char err[PATH_MAX], a[PATH_MAX], b[PATH_MAX], buf[2048];
+	const char *dir = file_setup(err, sizeof(err));
+	struct stat st;
+
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	ck_assert_int_eq(mkdir(a, 0700), 0);
+	ck_assert_int_eq(mkdir(b, 0700), 0);
+	ck_assert_int_eq(chdir(a), 0);
+	use_log_file("rel.log");
+	log_path_init();
+	ck_assert_int_eq(chdir(b), 0);
+	log_printf("where am I");
+	ck_assert_int_ne(stat("rel.log", &st), 0);
+	snprintf(a, sizeof(a), "%s/a/rel.log", dir);
+	file_text(a, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "cuwarden: where am I\n");
+	ck_assert_int_eq(stat(a, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	use_log_file(NULL);
+	ck_assert_int_eq(chdir("/"), 0);
+}
+END_TEST
+
+/* Standard error is a pipe nobody reads, full: the line is lost and
+ * counted, the program goes on. */
+START_TEST(test_log_full_pipe)
+{
+	char err[PATH_MAX], junk[4096];
+	int p[2], fl;
+
+	(void)file_setup(err, sizeof(err));
+	use_log_file(NULL);
+	ck_assert_int_eq(pipe(p), 0);
+	fl = fcntl(p[1], F_GETFL);
+	ck_assert_int_eq(fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
+	memset(junk, 'j', sizeof(junk));
+	while (write(p[1], junk, sizeof(junk)) > 0)
+		;
+	ck_assert_int_eq(errno, EAGAIN);
+	/* The program's stderr is blocking, as most are. */
+	ck_assert_int_eq(fcntl(p[1], F_SETFL, fl), 0);
+	ck_assert_int_ge(dup2(p[1], 2), 0);
+	ck_assert_uint_eq(log_lost_count(), 0);
+	log_printf("nobody reads this");
+	log_warn("nor this");
+	ck_assert_uint_eq(log_lost_count(), 2);
+	/* Room again: lines go out. */
+	ck_assert_int_eq(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+	while (read(p[0], junk, sizeof(junk)) > 0)
+		;
+	log_printf("now read");
+	ck_assert_uint_eq(log_lost_count(), 2);
+	ck_assert_int_eq(read(p[0], junk, sizeof(junk)), 19);
+	ck_assert_int_eq(memcmp(junk, "cuwarden: now read\n", 19), 0);
+}
+END_TEST
+
+/* A log file another user made beforehand: not written (it could be read
+ * by them), standard error instead.  Root makes one. */
+START_TEST(test_log_file_theirs)
+{
+	char err[PATH_MAX], path[PATH_MAX], buf[2048];
+	const char *dir = file_setup(err, sizeof(err));
+	struct stat st;
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	snprintf(path, sizeof(path), "%s/theirs.log", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0666);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0666), 0);
+	ck_assert_int_eq(fchown(fd, 65534, 65534), 0);
+	close(fd);
+	use_log_file(path);
+	log_printf("secret");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	file_text(err, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "owned by another user"));
+	ck_assert_ptr_nonnull(strstr(buf, "cuwarden: secret\n"));
+	use_log_file(NULL);
+}
+END_TEST
+
 static Suite *
 make_log_suite(void)
 {
@@ -476,6 +729,12 @@ make_log_suite(void)
 	tcase_add_test(tc, test_log_reentrant);
 	tcase_add_test(tc, test_log_threads);
 	tcase_add_test(tc, test_log_write_all);
+	tcase_add_test(tc, test_log_file_fifo);
+	tcase_add_test(tc, test_log_file_fd_reused);
+	tcase_add_test(tc, test_log_file_stderr);
+	tcase_add_test(tc, test_log_file_relative);
+	tcase_add_test(tc, test_log_full_pipe);
+	tcase_add_test(tc, test_log_file_theirs);
 	suite_add_tcase(s, tc);
 	return s;
 }

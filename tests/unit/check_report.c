@@ -3,19 +3,27 @@
  * violations and ledger entries are written as JSON, parsed back with
  * jansson and every member checked; the text format's summary lines;
  * grouping and order of many leaks; %p expansion; the file rules of
- * CUWARDEN_REPORT (own report overwritten, another process's never: a
- * forked child writes "<path>.<pid>", a stale file of an earlier run is
- * replaced).
+ * CUWARDEN_REPORT (own report replaced, by rename; any other existing
+ * file never written: a forked child, an earlier run, another user's
+ * pre-created file, an earlier process with the same pid all give
+ * "<path>.<pid>-<starttime>"; whole or not at all; "-", /dev/stderr and
+ * /dev/fd/2 are fd 2; a FIFO, a directory, a device refused without
+ * blocking; a relative path resolved once, before a chdir); byte sums
+ * that saturate instead of wrapping; control characters escaped in the
+ * text report; an unknown exit status written as null.
  */
 #include "preamble.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +31,7 @@
 #include <jansson.h>
 
 #include "ledger.h"
+#include "log.h"
 #include "options.h"
 #include "owner.h"
 #include "registry.h"
@@ -46,6 +55,19 @@ reset_all(void)
 	unsetenv("CUWARDEN_REPORT_FORMAT");
 	unsetenv("CUWARDEN_ON_VIOLATION");
 	options_reset();
+	report_paths_reset();
+}
+
+/* CUWARDEN_REPORT=pat (NULL: unset), read afresh. */
+static void
+use_report(const char *pat)
+{
+	if (pat != NULL)
+		setenv("CUWARDEN_REPORT", pat, 1);
+	else
+		unsetenv("CUWARDEN_REPORT");
+	options_reset();
+	report_paths_reset();
 }
 
 static volatile int sink;
@@ -293,6 +315,7 @@ START_TEST(test_report_json)
 	    64 * MIB + MIB);
 	ck_assert_int_eq(int_of(o, "leaked_allocations"), 6);
 	ck_assert_int_eq(int_of(o, "violations"), 1);
+	ck_assert(json_is_false(member(o, "bytes_saturated")));
 
 	o = member(doc, "failed_frees");
 	ck_assert_int_eq(int_of(o, "count"), 2);
@@ -401,6 +424,7 @@ START_TEST(test_report_json)
 	ck_assert_int_gt(int_of(o, "stack_bytes"), 0);
 	ck_assert_int_eq(int_of(o, "stacks_dropped"),
 	    (long long)stack_dropped());
+	ck_assert_int_ge(int_of(o, "log_lines_lost"), 0);
 	json_decref(doc);
 	reset_all();
 }
@@ -415,7 +439,8 @@ START_TEST(test_report_empty)
 	ck_assert_str_eq(str_of(doc, "mode"), "library");
 	o = member(doc, "exit");
 	ck_assert_str_eq(str_of(o, "how"), "request");
-	ck_assert_int_eq(int_of(o, "status"), -1);
+	/* Not known: null, never -1. */
+	ck_assert(json_is_null(member(o, "status")));
 	o = member(doc, "summary");
 	ck_assert_int_eq(int_of(o, "leaked_bytes"), 0);
 	ck_assert_int_eq(int_of(o, "leaked_allocations"), 0);
@@ -623,18 +648,78 @@ pid_in(const char *path)
 	return pid;
 }
 
-static bool
-exists(const char *path)
+/* The file this process (pid) wrote beside path when path was taken:
+ * "<path>.<pid>-<starttime>[...]"; "" if none. */
+static const char *
+alt_of(const char *path, pid_t pid)
 {
-	struct stat st;
+	static char found[PATH_MAX + 256];
+	char dir[PATH_MAX], prefix[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	DIR *d;
+	struct dirent *e;
 
-	return stat(path, &st) == 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	snprintf(prefix, sizeof(prefix), "%s.%d-", slash + 1, (int)pid);
+	found[0] = '\0';
+	d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		ck_assert_msg(found[0] == '\0', "two alternatives for %s",
+		    path);
+		snprintf(found, sizeof(found), "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Dot files (temporary reports) left in dir. */
+static int
+dot_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 &&
+		    strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static const char *
+fresh_dir(void)
+{
+	static char dir[64];
+
+	snprintf(dir, sizeof(dir), "/tmp/cw-check-report-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	return dir;
+}
+
+static void
+read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	ck_assert_msg(fd >= 0, "%s: errno %d", path, errno);
+	n = read(fd, buf, size - 1);
+	close(fd);
+	ck_assert_int_ge(n, 0);
+	buf[n] = '\0';
 }
 
 START_TEST(test_report_env_files)
 {
 	char path[256], child[PATH_MAX], other[PATH_MAX];
 	static const report_meta_t meta = { "audit", "exit", 0 };
+	struct stat a, b;
 	pid_t pid;
 	int st;
 
@@ -644,17 +729,20 @@ START_TEST(test_report_env_files)
 	snprintf(path, sizeof(path), "/tmp/cw-check-report-%d.json",
 	    (int)getpid());
 	unlink(path);
-	setenv("CUWARDEN_REPORT", path, 1);
-	options_reset();
+	use_report(path);
 	ck_assert(!report_write_env(&meta));
 	ck_assert_int_eq(pid_in(path), getpid());
+	ck_assert_int_eq(stat(path, &a), 0);
+	ck_assert_int_eq(a.st_mode & 0777, 0600);
 
 	/* The same process again (an explicit report, then the one at
-	 * exit): its own file is overwritten, no "<path>.<pid>". */
+	 * exit): its own file is replaced (a new file renamed over it: a
+	 * reader never sees it half written), no alternative name. */
 	add(KIND_DEVICE, NS_ADDR, 0x1000, 4096, 0, 0, 0, "cuMemAlloc_v2");
 	ck_assert(!report_write_env(&meta));
-	snprintf(other, sizeof(other), "%s.%d", path, (int)getpid());
-	ck_assert(!exists(other));
+	ck_assert_str_eq(alt_of(path, getpid()), "");
+	ck_assert_int_eq(stat(path, &b), 0);
+	ck_assert_uint_ne(a.st_ino, b.st_ino);
 	{
 		json_error_t err;
 		json_t *doc = json_load_file(path, 0, &err);
@@ -674,8 +762,8 @@ START_TEST(test_report_env_files)
 	ck_assert_int_gt(pid, 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snprintf(child, sizeof(child), "%s.%d", path, (int)pid);
-	ck_assert(exists(child));
+	snprintf(child, sizeof(child), "%s", alt_of(path, pid));
+	ck_assert_str_ne(child, "");
 	ck_assert_int_eq(pid_in(child), pid);
 	ck_assert_int_eq(pid_in(path), getpid());
 	unlink(child);
@@ -684,36 +772,27 @@ START_TEST(test_report_env_files)
 	/* With %p each process has its own file. */
 	snprintf(other, sizeof(other), "/tmp/cw-check-report-%d-%%p.txt",
 	    (int)getpid());
-	setenv("CUWARDEN_REPORT", other, 1);
 	setenv("CUWARDEN_REPORT_FORMAT", "text", 1);
-	options_reset();
+	use_report(other);
 	ck_assert(!report_write_env(&meta));
 	snprintf(child, sizeof(child), "/tmp/cw-check-report-%d-%d.txt",
 	    (int)getpid(), (int)getpid());
 	{
 		char buf[8192];
-		int fd = open(child, O_RDONLY);
-		ssize_t n;
 
-		ck_assert_int_ge(fd, 0);
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		ck_assert_int_gt(n, 0);
-		buf[n] = '\0';
+		read_text(child, buf, sizeof(buf));
 		ck_assert_ptr_nonnull(strstr(buf,
 		    "LEAK SUMMARY: 4096 bytes leaked in 1 allocations"));
 	}
 	unlink(child);
 
 	/* A bad escape: an error, nothing written. */
-	setenv("CUWARDEN_REPORT", "/tmp/cw-check-report-%q", 1);
-	options_reset();
+	use_report("/tmp/cw-check-report-%q");
 	ck_assert(report_write_env(&meta));
 	ck_assert_int_eq(errno, EINVAL);
 
 	/* An unwritable place: an error, logged, errno kept. */
-	setenv("CUWARDEN_REPORT", "/nonexistent-dir/r.json", 1);
-	options_reset();
+	use_report("/nonexistent-dir/r.json");
 	ck_assert(report_write_env(&meta));
 	ck_assert_int_eq(errno, ENOENT);
 	reset_all();
@@ -721,7 +800,8 @@ START_TEST(test_report_env_files)
 END_TEST
 
 /* Any existing file this process did not write -- an earlier run's, a
- * sibling's -- is kept: "<path>.<pid>" instead.  "%%p" is no pid. */
+ * sibling's -- is kept: "<path>.<pid>-<starttime>" instead.  "%%p" is no
+ * pid. */
 START_TEST(test_report_env_foreign)
 {
 	static const report_meta_t meta = { "audit", "exit", 0 };
@@ -737,18 +817,20 @@ START_TEST(test_report_env_foreign)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, "earlier", 7), 7);
 	close(fd);
-	setenv("CUWARDEN_REPORT", path, 1);
-	options_reset();
+	use_report(path);
 	ck_assert(!report_write_env(&meta));
-	snprintf(alt, sizeof(alt), "%s.%d", path, (int)getpid());
+	snprintf(alt, sizeof(alt), "%s", alt_of(path, getpid()));
+	ck_assert_str_ne(alt, "");
 	ck_assert_int_eq(pid_in(alt), getpid());
 	fd = open(path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(read(fd, buf, sizeof(buf) - 1), 7);
 	close(fd);
 	ck_assert_str_eq(buf, "earlier");
-	/* Writing again overwrites its own "<path>.<pid>", nothing more. */
+	/* Writing again replaces its own alternative, nothing more
+	 * (alt_of fails on a second alternative). */
 	ck_assert(!report_write_env(&meta));
+	ck_assert_str_eq(alt_of(path, getpid()), alt);
 	ck_assert_int_eq(pid_in(alt), getpid());
 	unlink(alt);
 	unlink(path);
@@ -761,14 +843,409 @@ START_TEST(test_report_env_foreign)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	setenv("CUWARDEN_REPORT", pat, 1);
-	options_reset();
+	use_report(pat);
 	ck_assert(!report_write_env(&meta));
-	snprintf(alt, sizeof(alt), "%s.%d", path, (int)getpid());
-	ck_assert(exists(alt));
+	snprintf(alt, sizeof(alt), "%s", alt_of(path, getpid()));
+	ck_assert_str_ne(alt, "");
 	ck_assert_int_eq(pid_in(alt), getpid());
 	unlink(alt);
 	unlink(path);
+	reset_all();
+}
+END_TEST
+
+/* A %p path that exists already -- another user's empty file planted in a
+ * shared directory (0666: they would read what we write), or the report
+ * of an earlier process that had this pid -- is never written: the
+ * report goes to a new file of its own, 0600. */
+START_TEST(test_report_env_precreated)
+{
+	static const report_meta_t meta = { "audit", "exit", 0 };
+	const char *dir = fresh_dir();
+	char pat[PATH_MAX], path[PATH_MAX], alt[PATH_MAX], buf[64];
+	struct stat st;
+	int fd;
+
+	reset_all();
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	snprintf(pat, sizeof(pat), "%s/cw.%%p.json", dir);
+	snprintf(path, sizeof(path), "%s/cw.%d.json", dir, (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0666), 0);
+	if (geteuid() == 0)
+		ck_assert_int_eq(fchown(fd, 65534, 65534), 0);
+	close(fd);
+	add(KIND_DEVICE, NS_ADDR, 0x1000, 4096, 0, 0, 0, "cuMemAlloc_v2");
+	use_report(pat);
+	ck_assert(!report_write_env(&meta));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	snprintf(alt, sizeof(alt), "%s", alt_of(path, getpid()));
+	ck_assert_str_ne(alt, "");
+	ck_assert_int_eq(pid_in(alt), getpid());
+	ck_assert_int_eq(stat(alt, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_uint_eq(st.st_uid, geteuid());
+
+	/* The earlier process with this pid: its report is kept whole. */
+	unlink(alt);
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "{\"earlier\": 1}", 14), 14);
+	close(fd);
+	report_paths_reset(); /* a new process: nothing written before */
+	ck_assert(!report_write_env(&meta));
+	read_text(path, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "{\"earlier\": 1}");
+	ck_assert_int_eq(pid_in(alt_of(path, getpid())), getpid());
+	ck_assert_int_eq(dot_files(dir), 0);
+	unlink(alt_of(path, getpid()));
+	unlink(path);
+	rmdir(dir);
+	reset_all();
+}
+END_TEST
+
+/* Whole or not at all: a write that fails half way (here the file size
+ * limit, as a full disk would) leaves no report and no temporary file;
+ * the previous report of this process stays as it was. */
+START_TEST(test_report_env_whole)
+{
+	static const report_meta_t meta = { "audit", "exit", 0 };
+	const char *dir = fresh_dir();
+	char path[PATH_MAX];
+	pid_t pid;
+	int st;
+
+	reset_all();
+	/* 200 sizes: 200 groups, a report of some 40 KB. */
+	for (int i = 0; i < 200; i++)
+		add(KIND_DEVICE, NS_ADDR, 0x100000 + (uintptr_t)i * 8192,
+		    4096 + (size_t)i, 0, 0, 0, "cuMemAlloc_v2");
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 4096, 4096 };
+
+		signal(SIGXFSZ, SIG_IGN);
+		use_report(path);
+		if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+			_exit(2);
+		_exit(report_write_env(&meta) && errno == EFBIG ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x",
+	    st);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	ck_assert_int_eq(dot_files(dir), 0);
+
+	/* Its own earlier report: kept whole when the new one fails.  (In
+	 * a child: check's own messages need the file size limit.) */
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 4096, 4096 };
+
+		signal(SIGXFSZ, SIG_IGN);
+		use_report(path);
+		if (report_write_env(&meta))
+			_exit(2);
+		add(KIND_DEVICE, NS_ADDR, 0x90000000, 4096, 0, 0, 0,
+		    "cuMemAlloc_v2");
+		if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+			_exit(3);
+		_exit(report_write_env(&meta) && errno == EFBIG ? 0 : 4);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x",
+	    st);
+	{
+		json_error_t err;
+		json_t *doc = json_load_file(path, 0, &err);
+
+		ck_assert_msg(doc != NULL, "%s", err.text);
+		ck_assert_int_eq(int_of(member(doc, "summary"),
+		    "leaked_allocations"), 200);
+		json_decref(doc);
+	}
+	ck_assert_int_eq(dot_files(dir), 0);
+	unlink(path);
+	rmdir(dir);
+	reset_all();
+}
+END_TEST
+
+/* "-", /dev/stderr and /dev/fd/2 (cuwarden(7)'s own example) are the
+ * process's standard error: the report is there, no file is made (not
+ * "-", not /dev/stderr.PID). */
+START_TEST(test_report_env_stderr)
+{
+	static const report_meta_t meta = { "audit", "exit", 0 };
+	static const char *const names[] = { "-", "/dev/stderr", "/dev/fd/2" };
+	const char *dir = fresh_dir();
+	char err[PATH_MAX], buf[16384], devpid[64];
+	int fd;
+
+	reset_all();
+	add(KIND_DEVICE, NS_ADDR, 0x1000, 4096, 0, 0, 0, "cuMemAlloc_v2");
+	setenv("CUWARDEN_REPORT_FORMAT", "text", 1);
+	ck_assert_int_eq(chdir(dir), 0);
+	snprintf(err, sizeof(err), "%s/stderr", dir);
+	snprintf(devpid, sizeof(devpid), "/dev/stderr.%d", (int)getpid());
+	for (size_t i = 0; i < CW_ARRAY_SIZE(names); i++) {
+		fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_ge(dup2(fd, 2), 0);
+		close(fd);
+		use_report(names[i]);
+		ck_assert(!report_write_env(&meta));
+		read_text(err, buf, sizeof(buf));
+		ck_assert_msg(strstr(buf, "LEAK SUMMARY: 4096 bytes leaked in "
+		    "1 allocations") != NULL, "%s: %s", names[i], buf);
+		ck_assert_int_ne(access("-", F_OK), 0);
+		ck_assert_int_ne(access(devpid, F_OK), 0);
+		/* Twice: still fd 2, no "exists already" rule. */
+		ck_assert(!report_write_env(&meta));
+		ck_assert_int_ne(access(devpid, F_OK), 0);
+	}
+	ck_assert_int_eq(chdir("/"), 0);
+	unlink(err);
+	rmdir(dir);
+	reset_all();
+}
+END_TEST
+
+/* A FIFO (planted at the %p path, or named), a directory, a device other
+ * than a terminal: refused at once with an error, never opened blocking,
+ * nothing else written. */
+START_TEST(test_report_env_not_regular)
+{
+	static const report_meta_t meta = { "audit", "exit", 0 };
+	const char *dir = fresh_dir();
+	char pat[PATH_MAX], path[PATH_MAX];
+
+	reset_all();
+	signal(SIGALRM, SIG_DFL);
+	alarm(10); /* a blocking open would wait for a reader for ever */
+	snprintf(pat, sizeof(pat), "%s/r.%%p.json", dir);
+	snprintf(path, sizeof(path), "%s/r.%d.json", dir, (int)getpid());
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	use_report(pat);
+	ck_assert(report_write_env(&meta));
+	ck_assert_int_eq(errno, EINVAL);
+	use_report(dir);
+	ck_assert(report_write_env(&meta));
+	ck_assert_int_eq(errno, EISDIR);
+	use_report("/dev/null");
+	ck_assert(report_write_env(&meta));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_str_eq(alt_of(path, getpid()), "");
+	ck_assert_int_eq(dot_files(dir), 0);
+	unlink(path);
+	rmdir(dir);
+	reset_all();
+}
+END_TEST
+
+/* A relative CUWARDEN_REPORT names a file of the directory the process
+ * was in at report_paths_init (the shim's load), not at exit. */
+START_TEST(test_report_env_relative)
+{
+	static const report_meta_t meta = { "audit", "exit", 0 };
+	const char *dir = fresh_dir();
+	char a[PATH_MAX], b[PATH_MAX];
+
+	reset_all();
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	ck_assert_int_eq(mkdir(a, 0700), 0);
+	ck_assert_int_eq(mkdir(b, 0700), 0);
+	ck_assert_int_eq(chdir(a), 0);
+	use_report("rel.%p.json");
+	report_paths_init();
+	report_paths_init(); /* idempotent */
+	ck_assert_int_eq(chdir(b), 0);
+	ck_assert(!report_write_env(&meta));
+	ck_assert_int_eq(chdir("/"), 0);
+	snprintf(a, sizeof(a), "%s/a/rel.%d.json", dir, (int)getpid());
+	snprintf(b, sizeof(b), "%s/b/rel.%d.json", dir, (int)getpid());
+	ck_assert_int_ne(access(b, F_OK), 0);
+	ck_assert_int_eq(pid_in(a), getpid());
+	unlink(a);
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	rmdir(a);
+	rmdir(b);
+	rmdir(dir);
+	reset_all();
+}
+END_TEST
+
+static int quiet_lines;
+
+static void
+count_lines(const char *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+	quiet_lines++;
+}
+
+/* report_paths_init runs at the shim's load in every process, CUDA or
+ * not: it says nothing about malformed options (the first real use of the
+ * options does). */
+START_TEST(test_report_paths_init_quiet)
+{
+	reset_all();
+	setenv("CUWARDEN_MODE", "bogus", 1);
+	setenv("CUWARDEN_LOG_FILE", "/tmp/cw-check-report-quiet.log", 1);
+	use_report("/tmp/cw-check-report-quiet.json");
+	log_reset();
+	quiet_lines = 0;
+	log_set_output(count_lines, NULL);
+	report_paths_init();
+	ck_assert_int_eq(quiet_lines, 0);
+	ck_assert_int_eq((int)options_get(OPT_MODE), OPT_MODE_AUDIT);
+	ck_assert_int_eq(quiet_lines, 1); /* the warning, now */
+	log_set_output(NULL, NULL);
+	unsetenv("CUWARDEN_MODE");
+	unsetenv("CUWARDEN_LOG_FILE");
+	log_reset();
+	reset_all();
+}
+END_TEST
+
+/* A relative path when the current directory is gone: kept as it is,
+ * with one warning (not one per report). */
+START_TEST(test_report_paths_no_cwd)
+{
+	const char *dir = fresh_dir();
+
+	reset_all();
+	ck_assert_int_eq(chdir(dir), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	use_report("rel.json");
+	log_reset();
+	quiet_lines = 0;
+	log_set_output(count_lines, NULL);
+	report_paths_init();
+	ck_assert_int_eq(quiet_lines, 1);
+	report_paths_init();
+	ck_assert(report_write_env(NULL)); /* the directory is gone */
+	ck_assert_int_eq(quiet_lines, 2);  /* one more: the error */
+	log_set_output(NULL, NULL);
+	ck_assert_int_eq(chdir("/"), 0);
+	reset_all();
+}
+END_TEST
+
+/* Sums of leaked bytes past 2^64 saturate: the text says the sum
+ * overflowed; the JSON (whose readers take signed 64-bit integers) has
+ * INT64_MAX and "bytes_saturated": true, and parses. */
+START_TEST(test_report_sum_saturates)
+{
+	const uint64_t big = (uint64_t)1 << 62;
+	json_t *doc, *o, *l;
+	const char *text;
+
+	reset_all();
+	/* Four handles of 2^62 bytes: one group of 2^64 bytes. */
+	for (int i = 0; i < 4; i++)
+		add(KIND_VMM, NS_VMM, 0x100 + (uintptr_t)i, (size_t)big, 0, 0,
+		    0, "cuMemCreate");
+	add(KIND_DEVICE, NS_ADDR, 0x1000, 4096, 0, 0, 0, "cuMemAlloc_v2");
+	doc = render_json(NULL);
+	o = member(doc, "summary");
+	ck_assert_int_eq(int_of(o, "leaked_bytes"), INT64_MAX);
+	ck_assert(json_is_true(member(o, "bytes_saturated")));
+	ck_assert_int_eq(int_of(o, "leaked_allocations"), 5);
+	l = json_array_get(member(doc, "leaks"), 0);
+	ck_assert_str_eq(str_of(l, "kind"), "vmm");
+	ck_assert_int_eq(int_of(l, "bytes"), INT64_MAX);
+	ck_assert(json_is_true(member(l, "bytes_saturated")));
+	ck_assert_int_eq(int_of(l, "size"), (long long)big);
+	l = json_array_get(member(doc, "leaks"), 1);
+	ck_assert_int_eq(int_of(l, "bytes"), 4096);
+	ck_assert_ptr_null(json_object_get(l, "bytes_saturated"));
+	json_decref(doc);
+
+	text = render(CW_FORMAT_TEXT, NULL);
+	ck_assert_ptr_nonnull(strstr(text, "18446744073709551615 bytes (the "
+	    "sum overflowed) in 4 vmm allocations of 4611686018427387904 "
+	    "bytes"));
+	ck_assert_ptr_nonnull(strstr(text, "the sum overflowed: at least "
+	    "18446744073709551615 bytes"));
+	ck_assert_ptr_nonnull(strstr(text, "LEAK SUMMARY: 18446744073709551615 "
+	    "bytes leaked in 5 allocations\n"));
+	reset_all();
+}
+END_TEST
+
+/* Names with control characters (here an entry point's; module paths
+ * and arguments go through the same writer): escaped in the text report,
+ * so no name starts a line of its own or reaches a terminal as an escape
+ * sequence; a backslash is doubled (owners are printable already, but
+ * may hold one); the JSON keeps them (escaped JSON). */
+START_TEST(test_report_text_escapes)
+{
+	static const char api[] = "cuMemAlloc\r\n==1== LEAK SUMMARY: 0 "
+	    "bytes\x1b[2J\xc2\x9b\x7f\xff";
+	owner_id_t own;
+	const char *text, *p;
+	json_t *doc;
+
+	reset_all();
+	own = owner_intern("C:\\owner");
+	ck_assert_uint_ne(own, 0);
+	add(KIND_DEVICE, NS_ADDR, 0x1000, 4096, 0, own, 0, api);
+	text = render(CW_FORMAT_TEXT, NULL);
+	ck_assert_ptr_null(strchr(text, '\x1b'));
+	ck_assert_ptr_null(strchr(text, '\r'));
+	ck_assert_ptr_null(strchr(text, '\x7f'));
+	ck_assert_ptr_null(strstr(text, "\xc2\x9b"));
+	ck_assert_ptr_null(strchr(text, '\xff'));
+	ck_assert_msg(strstr(text, "(cuMemAlloc\\r\\n==1== LEAK SUMMARY: 0 "
+	    "bytes\\x1b[2J\\xc2\\x9b\\x7f\\xff, owner C:\\\\owner, first at "
+	    "0x1000)\n") != NULL, "%s", text);
+	/* Only the report's own lines start lines. */
+	for (p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'),
+	    p = p != NULL ? p + 1 : NULL)
+		ck_assert_msg(strncmp(p, "==1==", 5) != 0,
+		    "a name made a line: %s", p);
+	doc = render_json(NULL);
+	ck_assert_str_eq(str_of(json_array_get(member(doc, "leaks"), 0),
+	    "api"), "cuMemAlloc\r\n==1== LEAK SUMMARY: 0 bytes\x1b[2J\xc2\x9b"
+	    "\x7f\xef\xbf\xbd");
+	json_decref(doc);
+	reset_all();
+}
+END_TEST
+
+/* exit.status: the status or the signal when known, null when not (-1 is
+ * never written as one). */
+START_TEST(test_report_exit_status)
+{
+	static const report_meta_t st0 = { "audit", "exit", 0 };
+	static const report_meta_t unknown = { "audit", "exit", -1 };
+	static const report_meta_t sig = { "audit", "signal", 15 };
+	json_t *doc;
+
+	reset_all();
+	doc = render_json(&st0);
+	ck_assert_int_eq(int_of(member(doc, "exit"), "status"), 0);
+	json_decref(doc);
+	doc = render_json(&unknown);
+	ck_assert(json_is_null(member(member(doc, "exit"), "status")));
+	json_decref(doc);
+	doc = render_json(&sig);
+	ck_assert_str_eq(str_of(member(doc, "exit"), "how"), "signal");
+	ck_assert_int_eq(int_of(member(doc, "exit"), "status"), 15);
+	json_decref(doc);
+	ck_assert_ptr_null(strstr(render(CW_FORMAT_TEXT, &unknown),
+	    "status"));
+	ck_assert_ptr_nonnull(strstr(render(CW_FORMAT_TEXT, &st0),
+	    ", exit status 0\n"));
 	reset_all();
 }
 END_TEST
@@ -879,6 +1356,16 @@ make_report_suite(void)
 	tcase_add_test(tc, test_report_expand);
 	tcase_add_test(tc, test_report_env_files);
 	tcase_add_test(tc, test_report_env_foreign);
+	tcase_add_test(tc, test_report_env_precreated);
+	tcase_add_test(tc, test_report_env_whole);
+	tcase_add_test(tc, test_report_env_stderr);
+	tcase_add_test(tc, test_report_env_not_regular);
+	tcase_add_test(tc, test_report_env_relative);
+	tcase_add_test(tc, test_report_paths_init_quiet);
+	tcase_add_test(tc, test_report_paths_no_cwd);
+	tcase_add_test(tc, test_report_sum_saturates);
+	tcase_add_test(tc, test_report_text_escapes);
+	tcase_add_test(tc, test_report_exit_status);
 	tcase_add_test(tc, test_report_concurrent);
 	suite_add_tcase(s, tc);
 	return s;
