@@ -50,6 +50,7 @@
 
 #include "ledger.h"
 #include "log.h"
+#include "nowait.h"
 #include "options.h"
 #include "outfile.h"
 #include "owner.h"
@@ -949,7 +950,7 @@ json_stats(wr_t *w)
 	}
 	w_fmt(w, "},\n    \"views_live\": %llu, \"stacks\": %llu, "
 	    "\"stack_bytes\": %llu, \"stacks_dropped\": %llu, "
-	    "\"log_lines_lost\": %llu}\n",
+	    "\"log_lines_lost\": %llu}",
 	    (unsigned long long)st.views_live,
 	    (unsigned long long)stack_count(),
 	    (unsigned long long)stack_bytes(),
@@ -1092,7 +1093,14 @@ write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		json_violation(w, &vv[i], i > 0);
 	w_s(w, "],\n");
 	json_stats(w);
-	w_s(w, "}\n");
+	/* The exit report on a thread interrupted inside the shim
+	 * (nowait.h): what it left out, after everything that could. */
+	if (nowait_active() && nowait_skipped() != 0)
+		w_fmt(w, ",\n  \"incomplete\": {\"parts_left_out\": %llu, "
+		    "\"reason\": \"the program exited from a signal handler "
+		    "that interrupted a CUDA call holding the shim's locks\"}",
+		    (unsigned long long)nowait_skipped());
+	w_s(w, "\n}\n");
 }
 
 /* ------------------------------------------------------------------ text */
@@ -1271,6 +1279,12 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	if (L->saturated)
 		w_fmt(w, "LEAKED BYTES: the sum overflowed: at least %llu "
 		    "bytes\n", (unsigned long long)L->bytes);
+	if (nowait_active() && nowait_skipped() != 0)
+		w_fmt(w, "INCOMPLETE: %llu part%s left out: the program exited "
+		    "from a signal handler that interrupted a CUDA call "
+		    "holding the shim's locks\n",
+		    (unsigned long long)nowait_skipped(),
+		    nowait_skipped() == 1 ? "" : "s");
 	w_fmt(w, "LEAK SUMMARY: %llu bytes leaked in %llu allocations\n",
 	    (unsigned long long)L->bytes, (unsigned long long)L->nleaks);
 	w_fmt(w, "ERROR SUMMARY: %llu errors (%llu leaked allocations, "

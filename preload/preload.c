@@ -29,8 +29,11 @@
  * caller's return address (RTLD_NEXT and RTLD_DEFAULT resolve relative to
  * it).  Elsewhere a C fallback (caller not preserved).
  *
- * Nothing happens at load beyond finding glibc's dlsym and _exit: a
- * process that never uses CUDA gets no report and never loads libcuda.
+ * At load: glibc's dlsym and _exit are found, the engine records its pid
+ * (track_loaded: a vfork child is told apart by it; a setuid or setgid
+ * process turns the engine off) and relative report and log paths are
+ * made absolute (report_paths_init).  Nothing else: a process that never
+ * uses CUDA gets no report and never loads libcuda.
  *
  * Locking: none of our own (pthread_once for the resolution).
  */
@@ -48,6 +51,7 @@
 #include "driver.h"
 #include "log.h"
 #include "options.h"
+#include "report.h"
 #include "stats.h"
 #include "track.h"
 
@@ -599,6 +603,10 @@ shim_load(void)
 	dlsym_fn real = (dlsym_fn)cw_dlsym_resolve();
 
 	track_loaded();
+	/* Relative report and log paths mean the directory the program
+	 * started in, whatever it chdir()s to later. */
+	if (track_alive())
+		report_paths_init();
 	if (real != NULL) {
 		real_exit_fn = (void (*)(int))real(RTLD_NEXT, "_exit");
 		real_Exit_fn = (void (*)(int))real(RTLD_NEXT, "_Exit");
