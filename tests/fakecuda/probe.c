@@ -825,7 +825,69 @@ part_ipc(void)
 	SAY("cuIpcGetMemHandle of async (default pool)", cuIpcGetMemHandle(&ih, a));
 	cuMemFreeAsync(a, NULL);
 	cuStreamSynchronize(NULL);
+	/* What another process opens from a handle of an interior pointer:
+	 * the allocation's base, or the pointer given (pool mode would
+	 * forward an interior pointer of its segment).  The child is this
+	 * program again (CUDA is unusable in a forked child until exec). */
+	{
+		CUipcMemHandle hb, hi;
+		cuMemsetD8(d, 0x11, 4096);
+		cuMemsetD8(d + 4096, 0x22, 4096);
+		cuCtxSynchronize();
+		if (cuIpcGetMemHandle(&hb, d) == CUDA_SUCCESS &&
+		    cuIpcGetMemHandle(&hi, d + 4096) == CUDA_SUCCESS) {
+			printf("info: ipc interior handle equals the base's: %s\n",
+			    memcmp(&hb, &hi, sizeof(hb)) == 0 ? "yes" : "no");
+			char hex[2 * sizeof(hi) + 1];
+			for (size_t i = 0; i < sizeof(hi); i++)
+				snprintf(hex + 2 * i, 3, "%02x",
+				    (unsigned char)hi.reserved[i]);
+			fflush(stdout);
+			pid_t pid = fork();
+			if (pid == 0) {
+				/* The child's calls are its own: not logged or
+				 * failed as the parent's. */
+				unsetenv("FAKECUDA_CALL_LOG");
+				unsetenv("FAKECUDA_FAIL_CALL");
+				execl("/proc/self/exe", "probe", "ipcopen", hex,
+				    (char *)NULL);
+				_exit(127);
+			}
+			int st;
+			if (pid > 0)
+				waitpid(pid, &st, 0);
+		}
+	}
 	cuMemFree(d);
+}
+
+/* probe ipcopen HEX: opens the handle and says which pattern it sees. */
+static int
+ipc_open_child(const char *hex)
+{
+	CUipcMemHandle h;
+	CUdevice dv;
+	CUcontext c;
+	CUdeviceptr p = 0;
+	unsigned char b = 0;
+
+	memset(&h, 0, sizeof(h));
+	for (size_t i = 0; i < sizeof(h) && hex[2 * i] && hex[2 * i + 1]; i++) {
+		unsigned v;
+		sscanf(hex + 2 * i, "%2x", &v);
+		h.reserved[i] = (char)v;
+	}
+	if (cuInit(0) || cuDeviceGet(&dv, 0) ||
+	    cuDevicePrimaryCtxRetain(&c, dv) || cuCtxSetCurrent(c))
+		return 99;
+	CUresult r = cuIpcOpenMemHandle(&p, h,
+	    CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+	if (r == CUDA_SUCCESS)
+		cuMemcpyDtoH(&b, p, 1);
+	printf("info: ipc interior handle, other process: open %s, sees %s\n",
+	    en(r), r != CUDA_SUCCESS ? "-" : b == 0x22 ? "the interior" :
+	    b == 0x11 ? "the base" : "other");
+	return 0;
 }
 
 /* Frees of valid memory from a thread that has no current context. */
@@ -1588,6 +1650,8 @@ main(int argc, char **argv)
 		return fault();
 	if (argc > 1 && strcmp(argv[1], "sim") == 0)
 		return sim();
+	if (argc > 2 && strcmp(argv[1], "ipcopen") == 0)
+		return ipc_open_child(argv[2]);
 
 	SAY("cuMemAlloc before cuInit", cuMemAlloc(&d, 4096));
 	SAY("cuDeviceGetCount before cuInit", cuDeviceGetCount(&n));
