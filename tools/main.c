@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,32 +306,22 @@ parse_options(cfg_t *c, int argc, char **argv)
 	return -1;
 }
 
-/* Can path be written (created)?  Checked before a long run.  Returns
- * true on error, after a message. */
+/* Can path be written?  Checked before a long run.  Returns true on
+ * error, after a message. */
 static bool
 check_writable(const char *opt, const char *path)
 {
-	char *dir, *slash;
-	bool bad;
+	char err[PATH_MAX + 256];
+	const char *why = err;
+	size_t n;
 
-	if (path == NULL)
+	if (path == NULL || !out_check(path, err, sizeof(err)))
 		return false;
-	if (access(path, F_OK) == 0) {
-		bad = access(path, W_OK) != 0;
-	} else {
-		dir = xstrdup(path);
-		slash = strrchr(dir, '/');
-		if (slash == dir)
-			slash[1] = '\0';
-		else if (slash != NULL)
-			*slash = '\0';
-		bad = access(slash ? dir : ".", W_OK | X_OK) != 0;
-		free(dir);
-	}
-	if (bad)
-		au_error("%s %s: cannot be written: %s", opt, path,
-		    strerror(errno));
-	return bad;
+	n = strlen(path);
+	if (strncmp(err, path, n) == 0 && err[n] == ':')
+		why = err + n + 2;
+	au_error("%s %s: cannot be written: %s", opt, path, why);
+	return true;
 }
 
 static bool
@@ -386,8 +377,9 @@ main(int argc, char **argv)
 	au_render_opts_t ro;
 	au_totals_t t;
 	char err[4096];
+	au_out_t logout;
 	FILE *log = stderr;
-	bool report_cmd = false;
+	bool report_cmd = false, log_open = false;
 	int rc, status, m_signal = 0;
 	size_t i;
 
@@ -446,14 +438,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (c.log_file != NULL) {
-		log = fopen(c.log_file, "w");
-		if (log == NULL) {
-			au_error("--log-file %s: %s", c.log_file,
-			    strerror(errno));
-			log = stderr;
+		if (out_open(&logout, c.log_file, err, sizeof(err))) {
+			au_error("--log-file %s", err);
 			rc = AU_EXIT_AUDIT_FAILED;
 			goto out;
 		}
+		log_open = true;
+		log = logout.fp;
 	}
 
 	if (report_cmd) {
@@ -519,8 +510,8 @@ main(int argc, char **argv)
 	rc = status;
 out:
 	m_signal = m.term_signal;
-	if (log != stderr && log != NULL)
-		fclose(log);
+	if (log_open)
+		(void)out_commit(&logout, err, sizeof(err));
 	model_free(&m);
 	supp_free(supp);
 	baseline_free(base);

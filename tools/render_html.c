@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,35 +291,32 @@ render_html(const au_model_t *m, const au_render_opts_t *o, const char *path)
 {
 	json_t *doc = render_json_doc(m, o);
 	char *s = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	FILE *f;
+	char err[PATH_MAX + 256];
+	au_out_t out;
 	const char *p;
-	bool bad = false;
 
 	json_decref(doc);
 	if (s == NULL) {
 		au_error("--html: cannot encode the report");
 		return true;
 	}
-	f = fopen(path, "w");
-	if (f == NULL) {
-		au_error("cannot write %s: %s", path, strerror(errno));
+	if (out_open(&out, path, err, sizeof(err))) {
+		au_error("cannot write %s", err);
 		free(s);
 		return true;
 	}
-	fputs(page_head, f);
+	fputs(page_head, out.fp);
 	for (p = s; *p; p++) {
 		if (*p == '<')
-			fputs("\\u003c", f);
+			fputs("\\u003c", out.fp);
 		else
-			fputc(*p, f);
+			fputc(*p, out.fp);
 	}
-	fputs(page_tail, f);
+	fputs(page_tail, out.fp);
 	free(s);
-	if (ferror(f))
-		bad = true;
-	if (fclose(f) != 0)
-		bad = true;
-	if (bad)
-		au_error("cannot write %s: %s", path, strerror(errno));
-	return bad;
+	if (out_commit(&out, err, sizeof(err))) {
+		au_error("cannot write %s", err);
+		return true;
+	}
+	return false;
 }

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "audit.h"
@@ -227,16 +228,36 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 }
 
 bool
-render_json(const au_model_t *m, const au_render_opts_t *o, const char *path)
+render_json_write(const json_t *doc, size_t flags, const char *path)
 {
-	json_t *doc = render_json_doc(m, o);
-	int rc;
+	char err[PATH_MAX + 256];
+	au_out_t out;
 
-	rc = json_dump_file(doc, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	json_decref(doc);
-	if (rc != 0) {
-		au_error("cannot write %s: %s", path, strerror(errno));
+	if (out_open(&out, path, err, sizeof(err))) {
+		au_error("cannot write %s", err);
+		return true;
+	}
+	if (json_dumpf(doc, out.fp, flags) != 0) {
+		au_error("cannot write %s: %s", path, strerror(errno ? errno :
+		    EIO));
+		out_abort(&out);
+		return true;
+	}
+	if (out_commit(&out, err, sizeof(err))) {
+		au_error("cannot write %s", err);
 		return true;
 	}
 	return false;
+}
+
+bool
+render_json(const au_model_t *m, const au_render_opts_t *o, const char *path)
+{
+	json_t *doc = render_json_doc(m, o);
+	bool bad;
+
+	bad = render_json_write(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER,
+	    path);
+	json_decref(doc);
+	return bad;
 }

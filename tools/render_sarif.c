@@ -433,7 +433,7 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	char cwd[PATH_MAX];
 	char *root;
 	size_t i;
-	int rc;
+	bool bad;
 
 	rules_init(&rules);
 	results = json_array();
@@ -480,15 +480,11 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	doc = json_pack("{s:s,s:s,s:[o]}", "$schema", SARIF_SCHEMA,
 	    "version", "2.1.0", "runs", run);
 	/* Compact: SARIF is for machines, and uploads have size limits. */
-	rc = json_dump_file(doc, path, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	bad = render_json_write(doc, JSON_COMPACT | JSON_PRESERVE_ORDER, path);
 	json_decref(doc);
 	free(root);
 	for (i = 0; i < rules.n; i++)
 		free(rules.ids[i]);
 	free(rules.ids);
-	if (rc != 0) {
-		au_error("cannot write %s: %s", path, strerror(errno));
-		return true;
-	}
-	return false;
+	return bad;
 }

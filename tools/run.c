@@ -200,64 +200,110 @@ remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* Opens --keep-reports DIR, made 0700 when it does not exist.  An
+ * existing DIR must be ours or root's, and writable by no one else unless
+ * it is sticky (as ssh's StrictModes asks of ~/.ssh): in a directory
+ * another user controls, the reports (command lines, paths) could be
+ * read or swapped.  Shared sticky directories such as /tmp stay usable:
+ * there no one can replace a file of ours.  Returns the directory's
+ * descriptor, or -1 after a message. */
+static int
+keep_open(const char *dir)
+{
+	struct stat st;
+	uid_t me = geteuid();
+	bool made;
+	int fd;
+
+	made = mkdir(dir, 0700) == 0;
+	if (!made && errno != EEXIST) {
+		au_error("--keep-reports %s: cannot create it: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != me &&
+	    st.st_uid != 0) {
+		au_error("--keep-reports %s: a symbolic link of uid %ld, "
+		    "refused", dir, (long)st.st_uid);
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		au_error("--keep-reports %s: %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (made)
+		(void)fchmod(fd, 0700); /* whatever the umask */
+	if (st.st_uid != me && st.st_uid != 0) {
+		au_error("--keep-reports %s: owned by uid %ld, not by this user "
+		    "or root: refused (its owner could read or replace the "
+		    "reports)", dir, (long)st.st_uid);
+		close(fd);
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+	    (st.st_mode & S_ISVTX) == 0) {
+		au_error("--keep-reports %s: writable by %s and not sticky: "
+		    "refused (chmod go-w or +t it)", dir,
+		    st.st_mode & S_IWOTH ? "others" : "its group");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Copies a report of our private directory to name in dirfd.  Returns
+ * true on error (message in err). */
 static bool
-copy_file(const char *from, const char *to)
+copy_report(const char *from, int dirfd, const char *name, const char *to,
+    char *err, size_t errsize)
 {
 	char buf[65536];
-	int in, out;
+	au_out_t out;
 	ssize_t r;
-	bool bad = false;
+	int in;
 
-	in = open(from, O_RDONLY | O_CLOEXEC);
+	in = input_open(from, AU_MAX_REPORT_BYTES, NULL, NULL, err, errsize);
 	if (in < 0)
 		return true;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
+	if (out_open_at(&out, dirfd, name, to, err, errsize)) {
 		close(in);
 		return true;
 	}
-	while ((r = read(in, buf, sizeof(buf))) > 0) {
-		char *p = buf;
-
-		while (r > 0) {
-			ssize_t w = write(out, p, (size_t)r);
-
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				bad = true;
-				break;
-			}
-			p += w;
-			r -= w;
+	while ((r = read(in, buf, sizeof(buf))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(err, errsize, "%s: %s", from, strerror(errno));
+			out_abort(&out);
+			close(in);
+			return true;
 		}
-		if (bad)
-			break;
+		/* a short write shows at commit */
+		(void)fwrite(buf, 1, (size_t)r, out.fp);
 	}
-	if (r < 0)
-		bad = true;
 	close(in);
-	if (close(out) != 0)
-		bad = true;
-	return bad;
+	return out_commit(&out, err, errsize);
 }
 
+/* Copies the reports into the --keep-reports directory (each a new 0600
+ * file renamed over the name: a name already there, a planted link
+ * included, is replaced, never written through). */
 static void
-keep_reports(const char *dir, char **files, size_t n)
+keep_reports(int dirfd, const char *dir, char **files, size_t n)
 {
+	char err[PATH_MAX + 256];
 	size_t i;
 
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		au_warn("--keep-reports: cannot create %s: %s", dir,
-		    strerror(errno));
-		return;
-	}
 	for (i = 0; i < n; i++) {
-		char *to = xasprintf("%s/%s", dir, base_name(files[i]));
+		const char *name = base_name(files[i]);
+		char *to = xasprintf("%s/%s", dir, name);
 
-		if (copy_file(files[i], to)) {
-			au_warn("--keep-reports: cannot copy %s to %s: %s",
-			    files[i], to, strerror(errno));
+		if (copy_report(files[i], dirfd, name, to, err, sizeof(err))) {
+			au_warn("--keep-reports: cannot keep %s: %s", files[i],
+			    err);
 			free(to);
 			continue;
 		}
@@ -321,6 +367,7 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	ssize_t r;
 	pid_t pid, main_pid;
 	size_t i, n;
+	int keep_fd = -1;
 
 	if (o->preload != NULL) {
 		if (!readable(o->preload)) {
@@ -344,11 +391,18 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		free(shim);
 		return AU_EXIT_AUDIT_FAILED;
 	}
+	if (o->keep_reports != NULL && (keep_fd = keep_open(o->keep_reports)) <
+	    0) {
+		free(shim);
+		return AU_EXIT_AUDIT_FAILED;
+	}
 	snprintf(tmpl, sizeof(tmpl), "%s/cuwarden-audit.XXXXXX",
 	    tmp && tmp[0] ? tmp : "/tmp");
 	if (mkdtemp(tmpl) == NULL) {
 		au_error("cannot create a temporary directory %s: %s", tmpl,
 		    strerror(errno));
+		if (keep_fd >= 0)
+			close(keep_fd);
 		free(shim);
 		return AU_EXIT_AUDIT_FAILED;
 	}
@@ -411,8 +465,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	m->ran = true;
 
 	n = run_list_files(tmpl, &files);
-	if (o->keep_reports != NULL)
-		keep_reports(o->keep_reports, files, n);
+	if (keep_fd >= 0)
+		keep_reports(keep_fd, o->keep_reports, files, n);
 	/* (the originals are removed with the directory below) */
 	for (i = 0; i < n; i++) {
 		if (report_read_file(m, files[i], err, sizeof(err))) {
@@ -449,6 +503,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	}
 	run_free_list(files, n);
 out:
+	if (keep_fd >= 0)
+		close(keep_fd);
 	remove_dir(tmpl);
 	free(report);
 	free(shim);
