@@ -510,8 +510,13 @@ main(int argc, char **argv)
 	rc = status;
 out:
 	m_signal = m.term_signal;
-	if (log_open)
-		(void)out_commit(&logout, err, sizeof(err));
+	/* A text report that did not reach its file is a failed audit, as
+	 * a --json that could not be written is. */
+	if (log_open && out_commit(&logout, err, sizeof(err))) {
+		au_error("--log-file: the text report was not written: %s",
+		    err);
+		rc = AU_EXIT_AUDIT_FAILED;
+	}
 	model_free(&m);
 	supp_free(supp);
 	baseline_free(base);

@@ -70,6 +70,16 @@ expect_rc myerr 23
 expect_in myerr err "== LEAK SUMMARY: 3407872 bytes"
 [ -L "$WORK/myerr" ] || fail "myerr: the link to stderr was replaced"
 
+# A text report that cannot be written is a failed audit (as --json).
+if [ -c /dev/full ]; then
+	run logfull "$AUDIT" --log-file /dev/full report "$A"
+	expect_rc logfull 125
+	expect_in logfull err "--log-file: the text report was not written: /dev/full: No space left on device"
+	run jsonfull "$AUDIT" --json /dev/full report "$A"
+	expect_rc jsonfull 125
+	expect_in jsonfull err "cannot write /dev/full: No space left on device"
+fi
+
 # A FIFO or a directory at the name: refused before the program runs.
 mkfifo "$WORK/out/fifo"
 run fifo timeout 20 "$AUDIT" --json "$WORK/out/fifo" -- sh -c 'touch "$1"' sh "$WORK/ran"
