@@ -199,7 +199,8 @@ static_note(const char *s)
 	static const char *const known[] = { "build-id mismatch",
 		"module file not found", "no debug info", "not an ELF file",
 		"unknown module", "module path unknown", "cannot start libdwfl",
-		"cannot read the ELF file" };
+		"cannot read the ELF file", "not a regular file",
+		"module file too large" };
 	size_t i;
 
 	if (s == NULL)
@@ -728,22 +729,6 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 	return bad;
 }
 
-/* The first non-blank byte of a file, or -1. */
-static int
-first_char(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int c = -1;
-
-	if (f == NULL)
-		return -1;
-	do
-		c = fgetc(f);
-	while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
-	fclose(f);
-	return c;
-}
-
 bool
 report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 {
@@ -751,28 +736,34 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	json_t *doc, *a;
 	au_process_t *p;
 	rd_t r = { path, err, errsize, NULL, NULL, false };
-	size_t i, nmod;
+	size_t i, nmod, len, first;
+	char *buf;
 
-	doc = json_load_file(path, 0, &jerr);
+	buf = input_read(path, AU_MAX_REPORT_BYTES, NULL, NULL, &len, err,
+	    errsize);
+	if (buf == NULL)
+		return true;
+	doc = json_loadb(buf, len, 0, &jerr);
 	if (doc == NULL) {
-		if (jerr.line <= 0 && errno != 0 && strstr(jerr.text,
-		    "unable to open") != NULL)
-			snprintf(err, errsize, "%s: cannot read: %s", path,
-			    strerror(errno));
-		else if (jerr.position == 0 && jerr.line <= 1 &&
-		    strstr(jerr.text, "end of file") != NULL)
+		for (first = 0; first < len && (buf[first] == ' ' ||
+		    buf[first] == '\t' || buf[first] == '\n' ||
+		    buf[first] == '\r'); first++)
+			;
+		if (first == len)
 			snprintf(err, errsize, "%s: empty file (the process "
 			    "may have died while writing it)", path);
-		else if (jerr.line == 1 &&
-		    first_char(path) != '{' && first_char(path) != '[')
+		else if (jerr.line == 1 && buf[first] != '{' &&
+		    buf[first] != '[')
 			snprintf(err, errsize, "%s: not JSON (a text report? "
 			    "this tool reads JSON reports: "
 			    "CUWARDEN_REPORT_FORMAT=json)", path);
 		else
 			snprintf(err, errsize, "%s:%d:%d: invalid JSON: %s",
 			    path, jerr.line, jerr.column, jerr.text);
+		free(buf);
 		return true;
 	}
+	free(buf);
 	if (json_is_object(doc) && strcmp(json_str(doc, "format", ""),
 	    "cuwarden-audit") == 0)
 		return read_merged(m, &r, doc);

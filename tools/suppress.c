@@ -19,6 +19,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
 
@@ -166,15 +167,20 @@ trim(char *s)
 bool
 supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
 {
-	FILE *fp = fopen(path, "r");
 	char *buf = NULL, *line, *hash;
 	size_t cap = 0;
 	unsigned lineno = 0;
 	bool bad = false;
+	FILE *fp;
+	int fd;
 
-	if (fp == NULL) {
-		snprintf(err, errsize, "%s: cannot read the suppressions "
-		    "file: %s", path, strerror(errno));
+	fd = input_open(path, AU_MAX_SUPP_BYTES, "the suppressions file",
+	    NULL, err, errsize);
+	if (fd < 0)
+		return true;
+	if ((fp = fdopen(fd, "r")) == NULL) {
+		snprintf(err, errsize, "%s: %s", path, strerror(errno));
+		close(fd);
 		return true;
 	}
 	while (getline(&buf, &cap, fp) >= 0) {

@@ -426,6 +426,7 @@ input_open(const char *path, uint64_t max, const char *what,
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		snprintf(err, errsize, "%s: %s, not a regular file", path,
 		    file_kind(st.st_mode));
+		errno = EINVAL;
 		return -1;
 	}
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -438,6 +439,7 @@ input_open(const char *path, uint64_t max, const char *what,
 		snprintf(err, errsize, "%s: %s, not a regular file", path,
 		    file_kind(st.st_mode));
 		close(fd);
+		errno = EINVAL;
 		return -1;
 	}
 	if ((uint64_t)st.st_size > max) {
@@ -445,6 +447,7 @@ input_open(const char *path, uint64_t max, const char *what,
 		    "this tool reads from such a file", path,
 		    (unsigned long long)st.st_size, (unsigned long long)max);
 		close(fd);
+		errno = EFBIG;
 		return -1;
 	}
 	/* Regular files never block; reads stay plain. */
