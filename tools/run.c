@@ -359,7 +359,7 @@ exec_failed(const char *prog, int e)
 int
 run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 {
-	char err[4096], tmpl[PATH_MAX], *shim, *report, **files;
+	char err[4096], tmpl[PATH_MAX], *shim, *report, **files, *dir;
 	struct sigaction old[4];
 	const char *tmp = getenv("TMPDIR");
 	int pfd[2], status = 0, e, rc = 0;
@@ -406,7 +406,18 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		free(shim);
 		return AU_EXIT_AUDIT_FAILED;
 	}
-	report = xasprintf("%s/report.%%p.json", tmpl);
+	/* Absolute, whatever TMPDIR is: a program that changes directory
+	 * must still write where we read. */
+	dir = realpath(tmpl, NULL);
+	if (dir == NULL) {
+		au_error("%s: %s", tmpl, strerror(errno));
+		rmdir(tmpl);
+		if (keep_fd >= 0)
+			close(keep_fd);
+		free(shim);
+		return AU_EXIT_AUDIT_FAILED;
+	}
+	report = xasprintf("%s/report.%%p.json", dir);
 	if (pipe2(pfd, O_CLOEXEC) != 0) {
 		au_error("pipe: %s", strerror(errno));
 		rc = AU_EXIT_AUDIT_FAILED;
@@ -464,7 +475,7 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	}
 	m->ran = true;
 
-	n = run_list_files(tmpl, &files);
+	n = run_list_files(dir, &files);
 	if (keep_fd >= 0)
 		keep_reports(keep_fd, o->keep_reports, files, n);
 	/* (the originals are removed with the directory below) */
@@ -505,7 +516,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 out:
 	if (keep_fd >= 0)
 		close(keep_fd);
-	remove_dir(tmpl);
+	remove_dir(dir);
+	free(dir);
 	free(report);
 	free(shim);
 	return rc;

@@ -160,6 +160,20 @@ d = json.load(open(sys.argv[1]))
 assert all(len(l["stack"]) <= 2 for l in d["leaks"]), [len(l["stack"]) for l in d["leaks"]]
 ' "$WORK/depth.json" || fail "depth: --stack-depth 2 not applied"
 
+# A relative TMPDIR: the report path given to the program is absolute,
+# so a program that changes directory still writes where the tool reads.
+mkdir -p "$WORK/rel/tmp" "$WORK/rel/elsewhere"
+(cd "$WORK/rel" && TMPDIR=tmp "$AUDIT" -- sh -c 'echo "R=$CUWARDEN_REPORT"') \
+	>"$WORK/relenv.out" 2>"$WORK/relenv.err"
+expect_in relenv out "R=$WORK/rel/tmp/cuwarden-audit."
+(cd "$WORK/rel" && TMPDIR=tmp "$AUDIT" -- sh -c 'cd elsewhere && exec "$1" leak' sh "$P") \
+	>"$WORK/relcd.out" 2>"$WORK/relcd.err"
+rc=$?
+expect_rc relcd 23
+expect_in relcd err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+left=$(find "$WORK/rel/tmp" "$WORK/rel/elsewhere" -mindepth 1)
+[ -z "$left" ] || fail "relcd: files left: $left"
+
 # --keep-reports, and `report` over them gives the same answer.
 run keep "$AUDIT" --keep-reports "$WORK/kept" --json "$WORK/keep.json" "$P" fork
 expect_rc keep 23
