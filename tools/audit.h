@@ -115,6 +115,11 @@ typedef struct au_process_s {
 	long pid, ppid;
 	bool hooks_active;
 	char *exe;    /* "" when absent */
+	/* Which process this is, to read each once (reportread.c). */
+	uint64_t key;   /* hash of pid, ppid, command, exe, mode, time, ... */
+	unsigned group; /* the input it came from (au_model_t.group) */
+	dev_t dev;      /* the report file; 0, 0 inside a merged document */
+	ino_t ino;
 } au_process_t;
 
 typedef struct au_model_s {
@@ -129,6 +134,10 @@ typedef struct au_model_s {
 	int exit_status;  /* the program's, shell style; -1 unknown */
 	int term_signal;  /* the signal that killed the program, or 0 */
 	bool ran;         /* true when this run spawned the program */
+	/* Set by the caller for each input (a run, a FILE or DIR given to
+	 * `report`): reports of one input are distinct processes. */
+	unsigned group;
+	unsigned ngroups; /* groups handed out (merged documents take one) */
 	size_t seq;       /* findings created so far */
 	struct au_index_s *index; /* fingerprint -> finding (reportread.c) */
 } au_model_t;
@@ -342,7 +351,9 @@ char *run_find_shim(char *err, size_t errsize);
  * (125, 126, 127, or 128+n when the program died of signal n leaving no
  * report), 0 on success; m->exit_status is the program's. */
 int run_program(const au_run_opts_t *o, char **argv, au_model_t *m);
-/* The files of dir (not starting with '.'), sorted by name. */
+/* The regular files of dir whose names do not start with '.' (the shim's
+ * files still being written), sorted by name; any other entry is warned
+ * about ("DIR/x: is a directory, not read"). */
 size_t run_list_files(const char *dir, char ***out);
 void run_free_list(char **v, size_t n);
 

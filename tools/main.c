@@ -340,6 +340,7 @@ read_reports(au_model_t *m, int argc, char **argv)
 	int i;
 
 	for (i = 0; i < argc; i++) {
+		m->group = ++m->ngroups;
 		if (is_dir(argv[i])) {
 			char **files;
 			size_t j, n = run_list_files(argv[i], &files);

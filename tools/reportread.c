@@ -15,6 +15,15 @@
  * too: its processes, and its findings (reported and suppressed alike,
  * suppressions are applied again) with their symbolized frames, so saved
  * audits can be rendered again and merged with each other.
+ *
+ * Each process is counted once (proc_seen): a process is known by a hash
+ * of its pid, ppid, command, exe, mode, time, coverage and summary (what
+ * a merged document keeps of it), and a report file by its device and
+ * inode.  Within one input (a run's directory, a DIR, a merged document)
+ * every report is a process of its own -- the shim names each report
+ * uniquely, so two with one identity there are two processes that got the
+ * same pid -- while across inputs the same identity is the same process
+ * read twice.
  */
 #include "config.h"
 
@@ -643,13 +652,88 @@ check_header(rd_t *r, const json_t *doc)
 	return false;
 }
 
+/* ------------------------------------------------------------ processes */
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+/* The identity of the process a report (or a merged document's process
+ * entry) describes.  "exit" is left out: the tool may complete it (the
+ * status it saw), so a merged document would not match its reports. */
+static uint64_t
+proc_key(const json_t *o, long pid)
+{
+	static const char *const keys[] = { "command", "exe", "mode", "time",
+		"coverage", "summary" };
+	json_t *k = json_object();
+	uint64_t h = FNV_OFFSET;
+	const unsigned char *p;
+	size_t i;
+	char *s;
+
+	json_object_set_new(k, "pid", json_integer(pid));
+	json_object_set_new(k, "ppid", json_integer(json_int(o, "ppid", 0)));
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(o, keys[i]);
+
+		if (v == NULL && strcmp(keys[i], "command") == 0)
+			v = json_array(); /* merged documents write [] */
+		else if (v != NULL)
+			json_incref(v);
+		if (v != NULL)
+			json_object_set_new(k, keys[i], v);
+	}
+	s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(k);
+	for (p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		h ^= *p;
+		h *= FNV_PRIME;
+	}
+	free(s);
+	return h;
+}
+
+/* The process already read that this one (key, from group g; its file
+ * dev/ino, 0 for none) is, or NULL: the same file; or the same identity
+ * from another group that holds more such processes than g does yet. */
+static const au_process_t *
+proc_seen(const au_model_t *m, uint64_t key, unsigned g, dev_t dev,
+    ino_t ino)
+{
+	size_t i, j, in_g = 0;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const au_process_t *p = &m->procs[i];
+
+		if (ino != 0 && p->ino == ino && p->dev == dev)
+			return p;
+		if (p->key == key && p->group == g)
+			in_g++;
+	}
+	for (i = 0; i < m->nprocs; i++) {
+		const au_process_t *p = &m->procs[i];
+		size_t n = 0;
+
+		if (p->key != key || p->group == g)
+			continue;
+		for (j = 0; j < m->nprocs; j++)
+			if (m->procs[j].key == key &&
+			    m->procs[j].group == p->group)
+				n++;
+		if (n > in_g)
+			return p;
+	}
+	return NULL;
+}
+
 /* A merged document ("cuwarden-audit", version 1): its processes (each
- * once, by pid and report), its findings reported or not.  Takes doc. */
+ * once: proc_seen), its findings reported or not.  Takes doc. */
 static bool
 read_merged(au_model_t *m, rd_t *r, json_t *doc)
 {
 	const json_t *v = json_object_get(doc, "version"), *a;
-	size_t i, j, ndup = 0;
+	size_t i, ndup = 0;
+	unsigned g = ++m->ngroups;
 	bool bad = false;
 
 	r->merged = true;
@@ -670,9 +754,9 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 	for (i = 0; i < json_array_size(a); i++) {
 		json_t *pr = json_array_get(a, i);
 		const char *rep = json_str(pr, "report", r->path);
+		uint64_t key;
 		long pid;
 		au_process_t *p;
-		bool dup = false;
 
 		if (!json_is_object(pr) ||
 		    !json_is_integer(json_object_get(pr, "pid"))) {
@@ -681,10 +765,8 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 			    "with a pid", i);
 		}
 		pid = (long)json_integer_value(json_object_get(pr, "pid"));
-		for (j = 0; j < m->nprocs && !dup; j++)
-			dup = m->procs[j].pid == pid &&
-			    strcmp(m->procs[j].path, rep) == 0;
-		if (dup) {
+		key = proc_key(pr, pid);
+		if (proc_seen(m, key, g, 0, 0) != NULL) {
 			ndup++;
 			continue;
 		}
@@ -699,6 +781,8 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 		p->hooks_active = json_is_true(json_object_get(
 		    json_object_get(pr, "coverage"), "hooks_active"));
 		p->exe = xstrdup(json_str(pr, "exe", ""));
+		p->key = key;
+		p->group = g;
 	}
 	if (ndup > 0 && ndup == json_array_size(json_object_get(doc,
 	    "processes"))) {
@@ -736,10 +820,14 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	json_t *doc, *a;
 	au_process_t *p;
 	rd_t r = { path, err, errsize, NULL, NULL, false };
+	const au_process_t *seen;
 	size_t i, nmod, len, first;
+	struct stat st;
+	uint64_t key;
+	long pid;
 	char *buf;
 
-	buf = input_read(path, AU_MAX_REPORT_BYTES, NULL, NULL, &len, err,
+	buf = input_read(path, AU_MAX_REPORT_BYTES, NULL, &st, &len, err,
 	    errsize);
 	if (buf == NULL)
 		return true;
@@ -790,12 +878,25 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 			return true;
 		}
 	}
+	pid = (long)json_integer_value(json_object_get(doc, "pid"));
+	key = proc_key(doc, pid);
+	if ((seen = proc_seen(m, key, m->group, st.st_dev, st.st_ino)) !=
+	    NULL) {
+		au_warn("%s: the same report as %s, read already: counted once",
+		    path, seen->path);
+		json_decref(doc);
+		return false;
+	}
 	m->procs = xrealloc(m->procs, (m->nprocs + 1) * sizeof(*m->procs));
 	p = &m->procs[m->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->path = xstrdup(path);
 	p->doc = doc;
-	p->pid = (long)json_integer_value(json_object_get(doc, "pid"));
+	p->pid = pid;
+	p->key = key;
+	p->group = m->group;
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
 	p->ppid = (long)json_int(doc, "ppid", 0);
 	p->hooks_active = json_is_true(json_object_get(
 	    json_object_get(doc, "coverage"), "hooks_active"));

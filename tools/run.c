@@ -153,12 +153,12 @@ cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The regular files of dir, sorted.  Returns the count. */
 size_t
 run_list_files(const char *dir, char ***out)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
+	struct stat st;
 	char **v = NULL;
 	size_t n = 0;
 
@@ -166,8 +166,20 @@ run_list_files(const char *dir, char ***out)
 	if (d == NULL)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
+		/* '.' starts the shim's files still being written (and ".",
+		 * ".."): never a report. */
 		if (e->d_name[0] == '.')
 			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, 0) != 0) {
+			au_warn("%s/%s: %s, not read", dir, e->d_name,
+			    strerror(errno));
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			au_warn("%s/%s: %s, not read", dir, e->d_name,
+			    file_kind(st.st_mode));
+			continue;
+		}
 		v = xrealloc(v, (n + 1) * sizeof(*v));
 		v[n++] = xasprintf("%s/%s", dir, e->d_name);
 	}
@@ -188,16 +200,26 @@ run_free_list(char **v, size_t n)
 	free(v);
 }
 
+/* Empties and removes our private directory: the reports, and whatever
+ * a process killed while writing left (its ".name" files). */
 static void
 remove_dir(const char *dir)
 {
-	char **v;
-	size_t i, n = run_list_files(dir, &v);
+	DIR *d = opendir(dir);
+	struct dirent *e;
 
-	for (i = 0; i < n; i++)
-		unlink(v[i]);
-	run_free_list(v, n);
-	rmdir(dir);
+	if (d != NULL) {
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 &&
+			    strcmp(e->d_name, "..") != 0 &&
+			    unlinkat(dirfd(d), e->d_name, 0) != 0 &&
+			    errno == EISDIR)
+				(void)unlinkat(dirfd(d), e->d_name,
+				    AT_REMOVEDIR);
+		closedir(d);
+	}
+	if (rmdir(dir) != 0 && errno != ENOENT)
+		au_warn("cannot remove %s: %s", dir, strerror(errno));
 }
 
 /* Opens --keep-reports DIR, made 0700 when it does not exist.  An
@@ -475,6 +497,7 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	}
 	m->ran = true;
 
+	m->group = ++m->ngroups;
 	n = run_list_files(dir, &files);
 	if (keep_fd >= 0)
 		keep_reports(keep_fd, o->keep_reports, files, n);

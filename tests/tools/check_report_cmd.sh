@@ -69,6 +69,41 @@ run dir "$AUDIT" report "$WORK/dir"
 expect_rc dir 23
 expect_in dir err "== LEAK SUMMARY: 4456448 bytes leaked in 5 allocations (2 groups)"
 
+# Each process once.  Two reports of one directory with the same pid (pid
+# reuse: the shim names the second report.101.json.101-1) are two
+# processes, even byte for byte the same; the same report given twice --
+# the same file, a file and its directory, a copy of the directory -- is
+# one; files starting with '.' (the shim's, being written) and entries
+# that are not regular files are not read.
+mkdir "$WORK/reuse"
+cp "$B" "$WORK/reuse/report.101.json"
+cp "$B" "$WORK/reuse/report.101.json.101-1"
+printf '{"format": "cuwar' >"$WORK/reuse/.report.102.json.tmp"
+mkdir "$WORK/reuse/sub"
+run reuse "$AUDIT" report "$WORK/reuse"
+expect_rc reuse 23
+expect_in reuse err "== COVERAGE: 2 processes audited, 14 allocations seen"
+expect_in reuse err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+n=$(grep -c "^==    pid 101 (parent 100): ./trainer --worker" "$WORK/reuse.err")
+[ "$n" = 2 ] || fail "reuse: pid 101 listed $n times in PROCESSES, expected 2"
+expect_in reuse err "$WORK/reuse/sub: is a directory, not read"
+expect_not_in reuse err "empty file"
+run same "$AUDIT" report "$B" "$B"
+expect_rc same 23
+expect_in same err "$B: the same report as $B, read already: counted once"
+expect_in same err "== COVERAGE: 1 process audited, 7 allocations seen"
+run samedir "$AUDIT" report "$WORK/reuse" "$WORK/reuse/report.101.json"
+expect_rc samedir 23
+expect_in samedir err "== COVERAGE: 2 processes audited, 14 allocations seen"
+cp -r "$WORK/reuse" "$WORK/reuse2"
+run copydir "$AUDIT" report "$WORK/reuse" "$WORK/reuse2"
+expect_rc copydir 23
+expect_in copydir err "== COVERAGE: 2 processes audited, 14 allocations seen"
+expect_in copydir err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+run copy3 "$AUDIT" report "$WORK/reuse" "$WORK/reuse2/report.101.json" "$A"
+expect_rc copy3 23
+expect_in copy3 err "== COVERAGE: 3 processes audited, 24 allocations seen"
+
 # Suppression files: function/module/file patterns, owner:, violation:.
 cat >"$WORK/s1.supp" <<'S'
 # the model library's leaks are known

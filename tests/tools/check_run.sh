@@ -188,6 +188,16 @@ run rekeep "$AUDIT" report "$WORK/kept"
 expect_rc rekeep 23
 expect_in rekeep err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 groups)"
 
+# Every regular file of the report directory not starting with '.' is
+# read, whatever its name (the shim names a second report of one pid
+# report.<pid>.json.<pid>-<n>), each once, two with one pid included; the
+# shim's unfinished ".name" files are not read, and are removed.
+run names "$AUDIT" -- sh -c 'd=${CUWARDEN_REPORT%/*}; cp "$1" "$d/report.101.json"; cp "$1" "$d/report.101.json.101-1"; printf "{" >"$d/.report.7.json.tmp"' sh "$DATA/proc_b.json"
+expect_rc names 23
+expect_in names err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+n=$(grep -c "^==    pid 101 (parent 100): ./trainer --worker" "$WORK/names.err")
+[ "$n" = 2 ] || fail "names: pid 101 listed $n times in PROCESSES, expected 2"
+
 # Nothing left behind in TMPDIR.
 left=$(ls -A "$TMPDIR")
 [ -z "$left" ] || fail "temporary files left: $left"
