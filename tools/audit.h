@@ -292,6 +292,7 @@ void baseline_free(au_baseline_t *b);
 
 /* --------------------------------------------------------------- totals */
 
+/* Sums over the model, each saturating (UINT64_MAX: at least that). */
 typedef struct au_totals_s {
 	uint64_t leaked_bytes, leaked_allocations, leak_groups;
 	uint64_t violations, violation_groups;
@@ -300,6 +301,7 @@ typedef struct au_totals_s {
 	uint64_t baseline_leaks, baseline_violations; /* groups */
 	uint64_t processes, hooks_active, allocations, frees;
 	uint64_t untracked_frees, failed_calls;
+	uint64_t errors; /* leaked_allocations + violations */
 } au_totals_t;
 
 void model_totals(const au_model_t *m, au_totals_t *t);

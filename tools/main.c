@@ -496,13 +496,14 @@ main(int argc, char **argv)
 		goto out;
 	}
 	status = m.ran && m.exit_status >= 0 ? m.exit_status : 0;
-	if (t.leaked_allocations + t.violations > 0 && c.error_exitcode != 0) {
+	if (t.errors > 0 && c.error_exitcode != 0) {
+		char b1[96];
+
 		status = (int)c.error_exitcode;
 		/* Why the job failed, where CI shows it: the last line. */
-		fprintf(log, "== EXIT STATUS: %d (%llu error%s reported",
-		    status, (unsigned long long)(t.leaked_allocations +
-		    t.violations), t.leaked_allocations + t.violations == 1 ?
-		    "" : "s");
+		fprintf(log, "== EXIT STATUS: %d (%s reported", status,
+		    fmt_sum(t.errors, t.errors == 1 ? "error" : "errors",
+		    false, b1, sizeof(b1)));
 		if (m.ran && m.exit_status >= 0)
 			fprintf(log, "; the program exited with %d",
 			    m.exit_status);

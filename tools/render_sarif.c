@@ -361,12 +361,12 @@ primary_location(const au_finding_t *f)
 static char *
 message(const au_finding_t *f)
 {
-	char b1[32], b2[32];
+	char b1[96], b2[32];
 
 	if (f->cls == AU_LEAK)
-		return xasprintf("%s bytes in %llu %s allocation%s%s%s%s "
+		return xasprintf("%s in %llu %s allocation%s%s%s%s "
 		    "leaked by %s (%s, device %d)",
-		    fmt_commas(f->bytes, b1, sizeof(b1)),
+		    fmt_sum(f->bytes, "bytes", true, b1, sizeof(b1)),
 		    (unsigned long long)f->count, f->kind,
 		    f->count == 1 ? "" : "s",
 		    f->count > 1 && f->min_size == f->max_size ? " (" : "",
@@ -406,7 +406,7 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 			    &f->free_stack, "first free"));
 	}
 	o = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o],s:o,s:{s:s,s:s},"
-	    "s:{s:s,s:s,s:I,s:I,s:o}}",
+	    "s:{s:s,s:s,s:o,s:o,s:o}}",
 	    "ruleId", rules->ids[idx], "ruleIndex", (json_int_t)idx,
 	    "level", "error", "message", "text", msg,
 	    "locations", primary_location(f),
@@ -414,7 +414,7 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 	    "partialFingerprints", "cuwarden/v1", f->fingerprint,
 	    "cuwarden-symbolic/v1", f->sym_fingerprint,
 	    "properties", "api", f->api, "owner", f->owner,
-	    "count", (json_int_t)f->count, "bytes", (json_int_t)f->bytes,
+	    "count", json_count(f->count), "bytes", json_count(f->bytes),
 	    "pids", pids);
 	flow = code_flow(&f->stack);
 	if (flow != NULL)

@@ -115,14 +115,26 @@ print_where(FILE *out, const au_finding_t *f, bool with_api)
 	}
 }
 
+/* v with its unit, singular or plural; "at least ..." for a saturated
+ * sum (fmt_sum). */
+static const char *
+amount(uint64_t v, const char *one, const char *many, bool commas,
+    char *buf, size_t size)
+{
+	return fmt_sum(v, v == 1 ? one : many, commas, buf, size);
+}
+
 static void
 print_leak(FILE *out, const au_finding_t *f, int limit)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[96], b2[32], b3[32], b4[160];
+	char *one = xasprintf("%s allocation", f->kind);
+	char *many = xasprintf("%s allocations", f->kind);
 
-	fprintf(out, "== %s bytes in %llu %s allocation%s",
-	    fmt_commas(f->bytes, b1, sizeof(b1)),
-	    (unsigned long long)f->count, f->kind, f->count == 1 ? "" : "s");
+	fprintf(out, "== %s in %s", fmt_sum(f->bytes, "bytes", true, b1,
+	    sizeof(b1)), amount(f->count, one, many, true, b4, sizeof(b4)));
+	free(one);
+	free(many);
 	if (f->count > 1 && f->min_size == f->max_size)
 		fprintf(out, " (%s each)",
 		    fmt_commas(f->size, b2, sizeof(b2)));
@@ -141,7 +153,7 @@ print_leak(FILE *out, const au_finding_t *f, int limit)
 static void
 print_violation(FILE *out, const au_finding_t *f, int limit)
 {
-	char b1[32];
+	char b1[32], b2[96];
 
 	fprintf(out, "== %s: %s", f->type, f->api[0] ? f->api : "?");
 	if (f->naddresses > 0)
@@ -158,8 +170,8 @@ print_violation(FILE *out, const au_finding_t *f, int limit)
 	}
 	if (f->cuda_error != NULL)
 		fprintf(out, " -> %s", f->cuda_error);
-	fprintf(out, ", %llu time%s [", (unsigned long long)f->count,
-	    f->count == 1 ? "" : "s");
+	fprintf(out, ", %s [", amount(f->count, "time", "times", true, b2,
+	    sizeof(b2)));
 	print_where(out, f, false);
 	fputs("]\n", out);
 	print_stack(out, &f->stack, limit);
@@ -179,11 +191,11 @@ print_used(const char *rule, const char *origin, uint64_t count,
     uint64_t bytes, void *arg)
 {
 	FILE *out = arg;
-	char b1[32];
+	char b1[96], b2[96];
 
-	fprintf(out, "==    %llu x, %s bytes: %s (%s)\n",
-	    (unsigned long long)count, fmt_commas(bytes, b1, sizeof(b1)),
-	    rule, origin);
+	fprintf(out, "==    %s, %s: %s (%s)\n",
+	    fmt_sum(count, "x", false, b1, sizeof(b1)),
+	    fmt_sum(bytes, "bytes", true, b2, sizeof(b2)), rule, origin);
 }
 
 typedef struct owner_sum_s {
@@ -208,7 +220,7 @@ print_owners(const au_model_t *m, FILE *out)
 {
 	owner_sum_t *v = xcalloc(m->nleaks + 1, sizeof(*v));
 	size_t i, j, n = 0;
-	char b1[32];
+	char b1[96], b2[96];
 
 	for (i = 0; i < m->nleaks; i++) {
 		const au_finding_t *f = m->leaks[i];
@@ -219,17 +231,17 @@ print_owners(const au_model_t *m, FILE *out)
 			;
 		if (j == n)
 			v[n++].owner = f->owner;
-		v[j].bytes += f->bytes;
-		v[j].count += f->count;
+		v[j].bytes = sat_add(v[j].bytes, f->bytes);
+		v[j].count = sat_add(v[j].count, f->count);
 	}
 	if (n > 1) {
 		qsort(v, n, sizeof(*v), cmp_owner);
 		fputs("== BY OWNER:\n", out);
 		for (i = 0; i < n && i < 10; i++)
-			fprintf(out, "==    %s bytes in %llu allocation%s: %s\n",
-			    fmt_commas(v[i].bytes, b1, sizeof(b1)),
-			    (unsigned long long)v[i].count,
-			    v[i].count == 1 ? "" : "s",
+			fprintf(out, "==    %s in %s: %s\n",
+			    fmt_sum(v[i].bytes, "bytes", true, b1, sizeof(b1)),
+			    amount(v[i].count, "allocation", "allocations",
+			    true, b2, sizeof(b2)),
 			    v[i].owner[0] ? v[i].owner : "(unknown owner)");
 		if (n > 10)
 			fprintf(out, "==    ... %zu more owners\n", n - 10);
@@ -322,6 +334,7 @@ static void
 render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 {
 	au_totals_t t;
+	char b1[96], b2[96], b3[96];
 	size_t i;
 
 	model_totals(m, &t);
@@ -333,20 +346,19 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 			print_violation(out, m->viols[i], o->stack_limit);
 	print_processes(m, out);
 	print_owners(m, out);
-	fprintf(out, "== LEAK SUMMARY: %llu bytes leaked in %llu "
-	    "allocation%s (%llu group%s)\n",
-	    (unsigned long long)t.leaked_bytes,
-	    (unsigned long long)t.leaked_allocations,
-	    t.leaked_allocations == 1 ? "" : "s",
+	fprintf(out, "== LEAK SUMMARY: %s leaked in %s (%llu group%s)\n",
+	    fmt_sum(t.leaked_bytes, "bytes", false, b1, sizeof(b1)),
+	    amount(t.leaked_allocations, "allocation", "allocations", false,
+	    b2, sizeof(b2)),
 	    (unsigned long long)t.leak_groups, t.leak_groups == 1 ? "" : "s");
 	if (t.suppressed_leaks > 0 || t.suppressed_violations > 0) {
-		fprintf(out, "== SUPPRESSED: %llu bytes in %llu allocation%s, "
-		    "%llu violation%s\n",
-		    (unsigned long long)t.suppressed_bytes,
-		    (unsigned long long)t.suppressed_leaks,
-		    t.suppressed_leaks == 1 ? "" : "s",
-		    (unsigned long long)t.suppressed_violations,
-		    t.suppressed_violations == 1 ? "" : "s");
+		fprintf(out, "== SUPPRESSED: %s in %s, %s\n",
+		    fmt_sum(t.suppressed_bytes, "bytes", false, b1,
+		    sizeof(b1)),
+		    amount(t.suppressed_leaks, "allocation", "allocations",
+		    false, b2, sizeof(b2)),
+		    amount(t.suppressed_violations, "violation", "violations",
+		    false, b3, sizeof(b3)));
 		supp_foreach_used(o->supp, print_used, out);
 	}
 	if (o->baseline != NULL)
@@ -356,22 +368,21 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 		    t.baseline_leaks == 1 ? "" : "s",
 		    (unsigned long long)t.baseline_violations,
 		    t.baseline_violations == 1 ? "" : "s", o->baseline);
-	fprintf(out, "== ERROR SUMMARY: %llu error%s (%llu leak%s, %llu "
-	    "violation%s)\n",
-	    (unsigned long long)(t.leaked_allocations + t.violations),
-	    t.leaked_allocations + t.violations == 1 ? "" : "s",
-	    (unsigned long long)t.leaked_allocations,
-	    t.leaked_allocations == 1 ? "" : "s",
-	    (unsigned long long)t.violations, t.violations == 1 ? "" : "s");
-	fprintf(out, "== COVERAGE: %llu process%s audited, %llu allocation%s "
-	    "seen, hooks active in %llu",
+	fprintf(out, "== ERROR SUMMARY: %s (%s, %s)\n",
+	    amount(t.errors, "error", "errors", false, b1, sizeof(b1)),
+	    amount(t.leaked_allocations, "leak", "leaks", false, b2,
+	    sizeof(b2)),
+	    amount(t.violations, "violation", "violations", false, b3,
+	    sizeof(b3)));
+	fprintf(out, "== COVERAGE: %llu process%s audited, %s seen, hooks "
+	    "active in %llu",
 	    (unsigned long long)t.processes, t.processes == 1 ? "" : "es",
-	    (unsigned long long)t.allocations,
-	    t.allocations == 1 ? "" : "s", (unsigned long long)t.hooks_active);
+	    amount(t.allocations, "allocation", "allocations", false, b1,
+	    sizeof(b1)), (unsigned long long)t.hooks_active);
 	if (t.untracked_frees > 0)
-		fprintf(out, ", %llu untracked free%s",
-		    (unsigned long long)t.untracked_frees,
-		    t.untracked_frees == 1 ? "" : "s");
+		fprintf(out, ", %s", amount(t.untracked_frees,
+		    "untracked free", "untracked frees", false, b1,
+		    sizeof(b1)));
 	if (t.hooks_active == 0)
 		fputs(": no CUDA activity seen", out);
 	fputc('\n', out);

@@ -425,8 +425,8 @@ model_add(au_model_t *m, au_finding_t *f)
 		}
 		return;
 	}
-	g->count += f->count;
-	g->bytes += f->bytes;
+	g->count = sat_add(g->count, f->count);
+	g->bytes = sat_add(g->bytes, f->bytes);
 	if (f->min_size < g->min_size)
 		g->min_size = f->min_size;
 	if (f->max_size > g->max_size)
@@ -451,6 +451,7 @@ read_merged_extras(rd_t *r, const json_t *o, const char *w, au_finding_t *f)
 {
 	const json_t *pids = json_object_get(o, "pids");
 	const json_t *devs = json_object_get(o, "devices");
+	const json_t *sat;
 	uint64_t v;
 	size_t i;
 
@@ -474,12 +475,23 @@ read_merged_extras(rd_t *r, const json_t *o, const char *w, au_finding_t *f)
 	if (get_uint(r, o, w, "max_size", false, f->max_size, &v))
 		return true;
 	f->max_size = v;
+	/* Sums the writer could not hold: lower bounds, saturated again. */
+	sat = json_object_get(o, "saturated");
+	for (i = 0; i < json_array_size(sat); i++) {
+		const char *k = json_string_value(json_array_get(sat, i));
+
+		if (k != NULL && strcmp(k, "bytes") == 0)
+			f->bytes = UINT64_MAX;
+		else if (k != NULL && strcmp(k, "count") == 0)
+			f->count = UINT64_MAX;
+	}
 	if (f->cls == AU_VIOLATION) {
 		const json_t *addrs = json_object_get(o, "addresses");
 
 		if (get_uint(r, o, w, "count", false, 1, &v))
 			return true;
-		f->count = v > 0 ? v : 1;
+		if (f->count != UINT64_MAX)
+			f->count = v > 0 ? v : 1;
 		if (json_is_array(addrs) && json_array_size(addrs) > 0) {
 			for (i = 0; i < f->naddresses; i++)
 				free(f->addresses[i]);
@@ -512,7 +524,7 @@ read_leak(rd_t *r, au_model_t *m, const json_t *o, size_t idx)
 	    get_str(r, o, w, "owner", "", &owner) ||
 	    get_uint(r, o, w, "count", true, 0, &count) ||
 	    get_uint(r, o, w, "size", false, 0, &size) ||
-	    get_uint(r, o, w, "bytes", false, size * count, &bytes) ||
+	    get_uint(r, o, w, "bytes", false, sat_mul(size, count), &bytes) ||
 	    get_int(r, o, w, "device", -1, &dev))
 		return true;
 	if (dev < -1 || dev > 65535)
@@ -968,12 +980,15 @@ model_totals(const au_model_t *m, au_totals_t *t)
 		const au_finding_t *f = m->leaks[i];
 
 		if (finding_reported(f)) {
-			t->leaked_bytes += f->bytes;
-			t->leaked_allocations += f->count;
+			t->leaked_bytes = sat_add(t->leaked_bytes, f->bytes);
+			t->leaked_allocations = sat_add(t->leaked_allocations,
+			    f->count);
 			t->leak_groups++;
 		} else if (f->suppressed_by != NULL) {
-			t->suppressed_leaks += f->count;
-			t->suppressed_bytes += f->bytes;
+			t->suppressed_leaks = sat_add(t->suppressed_leaks,
+			    f->count);
+			t->suppressed_bytes = sat_add(t->suppressed_bytes,
+			    f->bytes);
 			t->suppressed_leak_groups++;
 		} else {
 			t->baseline_leaks++;
@@ -983,10 +998,11 @@ model_totals(const au_model_t *m, au_totals_t *t)
 		const au_finding_t *f = m->viols[i];
 
 		if (finding_reported(f)) {
-			t->violations += f->count;
+			t->violations = sat_add(t->violations, f->count);
 			t->violation_groups++;
 		} else if (f->suppressed_by != NULL) {
-			t->suppressed_violations += f->count;
+			t->suppressed_violations = sat_add(
+			    t->suppressed_violations, f->count);
 		} else {
 			t->baseline_violations++;
 		}
@@ -1000,14 +1016,16 @@ model_totals(const au_model_t *m, au_totals_t *t)
 		if (m->procs[i].hooks_active)
 			t->hooks_active++;
 		if ((v = json_int(cov, "allocations", 0)) > 0)
-			t->allocations += (uint64_t)v;
+			t->allocations = sat_add(t->allocations, (uint64_t)v);
 		if ((v = json_int(cov, "frees", 0)) > 0)
-			t->frees += (uint64_t)v;
+			t->frees = sat_add(t->frees, (uint64_t)v);
 		if ((v = json_int(cov, "untracked_frees", 0)) > 0)
-			t->untracked_frees += (uint64_t)v;
+			t->untracked_frees = sat_add(t->untracked_frees,
+			    (uint64_t)v);
 		if ((v = json_int(cov, "failed_calls", 0)) > 0)
-			t->failed_calls += (uint64_t)v;
+			t->failed_calls = sat_add(t->failed_calls, (uint64_t)v);
 	}
+	t->errors = sat_add(t->leaked_allocations, t->violations);
 }
 
 void

@@ -294,8 +294,8 @@ apply_one(au_supp_t *s, au_finding_t *f)
 
 		if (!rule_matches(r, f))
 			continue;
-		r->count += f->count;
-		r->bytes += f->bytes;
+		r->count = sat_add(r->count, f->count);
+		r->bytes = sat_add(r->bytes, f->bytes);
 		f->suppressed_by = r->text;
 		return;
 	}
