@@ -129,9 +129,12 @@ typedef struct cfg_s {
 static int
 usage_error(const char *fmt, const char *arg)
 {
+	char *esc = text_escape(arg);
+
 	fputs(AU_PROG ": ", stderr);
-	fprintf(stderr, fmt, arg);
+	fprintf(stderr, fmt, esc);
 	fputs("\nTry '" AU_PROG " --help'.\n", stderr);
+	free(esc);
 	return AU_EXIT_USAGE;
 }
 

@@ -5,10 +5,13 @@
  * violating, allocation and first-free stacks; then the LEAK SUMMARY,
  * suppressions used, ERROR SUMMARY and COVERAGE lines.
  *
- * It goes to a terminal, and its names come from report files, which a
- * corrupt or hostile one fills with any bytes: every control character
- * but newline and tab is written as '?' (safe_write), so that no escape
- * sequence reaches the terminal.
+ * It goes to a terminal or a CI log, and its names come from report
+ * files, which a corrupt or hostile one fills with any bytes: every name
+ * is written through tx() (text_escape: a newline as \n, ESC as \x1b,
+ * ...), so no name can end a line and start a forged one, and no escape
+ * sequence reaches the terminal.  Behind that, the stream itself goes
+ * through a filter (line_write) that escapes any control character but
+ * the newline and starts every line with "==".
  */
 #include "config.h"
 
@@ -18,6 +21,34 @@
 #include <sys/types.h>
 
 #include "audit.h"
+
+/* The ring of tx()'s results: each lives until TX_RING more calls,
+ * enough for the names of one fprintf. */
+#define TX_RING 8
+static char *tx_ring[TX_RING];
+static size_t tx_next;
+
+/* A name from a report, escaped for a text line. */
+static const char *
+tx(const char *s)
+{
+	char **slot = &tx_ring[tx_next++ % TX_RING];
+
+	free(*slot);
+	*slot = text_escape(s);
+	return *slot;
+}
+
+static void
+tx_done(void)
+{
+	size_t i;
+
+	for (i = 0; i < TX_RING; i++) {
+		free(tx_ring[i]);
+		tx_ring[i] = NULL;
+	}
+}
 
 static void
 print_frame(FILE *out, const au_frame_t *f, bool first)
@@ -31,19 +62,20 @@ print_frame(FILE *out, const au_frame_t *f, bool first)
 
 		fprintf(out, "==    %s 0x%llx: %s", word,
 		    (unsigned long long)f->offset,
-		    in->function ? in->function : "???");
+		    in->function ? tx(in->function) : "???");
 		if (in->file != NULL && in->line > 0)
-			fprintf(out, " (%s:%d)", base_name(in->file),
+			fprintf(out, " (%s:%d)", tx(base_name(in->file)),
 			    in->line);
 		fputs(" [inlined]\n", out);
 		word = "by";
 	}
 	fprintf(out, "==    %s 0x%llx: %s", word,
-	    (unsigned long long)f->offset, f->function ? f->function : "???");
+	    (unsigned long long)f->offset, f->function ? tx(f->function) :
+	    "???");
 	if (f->file != NULL && f->line > 0)
-		fprintf(out, " (%s:%d)", base_name(f->file), f->line);
+		fprintf(out, " (%s:%d)", tx(base_name(f->file)), f->line);
 	else if (f->module != NULL)
-		fprintf(out, " (in %s%s%s)", f->module,
+		fprintf(out, " (in %s%s%s)", tx(f->module),
 		    f->note ? ", " : "", f->note ? f->note : "");
 	else
 		fputs(" (unknown module)", out);
@@ -105,7 +137,7 @@ print_where(FILE *out, const au_finding_t *f, bool with_api)
 	} else
 		fputs("host", out);
 	if (with_api && f->api[0] != '\0')
-		fprintf(out, ", %s", f->api);
+		fprintf(out, ", %s", tx(f->api));
 	if (f->npids > 0) {
 		fprintf(out, ", pid%s ", f->npids > 1 ? "s" : "");
 		for (i = 0; i < f->npids && i < 8; i++)
@@ -128,8 +160,8 @@ static void
 print_leak(FILE *out, const au_finding_t *f, int limit)
 {
 	char b1[96], b2[32], b3[32], b4[160];
-	char *one = xasprintf("%s allocation", f->kind);
-	char *many = xasprintf("%s allocations", f->kind);
+	char *one = xasprintf("%s allocation", tx(f->kind));
+	char *many = xasprintf("%s allocations", tx(f->kind));
 
 	fprintf(out, "== %s in %s", fmt_sum(f->bytes, "bytes", true, b1,
 	    sizeof(b1)), amount(f->count, one, many, true, b4, sizeof(b4)));
@@ -142,7 +174,7 @@ print_leak(FILE *out, const au_finding_t *f, int limit)
 		fprintf(out, " (%s to %s each)",
 		    fmt_commas(f->min_size, b2, sizeof(b2)),
 		    fmt_commas(f->max_size, b3, sizeof(b3)));
-	fprintf(out, " leaked by %s [", f->owner[0] ? f->owner :
+	fprintf(out, " leaked by %s [", f->owner[0] ? tx(f->owner) :
 	    "an unknown owner");
 	print_where(out, f, true);
 	fputs("]\n", out);
@@ -155,13 +187,13 @@ print_violation(FILE *out, const au_finding_t *f, int limit)
 {
 	char b1[32], b2[96];
 
-	fprintf(out, "== %s: %s", f->type, f->api[0] ? f->api : "?");
+	fprintf(out, "== %s: %s", tx(f->type), f->api[0] ? tx(f->api) : "?");
 	if (f->naddresses > 0)
-		fprintf(out, " of %s", f->addresses[0]);
+		fprintf(out, " of %s", tx(f->addresses[0]));
 	if (f->kind[0] != '\0' || f->size > 0) {
 		fputs(" (", out);
 		if (f->kind[0] != '\0')
-			fprintf(out, "%s ", f->kind);
+			fprintf(out, "%s ", tx(f->kind));
 		fputs("allocation", out);
 		if (f->size > 0)
 			fprintf(out, " of %s bytes",
@@ -169,7 +201,7 @@ print_violation(FILE *out, const au_finding_t *f, int limit)
 		fputc(')', out);
 	}
 	if (f->cuda_error != NULL)
-		fprintf(out, " -> %s", f->cuda_error);
+		fprintf(out, " -> %s", tx(f->cuda_error));
 	fprintf(out, ", %s [", amount(f->count, "time", "times", true, b2,
 	    sizeof(b2)));
 	print_where(out, f, false);
@@ -195,7 +227,8 @@ print_used(const char *rule, const char *origin, uint64_t count,
 
 	fprintf(out, "==    %s, %s: %s (%s)\n",
 	    fmt_sum(count, "x", false, b1, sizeof(b1)),
-	    fmt_sum(bytes, "bytes", true, b2, sizeof(b2)), rule, origin);
+	    fmt_sum(bytes, "bytes", true, b2, sizeof(b2)), tx(rule),
+	    tx(origin));
 }
 
 typedef struct owner_sum_s {
@@ -242,7 +275,8 @@ print_owners(const au_model_t *m, FILE *out)
 			    fmt_sum(v[i].bytes, "bytes", true, b1, sizeof(b1)),
 			    amount(v[i].count, "allocation", "allocations",
 			    true, b2, sizeof(b2)),
-			    v[i].owner[0] ? v[i].owner : "(unknown owner)");
+			    v[i].owner[0] ? tx(v[i].owner) :
+			    "(unknown owner)");
 		if (n > 10)
 			fprintf(out, "==    ... %zu more owners\n", n - 10);
 	}
@@ -267,16 +301,18 @@ print_processes(const au_model_t *m, FILE *out)
 		const json_t *cov = json_object_get(p->doc, "coverage");
 
 		fprintf(out, "==    pid %ld (parent %ld):", p->pid, p->ppid);
-		for (k = 0; k < json_array_size(cmd) && k < 8; k++)
-			fprintf(out, " %s", json_string_value(
-			    json_array_get(cmd, k)) ? json_string_value(
-			    json_array_get(cmd, k)) : "?");
+		for (k = 0; k < json_array_size(cmd) && k < 8; k++) {
+			const char *arg = json_string_value(json_array_get(cmd,
+			    k));
+
+			fprintf(out, " %s", arg ? tx(arg) : "?");
+		}
 		if (json_array_size(cmd) > 8)
 			fputs(" ...", out);
 		if (json_array_size(cmd) == 0)
-			fprintf(out, " %s", p->exe[0] ? p->exe : "?");
+			fprintf(out, " %s", p->exe[0] ? tx(p->exe) : "?");
 		fprintf(out, " -- %s %lld, %lld allocation%s, %s bytes leaked, "
-		    "%lld violation%s%s\n", json_str(ex, "how", "exit"),
+		    "%lld violation%s%s\n", tx(json_str(ex, "how", "exit")),
 		    json_int(ex, "status", -1), json_int(cov, "allocations", 0),
 		    json_int(cov, "allocations", 0) == 1 ? "" : "s",
 		    fmt_commas((uint64_t)json_int(sm, "leaked_bytes", 0), b1,
@@ -286,29 +322,55 @@ print_processes(const au_model_t *m, FILE *out)
 	}
 }
 
-/* fopencookie's writer: the bytes to the real stream, control characters
- * (below 0x20 but '\n' and '\t', and 0x7f) as '?'. */
+/* The filter between the renderer and the real stream (fopencookie):
+ * every line starts with "==" ("== " is put in front of one that does
+ * not), and every control character but the newline is written as \xNN.
+ * Names are escaped before they get here (tx); this holds the line
+ * format whatever the renderer writes. */
+typedef struct line_filter_s {
+	FILE *out;
+	int col; /* bytes of the current line so far, counted up to 2 */
+} line_filter_t;
+
 static ssize_t
-safe_write(void *cookie, const char *buf, size_t n)
+line_write(void *cookie, const char *buf, size_t n)
 {
-	FILE *out = cookie;
-	char tmp[512];
-	size_t done = 0;
+	line_filter_t *lf = cookie;
+	char tmp[1024];
+	size_t i, o = 0;
 
-	while (done < n) {
-		size_t k = n - done < sizeof(tmp) ? n - done : sizeof(tmp);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
 
-		for (size_t i = 0; i < k; i++) {
-			unsigned char c = (unsigned char)buf[done + i];
-
-			tmp[i] = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ?
-			    '?' : (char)c;
+		if (o + 8 > sizeof(tmp)) {
+			if (fwrite(tmp, 1, o, lf->out) != o)
+				return -1;
+			o = 0;
 		}
-		if (fwrite(tmp, 1, k, out) != k)
-			return done > 0 ? (ssize_t)done : -1;
-		done += k;
+		if (lf->col == 0 && c != '=') {
+			memcpy(tmp + o, c == '\n' ? "==" : "== ", 3);
+			o += c == '\n' ? 2 : 3;
+			lf->col = 2;
+		} else if (lf->col == 1 && c != '=') {
+			memcpy(tmp + o, c == '\n' ? "=" : "= ", 2);
+			o += c == '\n' ? 1 : 2;
+			lf->col = 2;
+		}
+		if (c == '\n') {
+			tmp[o++] = '\n';
+			lf->col = 0;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(tmp + o, 5, "\\x%02x", c);
+		else
+			tmp[o++] = (char)c;
+		if (lf->col < 2)
+			lf->col++;
 	}
-	return (ssize_t)done;
+	if (o > 0 && fwrite(tmp, 1, o, lf->out) != o)
+		return -1;
+	return (ssize_t)n;
 }
 
 static void render_body(const au_model_t *m, const au_render_opts_t *o,
@@ -317,8 +379,9 @@ static void render_body(const au_model_t *m, const au_render_opts_t *o,
 void
 render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 {
-	cookie_io_functions_t io = { .write = safe_write };
-	FILE *safe = fopencookie(out, "w", io);
+	cookie_io_functions_t io = { .write = line_write };
+	line_filter_t lf = { out, 0 };
+	FILE *safe = fopencookie(&lf, "w", io);
 
 	if (safe == NULL) {  /* no memory: nothing unfiltered, ever */
 		fputs("== the text report could not be written: out of memory\n",
@@ -328,6 +391,7 @@ render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	render_body(m, o, safe);
 	fclose(safe);        /* flushes into out, which stays open */
 	fflush(out);
+	tx_done();
 }
 
 static void
@@ -367,7 +431,7 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 		    (unsigned long long)t.baseline_leaks,
 		    t.baseline_leaks == 1 ? "" : "s",
 		    (unsigned long long)t.baseline_violations,
-		    t.baseline_violations == 1 ? "" : "s", o->baseline);
+		    t.baseline_violations == 1 ? "" : "s", tx(o->baseline));
 	fprintf(out, "== ERROR SUMMARY: %s (%s, %s)\n",
 	    amount(t.errors, "error", "errors", false, b1, sizeof(b1)),
 	    amount(t.leaked_allocations, "leak", "leaks", false, b2,

@@ -446,16 +446,15 @@ put_pattern(FILE *out, const char *p, bool vtype)
 	}
 }
 
-/* s for a comment line: control characters (a newline would end the
- * comment and make the rest a malformed rule) shown as '?'. */
+/* s for a comment line: text_escape()d (a newline would end the comment
+ * and make the rest a malformed rule). */
 static void
 put_text(FILE *out, const char *s)
 {
-	for (; s != NULL && *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
+	char *esc = text_escape(s);
 
-		fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
-	}
+	fputs(esc, out);
+	free(esc);
 }
 
 void

@@ -206,12 +206,20 @@ path_under_cwd(const char *path)
 	return xstrdup(path + n + 1);
 }
 
+/* One diagnostic line.  Its arguments are often names from a report
+ * (a format, a member, a path): the whole message is escaped, so that it
+ * stays one line and no escape sequence reaches the terminal. */
 static void
 diag(const char *what, const char *fmt, va_list ap)
 {
-	fprintf(stderr, AU_PROG ": %s: ", what);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char *msg, *esc;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		oom();
+	esc = text_escape(msg);
+	fprintf(stderr, AU_PROG ": %s: %s\n", what, esc);
+	free(esc);
+	free(msg);
 }
 
 void
