@@ -98,6 +98,31 @@ chmod 644 "$WORK/noexec"
 run noexec "$AUDIT" "$WORK/noexec"
 expect_rc noexec 126
 expect_in noexec err "cannot run $WORK/noexec: Permission denied"
+# A program that cannot start: a shared library missing (the dynamic
+# loader exits 127 before the shim loads: the status is passed on, no
+# "statically linked?"), a script whose #! names a missing interpreter,
+# an ELF file whose dynamic loader is missing (execvp says ENOENT of a
+# file that exists: the missing file is named).
+LD_LIBRARY_PATH= run nolib "$AUDIT" "$P" clean
+if grep -q "error while loading shared libraries" "$WORK/nolib.err"; then
+	expect_rc nolib 127
+	expect_in nolib err "$P could not start: it exited with 127 before any report was written"
+	expect_not_in nolib err "statically linked"
+fi
+printf '#!/nonexistent/cw-interp -x\necho hello\n' >"$WORK/badscript"
+chmod 755 "$WORK/badscript"
+run badscript "$AUDIT" "$WORK/badscript"
+expect_rc badscript 127
+expect_in badscript err "cannot run $WORK/badscript: its interpreter /nonexistent/cw-interp, named on its #! line, is not found"
+mkdir -p "$WORK/bin"
+cp "$WORK/badscript" "$WORK/bin/cw-badscript"
+PATH="$WORK/bin:$PATH" run badpath "$AUDIT" cw-badscript
+expect_rc badpath 127
+expect_in badpath err "cannot run $WORK/bin/cw-badscript: its interpreter /nonexistent/cw-interp, named on its #! line, is not found"
+expect_not_in badpath err "command not found"
+run badelf "$AUDIT" "$top_builddir/tests/tools/badinterp"
+expect_rc badelf 127
+expect_in badelf err "cannot run $top_builddir/tests/tools/badinterp: its ELF interpreter (dynamic loader) /nonexistent/cuwarden-test/ld.so.1 is not found"
 run explicit "$AUDIT" --preload "$SHIM" -- "$P" leak
 expect_rc explicit 23
 
