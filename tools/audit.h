@@ -115,6 +115,10 @@ typedef struct au_process_s {
 	long pid, ppid;
 	bool hooks_active;
 	char *exe;    /* "" when absent */
+	/* How it ended: the report's exit.how ("exit" when absent) and
+	 * status, or what run.c saw reaping it; status -1 when unknown. */
+	const char *exit_how; /* static text or in doc */
+	long exit_status;
 	/* Which process this is, to read each once (reportread.c). */
 	uint64_t key;   /* hash of pid, ppid, command, exe, mode, time, ... */
 	unsigned group; /* the input it came from (au_model_t.group) */

@@ -162,6 +162,11 @@ process_json(const au_process_t *p)
 	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		if ((v = json_object_get(p->doc, keep[i])) != NULL)
 			json_object_set(o, keep[i], v);
+	/* The status the tool saw reaping it, when the report had none. */
+	if (p->exit_status >= 0 && json_int(json_object_get(p->doc, "exit"),
+	    "status", -1) != p->exit_status)
+		json_object_set_new(o, "exit", json_pack("{s:s,s:i}", "how",
+		    p->exit_how, "status", (int)p->exit_status));
 	if (json_object_get(o, "command") == NULL)
 		json_object_set_new(o, "command", json_array());
 	json_object_set_new(o, "report", json_string(p->path));

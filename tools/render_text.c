@@ -296,7 +296,6 @@ print_processes(const au_model_t *m, FILE *out)
 	for (i = 0; i < m->nprocs; i++) {
 		const au_process_t *p = &m->procs[i];
 		const json_t *cmd = json_object_get(p->doc, "command");
-		const json_t *ex = json_object_get(p->doc, "exit");
 		const json_t *sm = json_object_get(p->doc, "summary");
 		const json_t *cov = json_object_get(p->doc, "coverage");
 
@@ -311,9 +310,17 @@ print_processes(const au_model_t *m, FILE *out)
 			fputs(" ...", out);
 		if (json_array_size(cmd) == 0)
 			fprintf(out, " %s", p->exe[0] ? tx(p->exe) : "?");
-		fprintf(out, " -- %s %lld, %lld allocation%s, %s bytes leaked, "
-		    "%lld violation%s%s\n", tx(json_str(ex, "how", "exit")),
-		    json_int(ex, "status", -1), json_int(cov, "allocations", 0),
+		/* Never "-1": a status nobody knows is said to be unknown. */
+		if (p->exit_status >= 0)
+			fprintf(out, " -- %s %ld", tx(p->exit_how),
+			    p->exit_status);
+		else if (strcmp(p->exit_how, "exit") == 0)
+			fputs(" -- exit status unknown", out);
+		else
+			fprintf(out, " -- %s, exit status unknown",
+			    tx(p->exit_how));
+		fprintf(out, ", %lld allocation%s, %s bytes leaked, "
+		    "%lld violation%s%s\n", json_int(cov, "allocations", 0),
 		    json_int(cov, "allocations", 0) == 1 ? "" : "s",
 		    fmt_commas((uint64_t)json_int(sm, "leaked_bytes", 0), b1,
 		    sizeof(b1)), json_int(sm, "violations", 0),

@@ -738,6 +738,17 @@ proc_seen(const au_model_t *m, uint64_t key, unsigned g, dev_t dev,
 	return NULL;
 }
 
+/* How a process ended, as its "exit" says: a status below 0 (the shim
+ * writes -1 when it does not know) or out of range is unknown. */
+static void
+proc_set_exit(au_process_t *p, const json_t *ex)
+{
+	long long st = json_int(ex, "status", -1);
+
+	p->exit_how = json_str(ex, "how", "exit");
+	p->exit_status = st >= 0 && st <= 255 ? (long)st : -1;
+}
+
 /* A merged document ("cuwarden-audit", version 1): its processes (each
  * once: proc_seen), its findings reported or not.  Takes doc. */
 static bool
@@ -793,6 +804,7 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 		p->hooks_active = json_is_true(json_object_get(
 		    json_object_get(pr, "coverage"), "hooks_active"));
 		p->exe = xstrdup(json_str(pr, "exe", ""));
+		proc_set_exit(p, json_object_get(pr, "exit"));
 		p->key = key;
 		p->group = g;
 	}
@@ -913,6 +925,7 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	p->hooks_active = json_is_true(json_object_get(
 	    json_object_get(doc, "coverage"), "hooks_active"));
 	p->exe = xstrdup(json_str(doc, "exe", ""));
+	proc_set_exit(p, json_object_get(doc, "exit"));
 	r.proc = p;
 	m->nprocs++;
 

@@ -338,6 +338,45 @@ keep_reports(int dirfd, const char *dir, char **files, size_t n)
 
 /* ------------------------------------------------------------ the run */
 
+/* A process the tool reaped: the program, and orphans re-parented to it
+ * (it is a child subreaper). */
+typedef struct reaped_s {
+	long pid;
+	int status; /* waitpid's */
+} reaped_t;
+
+/* Completes the exit of each process whose report does not know it
+ * (status -1: the shim could not tell) from what waitpid said, when the
+ * pid was reaped once and reported once (with pid reuse the pairing
+ * would be a guess). */
+static void
+fill_exits(au_model_t *m, const reaped_t *r, size_t nr)
+{
+	size_t i, j, k, hit = 0, same;
+
+	for (i = 0; i < m->nprocs; i++) {
+		au_process_t *p = &m->procs[i];
+
+		if (p->exit_status >= 0)
+			continue;
+		for (j = 0, k = 0; j < nr; j++)
+			if (r[j].pid == p->pid) {
+				hit = j;
+				k++;
+			}
+		for (j = 0, same = 0; j < m->nprocs; j++)
+			same += m->procs[j].pid == p->pid;
+		if (k != 1 || same != 1)
+			continue;
+		if (WIFEXITED(r[hit].status)) {
+			p->exit_status = WEXITSTATUS(r[hit].status);
+		} else if (WIFSIGNALED(r[hit].status)) {
+			p->exit_how = "signal";
+			p->exit_status = WTERMSIG(r[hit].status);
+		}
+	}
+}
+
 static void
 child_exec(int errfd, const char *shim, const char *report,
     const au_run_opts_t *o, char **argv)
@@ -498,6 +537,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	pid_t pid, main_pid;
 	size_t i, n;
 	int keep_fd = -1;
+	reaped_t *reaped = NULL;
+	size_t nreaped = 0;
 
 	if (o->preload != NULL) {
 		if (!readable(o->preload)) {
@@ -586,12 +627,22 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		rc = exec_failed(argv[0], e);
 		goto out;
 	}
+	reaped = xrealloc(reaped, (nreaped + 1) * sizeof(*reaped));
+	reaped[nreaped++] = (reaped_t){ (long)main_pid, status };
 	/* Orphaned descendants were re-parented to us: wait for them too,
 	 * unless the user interrupts the wait (or already asked the program
 	 * to stop: then its leftovers are not waited for). */
 	while (o->wait_descendants && !interrupted) {
-		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+		int st;
+		pid_t w = waitpid(-1, &st, 0);
+
+		if (w < 0 && errno != EINTR)
 			break;
+		if (w > 0) {
+			reaped = xrealloc(reaped, (nreaped + 1) *
+			    sizeof(*reaped));
+			reaped[nreaped++] = (reaped_t){ (long)w, st };
+		}
 	}
 	signals_restore(old);
 	if (WIFEXITED(status)) {
@@ -620,6 +671,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 			break;
 		}
 	}
+	if (rc == 0)
+		fill_exits(m, reaped, nreaped);
 	for (i = 0; rc == 0 && i < m->nprocs; i++)
 		if (m->procs[i].pid == main_pid)
 			main_reported = true;
@@ -661,6 +714,7 @@ out:
 		close(keep_fd);
 	remove_dir(dir);
 	free(dir);
+	free(reaped);
 	free(report);
 	free(shim);
 	return rc;

@@ -104,6 +104,17 @@ run copy3 "$AUDIT" report "$WORK/reuse" "$WORK/reuse2/report.101.json" "$A"
 expect_rc copy3 23
 expect_in copy3 err "== COVERAGE: 3 processes audited, 24 allocations seen"
 
+# A status nobody knows (the report says -1, or has no "exit") is said to
+# be unknown, never printed as -1.
+sed 's/"exit": {"how": "exit", "status": 0}/"exit": {"how": "exit", "status": -1}/' "$A" >"$WORK/st_a.json"
+sed '/"exit": {"how": "exit", "status": 0},/d' "$B" >"$WORK/st_b.json"
+grep -q '"status": -1' "$WORK/st_a.json" && ! grep -q '"exit"' "$WORK/st_b.json" || exit 99
+run unknown "$AUDIT" report "$WORK/st_a.json" "$WORK/st_b.json"
+expect_rc unknown 23
+expect_in unknown err "==    pid 100 (parent 1): ./trainer --epochs 1 -- exit status unknown, 10 allocations"
+expect_in unknown err "==    pid 101 (parent 100): ./trainer --worker -- exit status unknown, 7 allocations"
+expect_not_in unknown err "-1"
+
 # Suppression files: function/module/file patterns, owner:, violation:.
 cat >"$WORK/s1.supp" <<'S'
 # the model library's leaks are known

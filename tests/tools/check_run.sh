@@ -68,6 +68,15 @@ expect_in fork err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 gr
 run orphan "$AUDIT" "$P" orphan
 expect_rc orphan 23
 expect_in orphan err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+# Exit statuses in PROCESSES: never "-1".  The orphan was reaped by the
+# tool (a child subreaper), so its status is known even where its report
+# has none; the child of "fork" was reaped by its parent: known only if
+# its report says.
+expect_in orphan err ": $P leak -- exit 0,"
+expect_in orphan err ": $P orphan -- exit 0,"
+expect_not_in orphan err "exit -1"
+expect_in fork err ": $P fork -- exit 0,"
+expect_not_in fork err "exit -1"
 run nowait "$AUDIT" --no-wait-descendants "$P" orphan
 # The parent never used CUDA: its report (CUWARDEN_REPORT_ALWAYS) is
 # clean; the orphan's, if it finished in time, has the leaks.
