@@ -456,7 +456,7 @@ main(int argc, char **argv)
 	} else {
 		m.command = json_array();
 		for (i = (size_t)optind; i < (size_t)argc; i++)
-			json_array_append_new(m.command, json_string(argv[i]));
+			json_array_append_new(m.command, json_utf8(argv[i]));
 		rc = run_program(&c.run, argv + optind, &m);
 	}
 	if (rc != 0)

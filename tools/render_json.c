@@ -4,6 +4,10 @@
  * output is derived from the same model; this one keeps everything:
  * reported findings, suppressed and baseline ones (under "suppressed",
  * with the rule), every process with its own coverage and summary.
+ *
+ * Strings from outside (paths, arguments, rules, names from debug info)
+ * go through json_utf8: json_string returns NULL for bytes that are not
+ * UTF-8, and the member would silently vanish.
  */
 #include "config.h"
 
@@ -16,7 +20,7 @@
 static json_t *
 str_or_null(const char *s)
 {
-	return s != NULL ? json_string(s) : json_null();
+	return json_utf8(s);
 }
 
 static json_t *
@@ -28,7 +32,7 @@ frame_json(const au_frame_t *f)
 
 	snprintf(off, sizeof(off), "0x%llx", (unsigned long long)f->offset);
 	json_object_set_new(o, "module", str_or_null(f->module));
-	json_object_set_new(o, "build_id", json_string(f->build_id ?
+	json_object_set_new(o, "build_id", json_utf8(f->build_id ?
 	    f->build_id : ""));
 	json_object_set_new(o, "offset", json_string(off));
 	json_object_set_new(o, "function", str_or_null(f->function));
@@ -88,13 +92,13 @@ finding_json(const au_finding_t *f)
 	size_t i;
 
 	if (f->cls == AU_LEAK) {
-		json_object_set_new(o, "kind", json_string(f->kind));
+		json_object_set_new(o, "kind", json_utf8(f->kind));
 	} else {
-		json_object_set_new(o, "type", json_string(f->type));
-		json_object_set_new(o, "kind", json_string(f->kind));
+		json_object_set_new(o, "type", json_utf8(f->type));
+		json_object_set_new(o, "kind", json_utf8(f->kind));
 	}
-	json_object_set_new(o, "api", json_string(f->api));
-	json_object_set_new(o, "owner", json_string(f->owner));
+	json_object_set_new(o, "api", json_utf8(f->api));
+	json_object_set_new(o, "owner", json_utf8(f->owner));
 	json_object_set_new(o, "device", json_integer(f->device));
 	a = json_array();
 	for (i = 0; i < f->ndevices; i++)
@@ -107,7 +111,7 @@ finding_json(const au_finding_t *f)
 	if (f->cls == AU_LEAK) {
 		set_count(o, "bytes", f->bytes, sat);
 	} else {
-		json_object_set_new(o, "address", json_string(
+		json_object_set_new(o, "address", json_utf8(
 		    f->naddresses ? f->addresses[0] : ""));
 		json_object_set_new(o, "cuda_error",
 		    str_or_null(f->cuda_error));
@@ -116,7 +120,7 @@ finding_json(const au_finding_t *f)
 	}
 	a = json_array();
 	for (i = 0; i < f->naddresses; i++)
-		json_array_append_new(a, json_string(f->addresses[i]));
+		json_array_append_new(a, json_utf8(f->addresses[i]));
 	json_object_set_new(o, "addresses", a);
 	a = json_array();
 	for (i = 0; i < f->npids; i++)
@@ -140,7 +144,8 @@ static void
 used_json(const char *rule, const char *origin, uint64_t count,
     uint64_t bytes, void *arg)
 {
-	json_t *o = json_pack("{s:s,s:s}", "rule", rule, "origin", origin);
+	json_t *o = json_pack("{s:o,s:o}", "rule", json_utf8(rule), "origin",
+	    json_utf8(origin));
 	json_t *sat = json_array();
 
 	set_count(o, "count", count, sat);
@@ -169,7 +174,7 @@ process_json(const au_process_t *p)
 		    p->exit_how, "status", (int)p->exit_status));
 	if (json_object_get(o, "command") == NULL)
 		json_object_set_new(o, "command", json_array());
-	json_object_set_new(o, "report", json_string(p->path));
+	json_object_set_new(o, "report", json_utf8(p->path));
 	return o;
 }
 
@@ -231,7 +236,7 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 			continue;
 		}
 		json_object_set_new(f, "class", json_string("leak"));
-		json_object_set_new(f, "suppressed_by", json_string(
+		json_object_set_new(f, "suppressed_by", json_utf8(
 		    m->leaks[i]->suppressed_by ? m->leaks[i]->suppressed_by :
 		    "baseline"));
 		json_array_append_new(sup, f);
@@ -246,7 +251,7 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 			continue;
 		}
 		json_object_set_new(f, "class", json_string("violation"));
-		json_object_set_new(f, "suppressed_by", json_string(
+		json_object_set_new(f, "suppressed_by", json_utf8(
 		    m->viols[i]->suppressed_by ? m->viols[i]->suppressed_by :
 		    "baseline"));
 		json_array_append_new(sup, f);

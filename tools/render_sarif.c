@@ -261,8 +261,9 @@ frame_location(const au_frame_t *f, long inl)
 		    physical(file, line));
 	if (fn != NULL)
 		json_object_set_new(o, "logicalLocations", json_pack(
-		    "[{s:s,s:s}]", "name", fn, "kind", "function"));
-	json_object_set_new(o, "message", json_pack("{s:s}", "text", text));
+		    "[{s:o,s:s}]", "name", json_utf8(fn), "kind", "function"));
+	json_object_set_new(o, "message", json_pack("{s:o}", "text",
+	    json_utf8(text)));
 	free(text);
 	return o;
 }
@@ -284,7 +285,7 @@ stack_json(const au_stack_t *s, const char *what)
 
 			if (f->module != NULL)
 				json_object_set_new(fr, "module",
-				    json_string(f->module));
+				    json_utf8(f->module));
 			json_array_append_new(frames, fr);
 		}
 	}

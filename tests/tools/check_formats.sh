@@ -210,6 +210,34 @@ run ovfmul "$AUDIT" report "$WORK/ovfmul.json"
 expect_rc ovfmul 23
 expect_in ovfmul err "== at least 18,446,744,073,709,551,615 bytes (the sum overflowed) in 8 device allocations"
 
+# Bytes that are not UTF-8 from outside -- a command argument, a report's
+# path, a suppression file's path -- are kept, each invalid byte as
+# U+FFFD (json_string would drop the whole string).
+bad=$(printf 'a\377b')
+cp "$A" "$WORK/r$bad.json"
+printf 'leak:libmodel.so\n' >"$WORK/s$bad.supp"
+run utf8 "$AUDIT" --json "$WORK/u.json" --sarif "$WORK/u.sarif" \
+	--suppressions "$WORK/s$bad.supp" report "$WORK/r$bad.json"
+expect_rc utf8 23
+run utf8schema "$PY" "$TT/check_json.py" "$TT/audit.schema.json" "$WORK/u.json"
+expect_rc utf8schema 0
+[ "$rc" = 0 ] || cat "$WORK/utf8schema.out"
+"$PY" - "$WORK/u.json" "$WORK" <<'P' || fail "utf8: a non-UTF-8 path dropped"
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = sys.argv[2]
+assert d["processes"][0]["report"] == w + "/ra\ufffdb.json", d["processes"][0]
+used = d["suppressions_used"]
+assert [u["origin"] for u in used if u["rule"] == "leak:libmodel.so"] == [w + "/sa\ufffdb.supp:1"], used
+P
+run utf8run "$AUDIT" --json "$WORK/ur.json" -- sh -c 'exit 0' sh "$bad"
+expect_rc utf8run 0
+"$PY" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["command"]
+assert c == ["sh", "-c", "exit 0", "sh", "a\ufffdb"], c
+' "$WORK/ur.json" || fail "utf8run: the non-UTF-8 argument was dropped from command"
+
 # A bad baseline file is an error before anything runs.
 run badbase "$AUDIT" --baseline "$A" true
 expect_rc badbase 125
