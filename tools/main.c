@@ -327,6 +327,32 @@ check_writable(const char *opt, const char *path)
 	return true;
 }
 
+/* Two outputs naming one file (also as "./a" and "a", through a linked
+ * directory, or /dev/null twice) would overwrite each other: a usage
+ * error.  Returns -1 to go on, else the exit status. */
+static int
+check_distinct(const cfg_t *c)
+{
+	const char *name[] = { "--log-file", "--json", "--sarif", "--html" };
+	const char *path[] = { c->log_file, c->json, c->sarif, c->html };
+	size_t i, j;
+
+	for (i = 0; i < 4; i++)
+		for (j = i + 1; j < 4; j++)
+			if (path[i] != NULL && path[j] != NULL &&
+			    (strcmp(path[i], path[j]) == 0 ||
+			    out_same(path[i], path[j]))) {
+				char *msg = xasprintf("%s %s and %s %s name one "
+				    "file: give each output its own", name[i],
+				    path[i], name[j], path[j]);
+				int rc = usage_error("%s", msg);
+
+				free(msg);
+				return rc;
+			}
+	return -1;
+}
+
 static bool
 is_dir(const char *path)
 {
@@ -415,6 +441,9 @@ main(int argc, char **argv)
 		    " [options] [--] program [args...]");
 		goto out;
 	}
+
+	if ((rc = check_distinct(&c)) >= 0)
+		goto out;
 
 	/* Everything that can be wrong with our own inputs, before the
 	 * program runs. */

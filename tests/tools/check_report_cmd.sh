@@ -254,6 +254,31 @@ run badlog "$AUDIT" --log-file "$WORK/no/such/dir/x.txt" report "$A"
 expect_rc badlog 125
 expect_in badlog err "--log-file $WORK/no/such/dir/x.txt: No such file or directory"
 
+# Two outputs to one file -- the same path, another spelling of it, a
+# directory reached through a link, the log file -- are refused before
+# anything runs.
+mkdir "$WORK/outs"
+ln -s "$WORK/outs" "$WORK/outs-link"
+for pair in "--json $WORK/outs/x --sarif $WORK/outs/x" \
+	"--json $WORK/outs/x --html $WORK/outs/./x" \
+	"--sarif $WORK/outs/x --html $WORK/outs/../outs/x" \
+	"--json $WORK/outs/x --log-file $WORK/outs-link/x" \
+	"--log-file /dev/null --json /dev/null"; do
+	# shellcheck disable=SC2086
+	run dupout "$AUDIT" $pair -- sh -c 'touch "$1"' sh "$WORK/ran"
+	expect_rc dupout 125
+	expect_in dupout err "name one file: give each output its own"
+done
+(cd "$WORK/outs" && "$AUDIT" --json x --sarif "$WORK/outs/x" report "$A") \
+	>"$WORK/dupcwd.out" 2>"$WORK/dupcwd.err"
+rc=$?
+expect_rc dupcwd 125
+expect_in dupcwd err "--json x and --sarif $WORK/outs/x name one file"
+[ -e "$WORK/ran" ] && fail "dupout: the program ran anyway"
+[ -e "$WORK/outs/x" ] && fail "dupout: an output was written"
+run twoout "$AUDIT" --json "$WORK/outs/x" --sarif "$WORK/outs/y" report "$A"
+expect_rc twoout 23
+
 # After --, "report" is a program like any other.
 run dashdash "$AUDIT" -- report "$A"
 expect_rc dashdash 127
