@@ -114,6 +114,8 @@ typedef struct au_process_s {
 	json_t *doc;  /* the whole document */
 	long pid, ppid;
 	bool hooks_active;
+	bool library;     /* mode "library": libcuwarden, no shim counts */
+	bool cuda_active; /* hooks active, a library report, or findings */
 	char *exe;    /* "" when absent */
 	/* How it ended: the report's exit.how ("exit" when absent) and
 	 * status, or what run.c saw reaping it; status -1 when unknown. */
@@ -304,6 +306,7 @@ typedef struct au_totals_s {
 	uint64_t suppressed_violations;
 	uint64_t baseline_leaks, baseline_violations; /* groups */
 	uint64_t processes, hooks_active, allocations, frees;
+	uint64_t cuda_active, library; /* processes */
 	uint64_t untracked_frees, failed_calls;
 	uint64_t errors; /* leaked_allocations + violations */
 } au_totals_t;

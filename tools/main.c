@@ -519,7 +519,7 @@ main(int argc, char **argv)
 	}
 
 	model_totals(&m, &t);
-	if (c.require_cuda && t.hooks_active == 0) {
+	if (c.require_cuda && t.cuda_active == 0) {
 		au_error("--require-cuda: no CUDA activity seen in %llu "
 		    "process%s: nothing GPU-related was audited",
 		    (unsigned long long)t.processes,

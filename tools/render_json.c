@@ -204,6 +204,10 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 	set_count(o2, "hooks_active_processes", t.hooks_active, sat);
 	json_object_set_new(o2, "hooks_active", json_boolean(t.hooks_active >
 	    0));
+	set_count(o2, "cuda_active_processes", t.cuda_active, sat);
+	json_object_set_new(o2, "cuda_active", json_boolean(t.cuda_active >
+	    0));
+	set_count(o2, "library_processes", t.library, sat);
 	set_count(o2, "allocations", t.allocations, sat);
 	set_count(o2, "frees", t.frees, sat);
 	set_count(o2, "untracked_frees", t.untracked_frees, sat);

@@ -325,7 +325,8 @@ print_processes(const au_model_t *m, FILE *out)
 		    fmt_commas((uint64_t)json_int(sm, "leaked_bytes", 0), b1,
 		    sizeof(b1)), json_int(sm, "violations", 0),
 		    json_int(sm, "violations", 0) == 1 ? "" : "s",
-		    p->hooks_active ? "" : " (no CUDA activity)");
+		    p->library ? " (libcuwarden)" : p->cuda_active ? "" :
+		    " (no CUDA activity)");
 	}
 }
 
@@ -445,16 +446,21 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	    sizeof(b2)),
 	    amount(t.violations, "violation", "violations", false, b3,
 	    sizeof(b3)));
-	fprintf(out, "== COVERAGE: %llu process%s audited, %s seen, hooks "
-	    "active in %llu",
-	    (unsigned long long)t.processes, t.processes == 1 ? "" : "es",
+	fprintf(out, "== COVERAGE: %llu process%s audited",
+	    (unsigned long long)t.processes, t.processes == 1 ? "" : "es");
+	/* libcuwarden's reports have no shim counts: say whose these are. */
+	if (t.library > 0)
+		fprintf(out, " (%llu through libcuwarden, not counted below)",
+		    (unsigned long long)t.library);
+	fprintf(out, ", %s seen%s, hooks active in %llu",
 	    amount(t.allocations, "allocation", "allocations", false, b1,
-	    sizeof(b1)), (unsigned long long)t.hooks_active);
+	    sizeof(b1)), t.library > 0 ? " by the shim" : "",
+	    (unsigned long long)t.hooks_active);
 	if (t.untracked_frees > 0)
 		fprintf(out, ", %s", amount(t.untracked_frees,
 		    "untracked free", "untracked frees", false, b1,
 		    sizeof(b1)));
-	if (t.hooks_active == 0)
+	if (t.cuda_active == 0)
 		fputs(": no CUDA activity seen", out);
 	fputc('\n', out);
 }

@@ -738,6 +738,22 @@ proc_seen(const au_model_t *m, uint64_t key, unsigned g, dev_t dev,
 	return NULL;
 }
 
+/* Did the process use CUDA?  Hooks that saw a call, or a report of a
+ * program that uses libcuwarden (mode "library": the shim's coverage
+ * counts are all zero there), or any finding at all. */
+static void
+proc_set_activity(au_process_t *p, const json_t *o)
+{
+	const json_t *sm = json_object_get(o, "summary");
+
+	p->library = strcmp(json_str(o, "mode", ""), "library") == 0;
+	p->cuda_active = p->hooks_active || p->library ||
+	    json_array_size(json_object_get(o, "leaks")) > 0 ||
+	    json_array_size(json_object_get(o, "violations")) > 0 ||
+	    json_int(sm, "leaked_allocations", 0) > 0 ||
+	    json_int(sm, "violations", 0) > 0;
+}
+
 /* How a process ended, as its "exit" says: a status below 0 (the shim
  * writes -1 when it does not know) or out of range is unknown. */
 static void
@@ -805,6 +821,7 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 		    json_object_get(pr, "coverage"), "hooks_active"));
 		p->exe = xstrdup(json_str(pr, "exe", ""));
 		proc_set_exit(p, json_object_get(pr, "exit"));
+		proc_set_activity(p, pr);
 		p->key = key;
 		p->group = g;
 	}
@@ -926,6 +943,7 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	    json_object_get(doc, "coverage"), "hooks_active"));
 	p->exe = xstrdup(json_str(doc, "exe", ""));
 	proc_set_exit(p, json_object_get(doc, "exit"));
+	proc_set_activity(p, doc);
 	r.proc = p;
 	m->nprocs++;
 
@@ -1028,6 +1046,10 @@ model_totals(const au_model_t *m, au_totals_t *t)
 
 		if (m->procs[i].hooks_active)
 			t->hooks_active++;
+		if (m->procs[i].cuda_active)
+			t->cuda_active++;
+		if (m->procs[i].library)
+			t->library++;
 		if ((v = json_int(cov, "allocations", 0)) > 0)
 			t->allocations = sat_add(t->allocations, (uint64_t)v);
 		if ((v = json_int(cov, "frees", 0)) > 0)

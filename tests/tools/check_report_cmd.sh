@@ -62,6 +62,30 @@ expect_in reqcuda err "--require-cuda: no CUDA activity seen in 1 process"
 run reqcuda2 "$AUDIT" --require-cuda report "$DATA/nocuda.json" "$B"
 expect_rc reqcuda2 23
 
+# A program that uses CUDA only through libcuwarden (mode "library",
+# hooks_active false, no shim counts) used CUDA: its findings are listed
+# and the coverage line does not deny it; --require-cuda is satisfied.
+L="$DATA/library.json"
+run lib "$AUDIT" report "$L"
+expect_rc lib 23
+expect_in lib err "== 1,048,576 bytes in 1 device allocation leaked by an unknown owner [device 0, cw_alloc, pid 400]"
+expect_in lib err "== COVERAGE: 1 process audited (1 through libcuwarden, not counted below), 0 allocations seen by the shim, hooks active in 0"
+expect_not_in lib err "no CUDA activity seen"
+run reqlib "$AUDIT" --require-cuda --json "$WORK/lib.json" report "$L"
+expect_rc reqlib 23
+expect_not_in reqlib err "--require-cuda"
+"${PY:-python3}" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["coverage"]
+assert c["cuda_active"] is True and c["cuda_active_processes"] == 1, c
+assert c["library_processes"] == 1 and c["hooks_active"] is False, c
+' "$WORK/lib.json" || fail "reqlib: coverage"
+run libmix "$AUDIT" report "$L" "$DATA/nocuda.json"
+expect_rc libmix 23
+expect_in libmix err "./libleak -- request, exit status unknown, 0 allocations, 1,048,576 bytes leaked, 1 violation (libcuwarden)"
+expect_in libmix err "/bin/true -- exit 0, 0 allocations, 0 bytes leaked, 0 violations (no CUDA activity)"
+expect_not_in libmix err "no CUDA activity seen"
+
 # A directory of reports (as --keep-reports leaves them).
 mkdir "$WORK/dir"
 cp "$A" "$B" "$WORK/dir/"
