@@ -169,6 +169,7 @@ supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
 {
 	char *buf = NULL, *line, *hash;
 	size_t cap = 0;
+	ssize_t len;
 	unsigned lineno = 0;
 	bool bad = false;
 	FILE *fp;
@@ -183,11 +184,19 @@ supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
 		close(fd);
 		return true;
 	}
-	while (getline(&buf, &cap, fp) >= 0) {
+	while ((len = getline(&buf, &cap, fp)) >= 0) {
 		const char *why;
 		char *origin, *copy;
 
 		lineno++;
+		/* A NUL would cut the line short where the string functions
+		 * below look: the rule would be another than the one
+		 * written. */
+		if (strlen(buf) != (size_t)len) {
+			snprintf(err, errsize, "%s:%u: NUL byte", path, lineno);
+			bad = true;
+			break;
+		}
 		/* A comment starts with '#' at the start of a line or after
 		 * a blank: a '#' inside a pattern is the pattern's (C++
 		 * lambdas: "f()::{lambda(int)#1}::operator()"). */

@@ -237,6 +237,12 @@ printf 'leak:\n' >"$WORK/bad2.supp"
 run badsupp2 "$AUDIT" --suppressions "$WORK/bad2.supp" report "$A"
 expect_rc badsupp2 125
 expect_in badsupp2 err "bad2.supp:1: malformed suppression \"leak:\": empty pattern"
+# A NUL byte would cut the rule short ("leak:*" of "leak:*\0libfoo.so"):
+# the file is refused.
+printf 'leak:ok\nleak:*\000libfoo.so\n' >"$WORK/nul.supp"
+run nulsupp "$AUDIT" --suppressions "$WORK/nul.supp" report "$A"
+expect_rc nulsupp 125
+expect_in nulsupp err "nul.supp:2: NUL byte"
 run nosupp "$AUDIT" --suppressions "$WORK/none.supp" report "$A"
 expect_rc nosupp 125
 expect_in nosupp err "none.supp: cannot read the suppressions file"
