@@ -62,6 +62,14 @@ expect_in reqcuda err "--require-cuda: no CUDA activity seen in 1 process"
 run reqcuda2 "$AUDIT" --require-cuda report "$DATA/nocuda.json" "$B"
 expect_rc reqcuda2 23
 
+# A directory of directories: "is a directory", never an "empty file".
+mkdir -p "$WORK/dirs/a" "$WORK/dirs/b"
+run dirs "$AUDIT" report "$WORK/dirs"
+expect_rc dirs 125
+expect_in dirs err "$WORK/dirs/a: is a directory, not read"
+expect_in dirs err "report: no report files found"
+expect_not_in dirs err "empty file"
+
 # A program that uses CUDA only through libcuwarden (mode "library",
 # hooks_active false, no shim counts) used CUDA: its findings are listed
 # and the coverage line does not deny it; --require-cuda is satisfied.
