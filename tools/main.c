@@ -327,6 +327,18 @@ check_writable(const char *opt, const char *path)
 	return true;
 }
 
+static int
+distinct_error(const char *n1, const char *p1, const char *n2,
+    const char *p2)
+{
+	char *msg = xasprintf("%s %s and %s %s name one file: give each "
+	    "output its own", n1, p1, n2, p2);
+	int rc = usage_error("%s", msg);
+
+	free(msg);
+	return rc;
+}
+
 /* Two outputs naming one file (also as "./a" and "a", through a linked
  * directory, or /dev/null twice) would overwrite each other: a usage
  * error.  Returns -1 to go on, else the exit status. */
@@ -341,15 +353,9 @@ check_distinct(const cfg_t *c)
 		for (j = i + 1; j < 4; j++)
 			if (path[i] != NULL && path[j] != NULL &&
 			    (strcmp(path[i], path[j]) == 0 ||
-			    out_same(path[i], path[j]))) {
-				char *msg = xasprintf("%s %s and %s %s name one "
-				    "file: give each output its own", name[i],
-				    path[i], name[j], path[j]);
-				int rc = usage_error("%s", msg);
-
-				free(msg);
-				return rc;
-			}
+			    out_same(path[i], path[j])))
+				return distinct_error(name[i], path[i],
+				    name[j], path[j]);
 	return -1;
 }
 

@@ -260,9 +260,9 @@ keep_open(const char *dir)
 	if (made)
 		(void)fchmod(fd, 0700); /* whatever the umask */
 	if (st.st_uid != me && st.st_uid != 0) {
-		au_error("--keep-reports %s: owned by uid %ld, not by this user "
-		    "or root: refused (its owner could read or replace the "
-		    "reports)", dir, (long)st.st_uid);
+		au_error("--keep-reports %s: owned by uid %ld, not by this "
+		    "user or root: refused (its owner could read or replace "
+		    "the reports)", dir, (long)st.st_uid);
 		close(fd);
 		return -1;
 	}
@@ -475,15 +475,18 @@ interpreter_of(const char *file, bool *script)
 
 		memcpy(&eh, buf, sizeof(eh));
 		for (i = 0; i < eh.e_phnum && i < 256; i++) {
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff +
-			    (uint64_t)i * eh.e_phentsize)) != (ssize_t)sizeof(ph))
+			off_t at = (off_t)(eh.e_phoff +
+			    (uint64_t)i * eh.e_phentsize);
+
+			if (pread(fd, &ph, sizeof(ph), at) !=
+			    (ssize_t)sizeof(ph))
 				break;
 			if (ph.p_type != PT_INTERP || ph.p_filesz < 2 ||
 			    ph.p_filesz > PATH_MAX)
 				continue;
 			interp = xmalloc(ph.p_filesz + 1);
-			if (pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) !=
-			    (ssize_t)ph.p_filesz) {
+			if (pread(fd, interp, ph.p_filesz,
+			    (off_t)ph.p_offset) != (ssize_t)ph.p_filesz) {
 				free(interp);
 				interp = NULL;
 				break;
