@@ -706,8 +706,12 @@ proc_key(const json_t *o, long pid)
 }
 
 /* The process already read that this one (key, from group g; its file
- * dev/ino, 0 for none) is, or NULL: the same file; or the same identity
- * from another group that holds more such processes than g does yet. */
+ * dev/ino, 0 for none) is, or NULL: the same file read from another
+ * group; or the same identity from another group that holds more such
+ * processes than g does yet.  Within g nothing is a duplicate: one input
+ * never names a report twice, so two of one identity there are two
+ * processes (tests/fuzz/fuzz_report.c reads one file twice into one
+ * group and wants both counted, as pid reuse must be). */
 static const au_process_t *
 proc_seen(const au_model_t *m, uint64_t key, unsigned g, dev_t dev,
     ino_t ino)
@@ -717,7 +721,8 @@ proc_seen(const au_model_t *m, uint64_t key, unsigned g, dev_t dev,
 	for (i = 0; i < m->nprocs; i++) {
 		const au_process_t *p = &m->procs[i];
 
-		if (ino != 0 && p->ino == ino && p->dev == dev)
+		if (ino != 0 && p->ino == ino && p->dev == dev &&
+		    p->group != g)
 			return p;
 		if (p->key == key && p->group == g)
 			in_g++;
