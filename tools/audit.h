@@ -11,7 +11,8 @@
  *   suppress.c     suppression rules (file and built-in), --gen-suppressions
  *   baseline.c     fingerprints and --baseline
  *   render_*.c     text, JSON, SARIF, HTML
- *   util.c         allocation that never fails, strings, numbers
+ *   util.c         allocation that never fails, strings, numbers, the
+ *                  only ways files are opened (input_open, out_open)
  *
  * Words: a *finding* is a leak group or a violation group (identical
  * fingerprint); a *process* is one report file.
@@ -23,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -37,6 +40,15 @@
 
 #define AU_FINGERPRINT_FRAMES 8
 #define AU_MAX_ADDRESSES 16
+
+/* The largest files read (doc/audit.md, "Limits"). */
+#define AU_MAX_REPORT_BYTES (1ULL << 30) /* a report, a --json, a baseline */
+#define AU_MAX_SUPP_BYTES (16ULL << 20)  /* a suppressions file */
+#define AU_MAX_MODULE_BYTES (16ULL << 30) /* an ELF file to symbolize */
+
+/* The largest JSON integer (jansson's json_int_t is long long here;
+ * long on configurations without it, 64 bits on every Linux we build). */
+#define AU_JSON_INT_MAX ((json_int_t)INT64_MAX)
 
 /* ------------------------------------------------------------- findings */
 
@@ -102,7 +114,18 @@ typedef struct au_process_s {
 	json_t *doc;  /* the whole document */
 	long pid, ppid;
 	bool hooks_active;
+	bool library;     /* mode "library": libcuwarden, no shim counts */
+	bool cuda_active; /* hooks active, a library report, or findings */
 	char *exe;    /* "" when absent */
+	/* How it ended: the report's exit.how ("exit" when absent) and
+	 * status, or what run.c saw reaping it; status -1 when unknown. */
+	const char *exit_how; /* static text or in doc */
+	long exit_status;
+	/* Which process this is, to read each once (reportread.c). */
+	uint64_t key;   /* hash of pid, ppid, command, exe, mode, time, ... */
+	unsigned group; /* the input it came from (au_model_t.group) */
+	dev_t dev;      /* the report file; 0, 0 inside a merged document */
+	ino_t ino;
 } au_process_t;
 
 typedef struct au_model_s {
@@ -117,6 +140,10 @@ typedef struct au_model_s {
 	int exit_status;  /* the program's, shell style; -1 unknown */
 	int term_signal;  /* the signal that killed the program, or 0 */
 	bool ran;         /* true when this run spawned the program */
+	/* Set by the caller for each input (a run, a FILE or DIR given to
+	 * `report`): reports of one input are distinct processes. */
+	unsigned group;
+	unsigned ngroups; /* groups handed out (merged documents take one) */
 	size_t seq;       /* findings created so far */
 	struct au_index_s *index; /* fingerprint -> finding (reportread.c) */
 } au_model_t;
@@ -139,11 +166,77 @@ bool parse_long(const char *s, long min, long max, long *out);
 /* When path names a file under the current directory, the path relative
  * to it (newly allocated); else NULL. */
 char *path_under_cwd(const char *path);
+/* Diagnostics on stderr, one line each: the message is text_escape()d. */
 void au_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void au_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A string member of o, or dflt. */
 const char *json_str(const json_t *o, const char *key, const char *dflt);
 long long json_int(const json_t *o, const char *key, long long dflt);
+
+/* Saturating sums and products: UINT64_MAX means "at least that", an
+ * overflow (no report holds it: JSON integers stop at 2^63 - 1). */
+uint64_t sat_add(uint64_t a, uint64_t b);
+uint64_t sat_mul(uint64_t a, uint64_t b);
+/* "3,145,728 bytes", or "at least 18,446,744,073,709,551,615 bytes (the
+ * sum overflowed)" for UINT64_MAX, into buf (96 bytes is enough). */
+const char *fmt_sum(uint64_t v, const char *unit, bool commas, char *buf,
+    size_t size);
+/* v as a JSON integer, AU_JSON_INT_MAX when larger (see
+ * model_saturated()). */
+json_t *json_count(uint64_t v);
+
+/* The length (1..4) of the valid UTF-8 sequence at s, 0 if none starts
+ * there. */
+size_t utf8_seq(const unsigned char *s);
+/* s as a JSON string, never NULL: bytes that are not UTF-8 become U+FFFD
+ * (json_string refuses them); NULL gives JSON null. */
+json_t *json_utf8(const char *s);
+/* s for a text line (newly allocated): control characters written as
+ * \n, \t, \r, \xNN, the C1 controls as \u00NN, bytes that are not UTF-8
+ * as \xNN, a backslash as two; NULL gives "". */
+char *text_escape(const char *s);
+
+/* "is a directory", "is a FIFO", ... for a file that is not regular. */
+const char *file_kind(mode_t mode);
+/* Opens a regular file of at most max bytes for reading (O_NONBLOCK
+ * cleared after the open).  Returns the descriptor, or -1 with the
+ * message in err ("PATH: is a FIFO, not a regular file", "PATH: cannot
+ * read WHAT: ..."; what may be NULL; errno EINVAL for a file that is
+ * not regular, EFBIG for one too large, else open's).  *st (may be NULL)
+ * gets its fstat. */
+int input_open(const char *path, uint64_t max, const char *what,
+    struct stat *st, char *err, size_t errsize);
+/* The whole file, NUL-terminated (*len bytes), via input_open.  Returns
+ * NULL on error (message in err). */
+char *input_read(const char *path, uint64_t max, const char *what,
+    struct stat *st, size_t *len, char *err, size_t errsize);
+
+/* An output file being written (util.c says how it is made safe). */
+typedef struct au_out_s {
+	FILE *fp;    /* write here */
+	char *path;  /* for messages */
+	int dirfd;   /* its directory; -1 when written in place */
+	char *name;  /* its name there */
+	char *tmp;   /* the new file there, renamed over name by commit */
+} au_out_t;
+
+/* Opens path for writing.  Returns true on error (message in err). */
+bool out_open(au_out_t *o, const char *path, char *err, size_t errsize);
+/* The same for name in the directory dirfd (not taken); path is for
+ * messages. */
+bool out_open_at(au_out_t *o, int dirfd, const char *name, const char *path,
+    char *err, size_t errsize);
+/* Flushes and closes, checking every error, then renames the new file
+ * over the name.  Returns true on error (message in err; the new file is
+ * removed and an earlier output left as it was). */
+bool out_commit(au_out_t *o, char *err, size_t errsize);
+/* Closes and removes what out_open made. */
+void out_abort(au_out_t *o);
+/* Could path be written (checked before a long run)?  Returns true when
+ * not (message in err). */
+bool out_check(const char *path, char *err, size_t errsize);
+/* Do two output paths name one file (one directory, one name)? */
+bool out_same(const char *a, const char *b);
 
 /* --------------------------------------------------------- reportread.c */
 
@@ -205,6 +298,7 @@ void baseline_free(au_baseline_t *b);
 
 /* --------------------------------------------------------------- totals */
 
+/* Sums over the model, each saturating (UINT64_MAX: at least that). */
 typedef struct au_totals_s {
 	uint64_t leaked_bytes, leaked_allocations, leak_groups;
 	uint64_t violations, violation_groups;
@@ -212,7 +306,9 @@ typedef struct au_totals_s {
 	uint64_t suppressed_violations;
 	uint64_t baseline_leaks, baseline_violations; /* groups */
 	uint64_t processes, hooks_active, allocations, frees;
+	uint64_t cuda_active, library; /* processes */
 	uint64_t untracked_frees, failed_calls;
+	uint64_t errors; /* leaked_allocations + violations */
 } au_totals_t;
 
 void model_totals(const au_model_t *m, au_totals_t *t);
@@ -240,6 +336,9 @@ bool render_sarif(const au_model_t *m, const au_render_opts_t *o,
     const char *path);
 bool render_html(const au_model_t *m, const au_render_opts_t *o,
     const char *path);
+/* Writes doc to path through out_open.  Returns true on error (message
+ * printed). */
+bool render_json_write(const json_t *doc, size_t flags, const char *path);
 /* JSON array of a symbolized stack (shared by the JSON and HTML pages). */
 json_t *render_stack_json(const au_stack_t *s);
 
@@ -261,7 +360,9 @@ char *run_find_shim(char *err, size_t errsize);
  * (125, 126, 127, or 128+n when the program died of signal n leaving no
  * report), 0 on success; m->exit_status is the program's. */
 int run_program(const au_run_opts_t *o, char **argv, au_model_t *m);
-/* The files of dir (not starting with '.'), sorted by name. */
+/* The regular files of dir whose names do not start with '.' (the shim's
+ * files still being written), sorted by name; any other entry is warned
+ * about ("DIR/x: is a directory, not read"). */
 size_t run_list_files(const char *dir, char ***out);
 void run_free_list(char **v, size_t n);
 

@@ -166,14 +166,18 @@ baseline_load(const char *path, char *err, size_t errsize)
 	json_t *doc;
 	au_baseline_t *b;
 	const char *format;
+	size_t len;
+	char *buf;
 
-	doc = json_load_file(path, 0, &jerr);
+	buf = input_read(path, AU_MAX_REPORT_BYTES, NULL, NULL, &len, err,
+	    errsize);
+	if (buf == NULL)
+		return NULL;
+	doc = json_loadb(buf, len, 0, &jerr);
+	free(buf);
 	if (doc == NULL) {
-		if (jerr.line <= 0)
-			snprintf(err, errsize, "%s: %s", path, jerr.text);
-		else
-			snprintf(err, errsize, "%s:%d:%d: invalid JSON: %s",
-			    path, jerr.line, jerr.column, jerr.text);
+		snprintf(err, errsize, "%s:%d:%d: invalid JSON: %s", path,
+		    jerr.line, jerr.column, jerr.text);
 		return NULL;
 	}
 	format = json_str(doc, "format", "");

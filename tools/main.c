@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,9 +129,12 @@ typedef struct cfg_s {
 static int
 usage_error(const char *fmt, const char *arg)
 {
+	char *esc = text_escape(arg);
+
 	fputs(AU_PROG ": ", stderr);
-	fprintf(stderr, fmt, arg);
+	fprintf(stderr, fmt, esc);
 	fputs("\nTry '" AU_PROG " --help'.\n", stderr);
+	free(esc);
 	return AU_EXIT_USAGE;
 }
 
@@ -305,32 +309,54 @@ parse_options(cfg_t *c, int argc, char **argv)
 	return -1;
 }
 
-/* Can path be written (created)?  Checked before a long run.  Returns
- * true on error, after a message. */
+/* Can path be written?  Checked before a long run.  Returns true on
+ * error, after a message. */
 static bool
 check_writable(const char *opt, const char *path)
 {
-	char *dir, *slash;
-	bool bad;
+	char err[PATH_MAX + 256];
+	const char *why = err;
+	size_t n;
 
-	if (path == NULL)
+	if (path == NULL || !out_check(path, err, sizeof(err)))
 		return false;
-	if (access(path, F_OK) == 0) {
-		bad = access(path, W_OK) != 0;
-	} else {
-		dir = xstrdup(path);
-		slash = strrchr(dir, '/');
-		if (slash == dir)
-			slash[1] = '\0';
-		else if (slash != NULL)
-			*slash = '\0';
-		bad = access(slash ? dir : ".", W_OK | X_OK) != 0;
-		free(dir);
-	}
-	if (bad)
-		au_error("%s %s: cannot be written: %s", opt, path,
-		    strerror(errno));
-	return bad;
+	n = strlen(path);
+	if (strncmp(err, path, n) == 0 && err[n] == ':')
+		why = err + n + 2;
+	au_error("%s %s: cannot be written: %s", opt, path, why);
+	return true;
+}
+
+static int
+distinct_error(const char *n1, const char *p1, const char *n2,
+    const char *p2)
+{
+	char *msg = xasprintf("%s %s and %s %s name one file: give each "
+	    "output its own", n1, p1, n2, p2);
+	int rc = usage_error("%s", msg);
+
+	free(msg);
+	return rc;
+}
+
+/* Two outputs naming one file (also as "./a" and "a", through a linked
+ * directory, or /dev/null twice) would overwrite each other: a usage
+ * error.  Returns -1 to go on, else the exit status. */
+static int
+check_distinct(const cfg_t *c)
+{
+	const char *name[] = { "--log-file", "--json", "--sarif", "--html" };
+	const char *path[] = { c->log_file, c->json, c->sarif, c->html };
+	size_t i, j;
+
+	for (i = 0; i < 4; i++)
+		for (j = i + 1; j < 4; j++)
+			if (path[i] != NULL && path[j] != NULL &&
+			    (strcmp(path[i], path[j]) == 0 ||
+			    out_same(path[i], path[j])))
+				return distinct_error(name[i], path[i],
+				    name[j], path[j]);
+	return -1;
 }
 
 static bool
@@ -349,6 +375,7 @@ read_reports(au_model_t *m, int argc, char **argv)
 	int i;
 
 	for (i = 0; i < argc; i++) {
+		m->group = ++m->ngroups;
 		if (is_dir(argv[i])) {
 			char **files;
 			size_t j, n = run_list_files(argv[i], &files);
@@ -386,8 +413,9 @@ main(int argc, char **argv)
 	au_render_opts_t ro;
 	au_totals_t t;
 	char err[4096];
+	au_out_t logout;
 	FILE *log = stderr;
-	bool report_cmd = false;
+	bool report_cmd = false, log_open = false;
 	int rc, status, m_signal = 0;
 	size_t i;
 
@@ -420,6 +448,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 
+	if ((rc = check_distinct(&c)) >= 0)
+		goto out;
+
 	/* Everything that can be wrong with our own inputs, before the
 	 * program runs. */
 	supp = supp_new();
@@ -446,14 +477,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (c.log_file != NULL) {
-		log = fopen(c.log_file, "w");
-		if (log == NULL) {
-			au_error("--log-file %s: %s", c.log_file,
-			    strerror(errno));
-			log = stderr;
+		if (out_open(&logout, c.log_file, err, sizeof(err))) {
+			au_error("--log-file %s", err);
 			rc = AU_EXIT_AUDIT_FAILED;
 			goto out;
 		}
+		log_open = true;
+		log = logout.fp;
 	}
 
 	if (report_cmd) {
@@ -461,7 +491,7 @@ main(int argc, char **argv)
 	} else {
 		m.command = json_array();
 		for (i = (size_t)optind; i < (size_t)argc; i++)
-			json_array_append_new(m.command, json_string(argv[i]));
+			json_array_append_new(m.command, json_utf8(argv[i]));
 		rc = run_program(&c.run, argv + optind, &m);
 	}
 	if (rc != 0)
@@ -495,7 +525,7 @@ main(int argc, char **argv)
 	}
 
 	model_totals(&m, &t);
-	if (c.require_cuda && t.hooks_active == 0) {
+	if (c.require_cuda && t.cuda_active == 0) {
 		au_error("--require-cuda: no CUDA activity seen in %llu "
 		    "process%s: nothing GPU-related was audited",
 		    (unsigned long long)t.processes,
@@ -504,13 +534,14 @@ main(int argc, char **argv)
 		goto out;
 	}
 	status = m.ran && m.exit_status >= 0 ? m.exit_status : 0;
-	if (t.leaked_allocations + t.violations > 0 && c.error_exitcode != 0) {
+	if (t.errors > 0 && c.error_exitcode != 0) {
+		char b1[96];
+
 		status = (int)c.error_exitcode;
 		/* Why the job failed, where CI shows it: the last line. */
-		fprintf(log, "== EXIT STATUS: %d (%llu error%s reported",
-		    status, (unsigned long long)(t.leaked_allocations +
-		    t.violations), t.leaked_allocations + t.violations == 1 ?
-		    "" : "s");
+		fprintf(log, "== EXIT STATUS: %d (%s reported", status,
+		    fmt_sum(t.errors, t.errors == 1 ? "error" : "errors",
+		    false, b1, sizeof(b1)));
 		if (m.ran && m.exit_status >= 0)
 			fprintf(log, "; the program exited with %d",
 			    m.exit_status);
@@ -519,8 +550,13 @@ main(int argc, char **argv)
 	rc = status;
 out:
 	m_signal = m.term_signal;
-	if (log != stderr && log != NULL)
-		fclose(log);
+	/* A text report that did not reach its file is a failed audit, as
+	 * a --json that could not be written is. */
+	if (log_open && out_commit(&logout, err, sizeof(err))) {
+		au_error("--log-file: the text report was not written: %s",
+		    err);
+		rc = AU_EXIT_AUDIT_FAILED;
+	}
 	model_free(&m);
 	supp_free(supp);
 	baseline_free(base);

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,9 @@ static const char page_tail[] =
 "function el(tag, cls, text) { var e = document.createElement(tag);\n"
 "  if (cls) e.className = cls; if (text != null) e.textContent = text;\n"
 "  return e; }\n"
+"/* A saturated sum (doc/audit.md): the value is a lower bound. */\n"
+"function atLeast(o, k) { return o && (o.saturated || []).indexOf(k) >= 0 ? "
+"'at least ' : ''; }\n"
 "function base(p) { return p ? String(p).replace(/^.*\\//, '') : '?'; }\n"
 "function frameName(f) { return f.function || (base(f.module) + '+' + "
 "f.offset); }\n"
@@ -115,10 +119,12 @@ static const char page_tail[] =
 "'cw-ok' : '')));\n"
 "  d.setAttribute('data-key', c[0]); d.setAttribute('data-value', "
 "String(c[1]));\n"
-"  d.appendChild(el('span', 'cw-num', fmt(c[1])));\n"
+"  d.appendChild(el('span', 'cw-num', atLeast(c[0] === 'processes' || c[0] === "
+"'allocations' ? C : S, c[0]) + fmt(c[1])));\n"
 "  d.appendChild(el('span', 'cw-label', c[2])); sum.appendChild(d); });\n"
 "document.getElementById('cw-status').textContent = S.errors > 0 ?\n"
-"  'LEAK SUMMARY: ' + S.leaked_bytes + ' bytes leaked in ' + "
+"  'LEAK SUMMARY: ' + atLeast(S, 'leaked_bytes') + S.leaked_bytes +\n"
+"  ' bytes leaked in ' + "
 "S.leaked_allocations + ' allocations (' + S.leak_groups + ' groups); ' +"
 "\n  'ERROR SUMMARY: ' + S.errors + ' errors (' + S.leaked_allocations + "
 "(S.leaked_allocations === 1 ? ' leak, ' : ' leaks, ') + S.violations + "
@@ -128,7 +134,8 @@ static const char page_tail[] =
 "C.processes + ' process(es) audited, ' + C.allocations + ' allocations "
 "seen, hooks active in ' + C.hooks_active_processes +\n"
 "  (C.untracked_frees ? ', ' + C.untracked_frees + ' untracked frees' : '') +"
-"\n  (C.hooks_active ? '' : ': no CUDA activity seen') +\n"
+"\n  (C.cuda_active || (C.cuda_active == null && C.hooks_active) ? '' : "
+"': no CUDA activity seen') +\n"
 "  (S.suppressed_leaks || S.suppressed_violations ? '. Suppressed: ' + "
 "S.suppressed_bytes + ' bytes in ' + S.suppressed_leaks + ' allocations, ' "
 "+ S.suppressed_violations + ' violations' : '') + '.';\n"
@@ -239,7 +246,8 @@ static const char page_tail[] =
 "D.leaks.slice(0, LIMIT).forEach(function (l) { var d = el('div', "
 "'cw-finding cw-leak');\n"
 "  d.setAttribute('data-fingerprint', l.fingerprint);\n"
-"  d.appendChild(el('h3', null, fmt(l.bytes) + ' bytes in ' + l.count + ' ' +"
+"  d.appendChild(el('h3', null, atLeast(l, 'bytes') + fmt(l.bytes) + "
+"' bytes in ' + l.count + ' ' +"
 " l.kind + ' allocation' + (l.count === 1 ? '' : 's') +\n"
 "    (l.count > 1 && l.size ? ' (' + fmt(l.size) + ' each)' : '') + ' leaked"
 " by ' + (l.owner || 'an unknown owner')));\n"
@@ -275,8 +283,9 @@ static const char page_tail[] =
 "pt.appendChild(hr);\n"
 "D.processes.forEach(function (p) { var r = el('tr'), cv = p.coverage || {},"
 " sm = p.summary || {}, ex = p.exit || {};\n"
-"  [p.pid, p.ppid, (p.command || []).join(' '), (ex.how || '?') + ' ' + "
-"(ex.status != null ? ex.status : ''),\n"
+"  [p.pid, p.ppid, (p.command || []).join(' '), ex.status != null && "
+"ex.status >= 0 ? (ex.how || 'exit') + ' ' + ex.status : (ex.how && ex.how "
+"!== 'exit' ? ex.how + ', ' : '') + 'exit status unknown',\n"
 "   cv.hooks_active ? 'yes' : 'no', cv.allocations, sm.leaked_bytes, "
 "sm.violations].forEach(function (c) {\n"
 "    r.appendChild(el('td', null, c == null ? '' : String(c))); });\n"
@@ -290,35 +299,32 @@ render_html(const au_model_t *m, const au_render_opts_t *o, const char *path)
 {
 	json_t *doc = render_json_doc(m, o);
 	char *s = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	FILE *f;
+	char err[PATH_MAX + 256];
+	au_out_t out;
 	const char *p;
-	bool bad = false;
 
 	json_decref(doc);
 	if (s == NULL) {
 		au_error("--html: cannot encode the report");
 		return true;
 	}
-	f = fopen(path, "w");
-	if (f == NULL) {
-		au_error("cannot write %s: %s", path, strerror(errno));
+	if (out_open(&out, path, err, sizeof(err))) {
+		au_error("cannot write %s", err);
 		free(s);
 		return true;
 	}
-	fputs(page_head, f);
+	fputs(page_head, out.fp);
 	for (p = s; *p; p++) {
 		if (*p == '<')
-			fputs("\\u003c", f);
+			fputs("\\u003c", out.fp);
 		else
-			fputc(*p, f);
+			fputc(*p, out.fp);
 	}
-	fputs(page_tail, f);
+	fputs(page_tail, out.fp);
 	free(s);
-	if (ferror(f))
-		bad = true;
-	if (fclose(f) != 0)
-		bad = true;
-	if (bad)
-		au_error("cannot write %s: %s", path, strerror(errno));
-	return bad;
+	if (out_commit(&out, err, sizeof(err))) {
+		au_error("cannot write %s", err);
+		return true;
+	}
+	return false;
 }

@@ -4,10 +4,15 @@
  * output is derived from the same model; this one keeps everything:
  * reported findings, suppressed and baseline ones (under "suppressed",
  * with the rule), every process with its own coverage and summary.
+ *
+ * Strings from outside (paths, arguments, rules, names from debug info)
+ * go through json_utf8: json_string returns NULL for bytes that are not
+ * UTF-8, and the member would silently vanish.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "audit.h"
@@ -15,7 +20,7 @@
 static json_t *
 str_or_null(const char *s)
 {
-	return s != NULL ? json_string(s) : json_null();
+	return json_utf8(s);
 }
 
 static json_t *
@@ -27,7 +32,7 @@ frame_json(const au_frame_t *f)
 
 	snprintf(off, sizeof(off), "0x%llx", (unsigned long long)f->offset);
 	json_object_set_new(o, "module", str_or_null(f->module));
-	json_object_set_new(o, "build_id", json_string(f->build_id ?
+	json_object_set_new(o, "build_id", json_utf8(f->build_id ?
 	    f->build_id : ""));
 	json_object_set_new(o, "offset", json_string(off));
 	json_object_set_new(o, "function", str_or_null(f->function));
@@ -59,37 +64,54 @@ render_stack_json(const au_stack_t *s)
 	return a;
 }
 
+/* Sets o.key to v.  A value JSON cannot hold -- a saturated sum
+ * (UINT64_MAX) or one past 2^63 - 1 -- is written as 2^63 - 1 and its
+ * name added to sat: the value is a lower bound (doc/audit.md). */
+static void
+set_count(json_t *o, const char *key, uint64_t v, json_t *sat)
+{
+	json_object_set_new(o, key, json_count(v));
+	if (v > (uint64_t)AU_JSON_INT_MAX)
+		json_array_append_new(sat, json_string(key));
+}
+
+/* Adds sat to o as "saturated" when it names anything; takes sat. */
+static void
+set_saturated(json_t *o, json_t *sat)
+{
+	if (json_array_size(sat) > 0)
+		json_object_set_new(o, "saturated", sat);
+	else
+		json_decref(sat);
+}
+
 static json_t *
 finding_json(const au_finding_t *f)
 {
-	json_t *o = json_object(), *a;
+	json_t *o = json_object(), *a, *sat = json_array();
 	size_t i;
 
 	if (f->cls == AU_LEAK) {
-		json_object_set_new(o, "kind", json_string(f->kind));
+		json_object_set_new(o, "kind", json_utf8(f->kind));
 	} else {
-		json_object_set_new(o, "type", json_string(f->type));
-		json_object_set_new(o, "kind", json_string(f->kind));
+		json_object_set_new(o, "type", json_utf8(f->type));
+		json_object_set_new(o, "kind", json_utf8(f->kind));
 	}
-	json_object_set_new(o, "api", json_string(f->api));
-	json_object_set_new(o, "owner", json_string(f->owner));
+	json_object_set_new(o, "api", json_utf8(f->api));
+	json_object_set_new(o, "owner", json_utf8(f->owner));
 	json_object_set_new(o, "device", json_integer(f->device));
 	a = json_array();
 	for (i = 0; i < f->ndevices; i++)
 		json_array_append_new(a, json_integer(f->devices[i]));
 	json_object_set_new(o, "devices", a);
-	json_object_set_new(o, "size", json_integer((json_int_t)(
-	    f->min_size == f->max_size ? f->size : 0)));
-	json_object_set_new(o, "min_size", json_integer((json_int_t)
-	    f->min_size));
-	json_object_set_new(o, "max_size", json_integer((json_int_t)
-	    f->max_size));
-	json_object_set_new(o, "count", json_integer((json_int_t)f->count));
-	if (f->cls == AU_LEAK)
-		json_object_set_new(o, "bytes",
-		    json_integer((json_int_t)f->bytes));
-	else {
-		json_object_set_new(o, "address", json_string(
+	set_count(o, "size", f->min_size == f->max_size ? f->size : 0, sat);
+	set_count(o, "min_size", f->min_size, sat);
+	set_count(o, "max_size", f->max_size, sat);
+	set_count(o, "count", f->count, sat);
+	if (f->cls == AU_LEAK) {
+		set_count(o, "bytes", f->bytes, sat);
+	} else {
+		json_object_set_new(o, "address", json_utf8(
 		    f->naddresses ? f->addresses[0] : ""));
 		json_object_set_new(o, "cuda_error",
 		    str_or_null(f->cuda_error));
@@ -98,7 +120,7 @@ finding_json(const au_finding_t *f)
 	}
 	a = json_array();
 	for (i = 0; i < f->naddresses; i++)
-		json_array_append_new(a, json_string(f->addresses[i]));
+		json_array_append_new(a, json_utf8(f->addresses[i]));
 	json_object_set_new(o, "addresses", a);
 	a = json_array();
 	for (i = 0; i < f->npids; i++)
@@ -114,6 +136,7 @@ finding_json(const au_finding_t *f)
 		json_object_set_new(o, "free_stack",
 		    render_stack_json(&f->free_stack));
 	}
+	set_saturated(o, sat);
 	return o;
 }
 
@@ -121,9 +144,14 @@ static void
 used_json(const char *rule, const char *origin, uint64_t count,
     uint64_t bytes, void *arg)
 {
-	json_array_append_new(arg, json_pack("{s:s,s:s,s:I,s:I}", "rule",
-	    rule, "origin", origin, "count", (json_int_t)count, "bytes",
-	    (json_int_t)bytes));
+	json_t *o = json_pack("{s:o,s:o}", "rule", json_utf8(rule), "origin",
+	    json_utf8(origin));
+	json_t *sat = json_array();
+
+	set_count(o, "count", count, sat);
+	set_count(o, "bytes", bytes, sat);
+	set_saturated(o, sat);
+	json_array_append_new(arg, o);
 }
 
 static json_t *
@@ -139,16 +167,21 @@ process_json(const au_process_t *p)
 	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		if ((v = json_object_get(p->doc, keep[i])) != NULL)
 			json_object_set(o, keep[i], v);
+	/* The status the tool saw reaping it, when the report had none. */
+	if (p->exit_status >= 0 && json_int(json_object_get(p->doc, "exit"),
+	    "status", -1) != p->exit_status)
+		json_object_set_new(o, "exit", json_pack("{s:s,s:i}", "how",
+		    p->exit_how, "status", (int)p->exit_status));
 	if (json_object_get(o, "command") == NULL)
 		json_object_set_new(o, "command", json_array());
-	json_object_set_new(o, "report", json_string(p->path));
+	json_object_set_new(o, "report", json_utf8(p->path));
 	return o;
 }
 
 json_t *
 render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 {
-	json_t *doc = json_object(), *a, *sup, *used;
+	json_t *doc = json_object(), *a, *sup, *used, *o2, *sat;
 	au_totals_t t;
 	size_t i;
 
@@ -165,28 +198,38 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 	for (i = 0; i < m->nprocs; i++)
 		json_array_append_new(a, process_json(&m->procs[i]));
 	json_object_set_new(doc, "processes", a);
-	json_object_set_new(doc, "coverage", json_pack(
-	    "{s:I,s:I,s:b,s:I,s:I,s:I,s:I}",
-	    "processes", (json_int_t)t.processes,
-	    "hooks_active_processes", (json_int_t)t.hooks_active,
-	    "hooks_active", t.hooks_active > 0,
-	    "allocations", (json_int_t)t.allocations,
-	    "frees", (json_int_t)t.frees,
-	    "untracked_frees", (json_int_t)t.untracked_frees,
-	    "failed_calls", (json_int_t)t.failed_calls));
-	json_object_set_new(doc, "summary", json_pack(
-	    "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
-	    "leaked_bytes", (json_int_t)t.leaked_bytes,
-	    "leaked_allocations", (json_int_t)t.leaked_allocations,
-	    "leak_groups", (json_int_t)t.leak_groups,
-	    "violations", (json_int_t)t.violations,
-	    "violation_groups", (json_int_t)t.violation_groups,
-	    "errors", (json_int_t)(t.leaked_allocations + t.violations),
-	    "suppressed_leaks", (json_int_t)t.suppressed_leaks,
-	    "suppressed_bytes", (json_int_t)t.suppressed_bytes,
-	    "suppressed_violations", (json_int_t)t.suppressed_violations,
-	    "baseline_leak_groups", (json_int_t)t.baseline_leaks,
-	    "baseline_violation_groups", (json_int_t)t.baseline_violations));
+	o2 = json_object();
+	sat = json_array();
+	set_count(o2, "processes", t.processes, sat);
+	set_count(o2, "hooks_active_processes", t.hooks_active, sat);
+	json_object_set_new(o2, "hooks_active", json_boolean(t.hooks_active >
+	    0));
+	set_count(o2, "cuda_active_processes", t.cuda_active, sat);
+	json_object_set_new(o2, "cuda_active", json_boolean(t.cuda_active >
+	    0));
+	set_count(o2, "library_processes", t.library, sat);
+	set_count(o2, "allocations", t.allocations, sat);
+	set_count(o2, "frees", t.frees, sat);
+	set_count(o2, "untracked_frees", t.untracked_frees, sat);
+	set_count(o2, "failed_calls", t.failed_calls, sat);
+	set_saturated(o2, sat);
+	json_object_set_new(doc, "coverage", o2);
+	o2 = json_object();
+	sat = json_array();
+	set_count(o2, "leaked_bytes", t.leaked_bytes, sat);
+	set_count(o2, "leaked_allocations", t.leaked_allocations, sat);
+	set_count(o2, "leak_groups", t.leak_groups, sat);
+	set_count(o2, "violations", t.violations, sat);
+	set_count(o2, "violation_groups", t.violation_groups, sat);
+	set_count(o2, "errors", t.errors, sat);
+	set_count(o2, "suppressed_leaks", t.suppressed_leaks, sat);
+	set_count(o2, "suppressed_bytes", t.suppressed_bytes, sat);
+	set_count(o2, "suppressed_violations", t.suppressed_violations, sat);
+	set_count(o2, "baseline_leak_groups", t.baseline_leaks, sat);
+	set_count(o2, "baseline_violation_groups", t.baseline_violations,
+	    sat);
+	set_saturated(o2, sat);
+	json_object_set_new(doc, "summary", o2);
 	a = json_array();
 	sup = json_array();
 	for (i = 0; i < m->nleaks; i++) {
@@ -197,7 +240,7 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 			continue;
 		}
 		json_object_set_new(f, "class", json_string("leak"));
-		json_object_set_new(f, "suppressed_by", json_string(
+		json_object_set_new(f, "suppressed_by", json_utf8(
 		    m->leaks[i]->suppressed_by ? m->leaks[i]->suppressed_by :
 		    "baseline"));
 		json_array_append_new(sup, f);
@@ -212,7 +255,7 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 			continue;
 		}
 		json_object_set_new(f, "class", json_string("violation"));
-		json_object_set_new(f, "suppressed_by", json_string(
+		json_object_set_new(f, "suppressed_by", json_utf8(
 		    m->viols[i]->suppressed_by ? m->viols[i]->suppressed_by :
 		    "baseline"));
 		json_array_append_new(sup, f);
@@ -227,16 +270,36 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 }
 
 bool
-render_json(const au_model_t *m, const au_render_opts_t *o, const char *path)
+render_json_write(const json_t *doc, size_t flags, const char *path)
 {
-	json_t *doc = render_json_doc(m, o);
-	int rc;
+	char err[PATH_MAX + 256];
+	au_out_t out;
 
-	rc = json_dump_file(doc, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	json_decref(doc);
-	if (rc != 0) {
-		au_error("cannot write %s: %s", path, strerror(errno));
+	if (out_open(&out, path, err, sizeof(err))) {
+		au_error("cannot write %s", err);
+		return true;
+	}
+	if (json_dumpf(doc, out.fp, flags) != 0) {
+		au_error("cannot write %s: %s", path, strerror(errno ? errno :
+		    EIO));
+		out_abort(&out);
+		return true;
+	}
+	if (out_commit(&out, err, sizeof(err))) {
+		au_error("cannot write %s", err);
 		return true;
 	}
 	return false;
+}
+
+bool
+render_json(const au_model_t *m, const au_render_opts_t *o, const char *path)
+{
+	json_t *doc = render_json_doc(m, o);
+	bool bad;
+
+	bad = render_json_write(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER,
+	    path);
+	json_decref(doc);
+	return bad;
 }

@@ -261,8 +261,9 @@ frame_location(const au_frame_t *f, long inl)
 		    physical(file, line));
 	if (fn != NULL)
 		json_object_set_new(o, "logicalLocations", json_pack(
-		    "[{s:s,s:s}]", "name", fn, "kind", "function"));
-	json_object_set_new(o, "message", json_pack("{s:s}", "text", text));
+		    "[{s:o,s:s}]", "name", json_utf8(fn), "kind", "function"));
+	json_object_set_new(o, "message", json_pack("{s:o}", "text",
+	    json_utf8(text)));
 	free(text);
 	return o;
 }
@@ -284,7 +285,7 @@ stack_json(const au_stack_t *s, const char *what)
 
 			if (f->module != NULL)
 				json_object_set_new(fr, "module",
-				    json_string(f->module));
+				    json_utf8(f->module));
 			json_array_append_new(frames, fr);
 		}
 	}
@@ -361,12 +362,12 @@ primary_location(const au_finding_t *f)
 static char *
 message(const au_finding_t *f)
 {
-	char b1[32], b2[32];
+	char b1[96], b2[32];
 
 	if (f->cls == AU_LEAK)
-		return xasprintf("%s bytes in %llu %s allocation%s%s%s%s "
+		return xasprintf("%s in %llu %s allocation%s%s%s%s "
 		    "leaked by %s (%s, device %d)",
-		    fmt_commas(f->bytes, b1, sizeof(b1)),
+		    fmt_sum(f->bytes, "bytes", true, b1, sizeof(b1)),
 		    (unsigned long long)f->count, f->kind,
 		    f->count == 1 ? "" : "s",
 		    f->count > 1 && f->min_size == f->max_size ? " (" : "",
@@ -406,7 +407,7 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 			    &f->free_stack, "first free"));
 	}
 	o = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o],s:o,s:{s:s,s:s},"
-	    "s:{s:s,s:s,s:I,s:I,s:o}}",
+	    "s:{s:s,s:s,s:o,s:o,s:o}}",
 	    "ruleId", rules->ids[idx], "ruleIndex", (json_int_t)idx,
 	    "level", "error", "message", "text", msg,
 	    "locations", primary_location(f),
@@ -414,7 +415,7 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 	    "partialFingerprints", "cuwarden/v1", f->fingerprint,
 	    "cuwarden-symbolic/v1", f->sym_fingerprint,
 	    "properties", "api", f->api, "owner", f->owner,
-	    "count", (json_int_t)f->count, "bytes", (json_int_t)f->bytes,
+	    "count", json_count(f->count), "bytes", json_count(f->bytes),
 	    "pids", pids);
 	flow = code_flow(&f->stack);
 	if (flow != NULL)
@@ -433,7 +434,7 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	char cwd[PATH_MAX];
 	char *root;
 	size_t i;
-	int rc;
+	bool bad;
 
 	rules_init(&rules);
 	results = json_array();
@@ -480,15 +481,11 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	doc = json_pack("{s:s,s:s,s:[o]}", "$schema", SARIF_SCHEMA,
 	    "version", "2.1.0", "runs", run);
 	/* Compact: SARIF is for machines, and uploads have size limits. */
-	rc = json_dump_file(doc, path, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	bad = render_json_write(doc, JSON_COMPACT | JSON_PRESERVE_ORDER, path);
 	json_decref(doc);
 	free(root);
 	for (i = 0; i < rules.n; i++)
 		free(rules.ids[i]);
 	free(rules.ids);
-	if (rc != 0) {
-		au_error("cannot write %s: %s", path, strerror(errno));
-		return true;
-	}
-	return false;
+	return bad;
 }

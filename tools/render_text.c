@@ -5,10 +5,13 @@
  * violating, allocation and first-free stacks; then the LEAK SUMMARY,
  * suppressions used, ERROR SUMMARY and COVERAGE lines.
  *
- * It goes to a terminal, and its names come from report files, which a
- * corrupt or hostile one fills with any bytes: every control character
- * but newline and tab is written as '?' (safe_write), so that no escape
- * sequence reaches the terminal.
+ * It goes to a terminal or a CI log, and its names come from report
+ * files, which a corrupt or hostile one fills with any bytes: every name
+ * is written through tx() (text_escape: a newline as \n, ESC as \x1b,
+ * ...), so no name can end a line and start a forged one, and no escape
+ * sequence reaches the terminal.  Behind that, the stream itself goes
+ * through a filter (line_write) that escapes any control character but
+ * the newline and starts every line with "==".
  */
 #include "config.h"
 
@@ -18,6 +21,34 @@
 #include <sys/types.h>
 
 #include "audit.h"
+
+/* The ring of tx()'s results: each lives until TX_RING more calls,
+ * enough for the names of one fprintf. */
+#define TX_RING 8
+static char *tx_ring[TX_RING];
+static size_t tx_next;
+
+/* A name from a report, escaped for a text line. */
+static const char *
+tx(const char *s)
+{
+	char **slot = &tx_ring[tx_next++ % TX_RING];
+
+	free(*slot);
+	*slot = text_escape(s);
+	return *slot;
+}
+
+static void
+tx_done(void)
+{
+	size_t i;
+
+	for (i = 0; i < TX_RING; i++) {
+		free(tx_ring[i]);
+		tx_ring[i] = NULL;
+	}
+}
 
 static void
 print_frame(FILE *out, const au_frame_t *f, bool first)
@@ -31,19 +62,20 @@ print_frame(FILE *out, const au_frame_t *f, bool first)
 
 		fprintf(out, "==    %s 0x%llx: %s", word,
 		    (unsigned long long)f->offset,
-		    in->function ? in->function : "???");
+		    in->function ? tx(in->function) : "???");
 		if (in->file != NULL && in->line > 0)
-			fprintf(out, " (%s:%d)", base_name(in->file),
+			fprintf(out, " (%s:%d)", tx(base_name(in->file)),
 			    in->line);
 		fputs(" [inlined]\n", out);
 		word = "by";
 	}
 	fprintf(out, "==    %s 0x%llx: %s", word,
-	    (unsigned long long)f->offset, f->function ? f->function : "???");
+	    (unsigned long long)f->offset, f->function ? tx(f->function) :
+	    "???");
 	if (f->file != NULL && f->line > 0)
-		fprintf(out, " (%s:%d)", base_name(f->file), f->line);
+		fprintf(out, " (%s:%d)", tx(base_name(f->file)), f->line);
 	else if (f->module != NULL)
-		fprintf(out, " (in %s%s%s)", f->module,
+		fprintf(out, " (in %s%s%s)", tx(f->module),
 		    f->note ? ", " : "", f->note ? f->note : "");
 	else
 		fputs(" (unknown module)", out);
@@ -105,7 +137,7 @@ print_where(FILE *out, const au_finding_t *f, bool with_api)
 	} else
 		fputs("host", out);
 	if (with_api && f->api[0] != '\0')
-		fprintf(out, ", %s", f->api);
+		fprintf(out, ", %s", tx(f->api));
 	if (f->npids > 0) {
 		fprintf(out, ", pid%s ", f->npids > 1 ? "s" : "");
 		for (i = 0; i < f->npids && i < 8; i++)
@@ -115,14 +147,26 @@ print_where(FILE *out, const au_finding_t *f, bool with_api)
 	}
 }
 
+/* v with its unit, singular or plural; "at least ..." for a saturated
+ * sum (fmt_sum). */
+static const char *
+amount(uint64_t v, const char *one, const char *many, bool commas,
+    char *buf, size_t size)
+{
+	return fmt_sum(v, v == 1 ? one : many, commas, buf, size);
+}
+
 static void
 print_leak(FILE *out, const au_finding_t *f, int limit)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[96], b2[32], b3[32], b4[160];
+	char *one = xasprintf("%s allocation", tx(f->kind));
+	char *many = xasprintf("%s allocations", tx(f->kind));
 
-	fprintf(out, "== %s bytes in %llu %s allocation%s",
-	    fmt_commas(f->bytes, b1, sizeof(b1)),
-	    (unsigned long long)f->count, f->kind, f->count == 1 ? "" : "s");
+	fprintf(out, "== %s in %s", fmt_sum(f->bytes, "bytes", true, b1,
+	    sizeof(b1)), amount(f->count, one, many, true, b4, sizeof(b4)));
+	free(one);
+	free(many);
 	if (f->count > 1 && f->min_size == f->max_size)
 		fprintf(out, " (%s each)",
 		    fmt_commas(f->size, b2, sizeof(b2)));
@@ -130,7 +174,7 @@ print_leak(FILE *out, const au_finding_t *f, int limit)
 		fprintf(out, " (%s to %s each)",
 		    fmt_commas(f->min_size, b2, sizeof(b2)),
 		    fmt_commas(f->max_size, b3, sizeof(b3)));
-	fprintf(out, " leaked by %s [", f->owner[0] ? f->owner :
+	fprintf(out, " leaked by %s [", f->owner[0] ? tx(f->owner) :
 	    "an unknown owner");
 	print_where(out, f, true);
 	fputs("]\n", out);
@@ -141,15 +185,15 @@ print_leak(FILE *out, const au_finding_t *f, int limit)
 static void
 print_violation(FILE *out, const au_finding_t *f, int limit)
 {
-	char b1[32];
+	char b1[32], b2[96];
 
-	fprintf(out, "== %s: %s", f->type, f->api[0] ? f->api : "?");
+	fprintf(out, "== %s: %s", tx(f->type), f->api[0] ? tx(f->api) : "?");
 	if (f->naddresses > 0)
-		fprintf(out, " of %s", f->addresses[0]);
+		fprintf(out, " of %s", tx(f->addresses[0]));
 	if (f->kind[0] != '\0' || f->size > 0) {
 		fputs(" (", out);
 		if (f->kind[0] != '\0')
-			fprintf(out, "%s ", f->kind);
+			fprintf(out, "%s ", tx(f->kind));
 		fputs("allocation", out);
 		if (f->size > 0)
 			fprintf(out, " of %s bytes",
@@ -157,9 +201,9 @@ print_violation(FILE *out, const au_finding_t *f, int limit)
 		fputc(')', out);
 	}
 	if (f->cuda_error != NULL)
-		fprintf(out, " -> %s", f->cuda_error);
-	fprintf(out, ", %llu time%s [", (unsigned long long)f->count,
-	    f->count == 1 ? "" : "s");
+		fprintf(out, " -> %s", tx(f->cuda_error));
+	fprintf(out, ", %s [", amount(f->count, "time", "times", true, b2,
+	    sizeof(b2)));
 	print_where(out, f, false);
 	fputs("]\n", out);
 	print_stack(out, &f->stack, limit);
@@ -179,11 +223,12 @@ print_used(const char *rule, const char *origin, uint64_t count,
     uint64_t bytes, void *arg)
 {
 	FILE *out = arg;
-	char b1[32];
+	char b1[96], b2[96];
 
-	fprintf(out, "==    %llu x, %s bytes: %s (%s)\n",
-	    (unsigned long long)count, fmt_commas(bytes, b1, sizeof(b1)),
-	    rule, origin);
+	fprintf(out, "==    %s, %s: %s (%s)\n",
+	    fmt_sum(count, "x", false, b1, sizeof(b1)),
+	    fmt_sum(bytes, "bytes", true, b2, sizeof(b2)), tx(rule),
+	    tx(origin));
 }
 
 typedef struct owner_sum_s {
@@ -208,7 +253,7 @@ print_owners(const au_model_t *m, FILE *out)
 {
 	owner_sum_t *v = xcalloc(m->nleaks + 1, sizeof(*v));
 	size_t i, j, n = 0;
-	char b1[32];
+	char b1[96], b2[96];
 
 	for (i = 0; i < m->nleaks; i++) {
 		const au_finding_t *f = m->leaks[i];
@@ -219,18 +264,19 @@ print_owners(const au_model_t *m, FILE *out)
 			;
 		if (j == n)
 			v[n++].owner = f->owner;
-		v[j].bytes += f->bytes;
-		v[j].count += f->count;
+		v[j].bytes = sat_add(v[j].bytes, f->bytes);
+		v[j].count = sat_add(v[j].count, f->count);
 	}
 	if (n > 1) {
 		qsort(v, n, sizeof(*v), cmp_owner);
 		fputs("== BY OWNER:\n", out);
 		for (i = 0; i < n && i < 10; i++)
-			fprintf(out, "==    %s bytes in %llu allocation%s: %s\n",
-			    fmt_commas(v[i].bytes, b1, sizeof(b1)),
-			    (unsigned long long)v[i].count,
-			    v[i].count == 1 ? "" : "s",
-			    v[i].owner[0] ? v[i].owner : "(unknown owner)");
+			fprintf(out, "==    %s in %s: %s\n",
+			    fmt_sum(v[i].bytes, "bytes", true, b1, sizeof(b1)),
+			    amount(v[i].count, "allocation", "allocations",
+			    true, b2, sizeof(b2)),
+			    v[i].owner[0] ? tx(v[i].owner) :
+			    "(unknown owner)");
 		if (n > 10)
 			fprintf(out, "==    ... %zu more owners\n", n - 10);
 	}
@@ -250,53 +296,89 @@ print_processes(const au_model_t *m, FILE *out)
 	for (i = 0; i < m->nprocs; i++) {
 		const au_process_t *p = &m->procs[i];
 		const json_t *cmd = json_object_get(p->doc, "command");
-		const json_t *ex = json_object_get(p->doc, "exit");
 		const json_t *sm = json_object_get(p->doc, "summary");
 		const json_t *cov = json_object_get(p->doc, "coverage");
 
 		fprintf(out, "==    pid %ld (parent %ld):", p->pid, p->ppid);
-		for (k = 0; k < json_array_size(cmd) && k < 8; k++)
-			fprintf(out, " %s", json_string_value(
-			    json_array_get(cmd, k)) ? json_string_value(
-			    json_array_get(cmd, k)) : "?");
+		for (k = 0; k < json_array_size(cmd) && k < 8; k++) {
+			const char *arg = json_string_value(json_array_get(cmd,
+			    k));
+
+			fprintf(out, " %s", arg ? tx(arg) : "?");
+		}
 		if (json_array_size(cmd) > 8)
 			fputs(" ...", out);
 		if (json_array_size(cmd) == 0)
-			fprintf(out, " %s", p->exe[0] ? p->exe : "?");
-		fprintf(out, " -- %s %lld, %lld allocation%s, %s bytes leaked, "
-		    "%lld violation%s%s\n", json_str(ex, "how", "exit"),
-		    json_int(ex, "status", -1), json_int(cov, "allocations", 0),
+			fprintf(out, " %s", p->exe[0] ? tx(p->exe) : "?");
+		/* Never "-1": a status nobody knows is said to be unknown. */
+		if (p->exit_status >= 0)
+			fprintf(out, " -- %s %ld", tx(p->exit_how),
+			    p->exit_status);
+		else if (strcmp(p->exit_how, "exit") == 0)
+			fputs(" -- exit status unknown", out);
+		else
+			fprintf(out, " -- %s, exit status unknown",
+			    tx(p->exit_how));
+		fprintf(out, ", %lld allocation%s, %s bytes leaked, "
+		    "%lld violation%s%s\n", json_int(cov, "allocations", 0),
 		    json_int(cov, "allocations", 0) == 1 ? "" : "s",
 		    fmt_commas((uint64_t)json_int(sm, "leaked_bytes", 0), b1,
 		    sizeof(b1)), json_int(sm, "violations", 0),
 		    json_int(sm, "violations", 0) == 1 ? "" : "s",
-		    p->hooks_active ? "" : " (no CUDA activity)");
+		    p->library ? " (libcuwarden)" : p->cuda_active ? "" :
+		    " (no CUDA activity)");
 	}
 }
 
-/* fopencookie's writer: the bytes to the real stream, control characters
- * (below 0x20 but '\n' and '\t', and 0x7f) as '?'. */
+/* The filter between the renderer and the real stream (fopencookie):
+ * every line starts with "==" ("== " is put in front of one that does
+ * not), and every control character but the newline is written as \xNN.
+ * Names are escaped before they get here (tx); this holds the line
+ * format whatever the renderer writes. */
+typedef struct line_filter_s {
+	FILE *out;
+	int col; /* bytes of the current line so far, counted up to 2 */
+} line_filter_t;
+
 static ssize_t
-safe_write(void *cookie, const char *buf, size_t n)
+line_write(void *cookie, const char *buf, size_t n)
 {
-	FILE *out = cookie;
-	char tmp[512];
-	size_t done = 0;
+	line_filter_t *lf = cookie;
+	char tmp[1024];
+	size_t i, o = 0;
 
-	while (done < n) {
-		size_t k = n - done < sizeof(tmp) ? n - done : sizeof(tmp);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
 
-		for (size_t i = 0; i < k; i++) {
-			unsigned char c = (unsigned char)buf[done + i];
-
-			tmp[i] = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ?
-			    '?' : (char)c;
+		if (o + 8 > sizeof(tmp)) {
+			if (fwrite(tmp, 1, o, lf->out) != o)
+				return -1;
+			o = 0;
 		}
-		if (fwrite(tmp, 1, k, out) != k)
-			return done > 0 ? (ssize_t)done : -1;
-		done += k;
+		if (lf->col == 0 && c != '=') {
+			memcpy(tmp + o, c == '\n' ? "==" : "== ", 3);
+			o += c == '\n' ? 2 : 3;
+			lf->col = 2;
+		} else if (lf->col == 1 && c != '=') {
+			memcpy(tmp + o, c == '\n' ? "=" : "= ", 2);
+			o += c == '\n' ? 1 : 2;
+			lf->col = 2;
+		}
+		if (c == '\n') {
+			tmp[o++] = '\n';
+			lf->col = 0;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(tmp + o, 5, "\\x%02x", c);
+		else
+			tmp[o++] = (char)c;
+		if (lf->col < 2)
+			lf->col++;
 	}
-	return (ssize_t)done;
+	if (o > 0 && fwrite(tmp, 1, o, lf->out) != o)
+		return -1;
+	return (ssize_t)n;
 }
 
 static void render_body(const au_model_t *m, const au_render_opts_t *o,
@@ -305,8 +387,9 @@ static void render_body(const au_model_t *m, const au_render_opts_t *o,
 void
 render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 {
-	cookie_io_functions_t io = { .write = safe_write };
-	FILE *safe = fopencookie(out, "w", io);
+	cookie_io_functions_t io = { .write = line_write };
+	line_filter_t lf = { out, 0 };
+	FILE *safe = fopencookie(&lf, "w", io);
 
 	if (safe == NULL) {  /* no memory: nothing unfiltered, ever */
 		fputs("== the text report could not be written: out of memory\n",
@@ -316,12 +399,14 @@ render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	render_body(m, o, safe);
 	fclose(safe);        /* flushes into out, which stays open */
 	fflush(out);
+	tx_done();
 }
 
 static void
 render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 {
 	au_totals_t t;
+	char b1[96], b2[96], b3[96];
 	size_t i;
 
 	model_totals(m, &t);
@@ -333,20 +418,19 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 			print_violation(out, m->viols[i], o->stack_limit);
 	print_processes(m, out);
 	print_owners(m, out);
-	fprintf(out, "== LEAK SUMMARY: %llu bytes leaked in %llu "
-	    "allocation%s (%llu group%s)\n",
-	    (unsigned long long)t.leaked_bytes,
-	    (unsigned long long)t.leaked_allocations,
-	    t.leaked_allocations == 1 ? "" : "s",
+	fprintf(out, "== LEAK SUMMARY: %s leaked in %s (%llu group%s)\n",
+	    fmt_sum(t.leaked_bytes, "bytes", false, b1, sizeof(b1)),
+	    amount(t.leaked_allocations, "allocation", "allocations", false,
+	    b2, sizeof(b2)),
 	    (unsigned long long)t.leak_groups, t.leak_groups == 1 ? "" : "s");
 	if (t.suppressed_leaks > 0 || t.suppressed_violations > 0) {
-		fprintf(out, "== SUPPRESSED: %llu bytes in %llu allocation%s, "
-		    "%llu violation%s\n",
-		    (unsigned long long)t.suppressed_bytes,
-		    (unsigned long long)t.suppressed_leaks,
-		    t.suppressed_leaks == 1 ? "" : "s",
-		    (unsigned long long)t.suppressed_violations,
-		    t.suppressed_violations == 1 ? "" : "s");
+		fprintf(out, "== SUPPRESSED: %s in %s, %s\n",
+		    fmt_sum(t.suppressed_bytes, "bytes", false, b1,
+		    sizeof(b1)),
+		    amount(t.suppressed_leaks, "allocation", "allocations",
+		    false, b2, sizeof(b2)),
+		    amount(t.suppressed_violations, "violation", "violations",
+		    false, b3, sizeof(b3)));
 		supp_foreach_used(o->supp, print_used, out);
 	}
 	if (o->baseline != NULL)
@@ -355,24 +439,28 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 		    (unsigned long long)t.baseline_leaks,
 		    t.baseline_leaks == 1 ? "" : "s",
 		    (unsigned long long)t.baseline_violations,
-		    t.baseline_violations == 1 ? "" : "s", o->baseline);
-	fprintf(out, "== ERROR SUMMARY: %llu error%s (%llu leak%s, %llu "
-	    "violation%s)\n",
-	    (unsigned long long)(t.leaked_allocations + t.violations),
-	    t.leaked_allocations + t.violations == 1 ? "" : "s",
-	    (unsigned long long)t.leaked_allocations,
-	    t.leaked_allocations == 1 ? "" : "s",
-	    (unsigned long long)t.violations, t.violations == 1 ? "" : "s");
-	fprintf(out, "== COVERAGE: %llu process%s audited, %llu allocation%s "
-	    "seen, hooks active in %llu",
-	    (unsigned long long)t.processes, t.processes == 1 ? "" : "es",
-	    (unsigned long long)t.allocations,
-	    t.allocations == 1 ? "" : "s", (unsigned long long)t.hooks_active);
+		    t.baseline_violations == 1 ? "" : "s", tx(o->baseline));
+	fprintf(out, "== ERROR SUMMARY: %s (%s, %s)\n",
+	    amount(t.errors, "error", "errors", false, b1, sizeof(b1)),
+	    amount(t.leaked_allocations, "leak", "leaks", false, b2,
+	    sizeof(b2)),
+	    amount(t.violations, "violation", "violations", false, b3,
+	    sizeof(b3)));
+	fprintf(out, "== COVERAGE: %llu process%s audited",
+	    (unsigned long long)t.processes, t.processes == 1 ? "" : "es");
+	/* libcuwarden's reports have no shim counts: say whose these are. */
+	if (t.library > 0)
+		fprintf(out, " (%llu through libcuwarden, not counted below)",
+		    (unsigned long long)t.library);
+	fprintf(out, ", %s seen%s, hooks active in %llu",
+	    amount(t.allocations, "allocation", "allocations", false, b1,
+	    sizeof(b1)), t.library > 0 ? " by the shim" : "",
+	    (unsigned long long)t.hooks_active);
 	if (t.untracked_frees > 0)
-		fprintf(out, ", %llu untracked free%s",
-		    (unsigned long long)t.untracked_frees,
-		    t.untracked_frees == 1 ? "" : "s");
-	if (t.hooks_active == 0)
+		fprintf(out, ", %s", amount(t.untracked_frees,
+		    "untracked free", "untracked frees", false, b1,
+		    sizeof(b1)));
+	if (t.cuda_active == 0)
 		fputs(": no CUDA activity seen", out);
 	fputc('\n', out);
 }

@@ -15,6 +15,15 @@
  * too: its processes, and its findings (reported and suppressed alike,
  * suppressions are applied again) with their symbolized frames, so saved
  * audits can be rendered again and merged with each other.
+ *
+ * Each process is counted once (proc_seen): a process is known by a hash
+ * of its pid, ppid, command, exe, mode, time, coverage and summary (what
+ * a merged document keeps of it), and a report file by its device and
+ * inode.  Within one input (a run's directory, a DIR, a merged document)
+ * every report is a process of its own -- the shim names each report
+ * uniquely, so two with one identity there are two processes that got the
+ * same pid -- while across inputs the same identity is the same process
+ * read twice.
  */
 #include "config.h"
 
@@ -199,7 +208,8 @@ static_note(const char *s)
 	static const char *const known[] = { "build-id mismatch",
 		"module file not found", "no debug info", "not an ELF file",
 		"unknown module", "module path unknown", "cannot start libdwfl",
-		"cannot read the ELF file" };
+		"cannot read the ELF file", "not a regular file",
+		"module file too large" };
 	size_t i;
 
 	if (s == NULL)
@@ -415,8 +425,8 @@ model_add(au_model_t *m, au_finding_t *f)
 		}
 		return;
 	}
-	g->count += f->count;
-	g->bytes += f->bytes;
+	g->count = sat_add(g->count, f->count);
+	g->bytes = sat_add(g->bytes, f->bytes);
 	if (f->min_size < g->min_size)
 		g->min_size = f->min_size;
 	if (f->max_size > g->max_size)
@@ -441,6 +451,7 @@ read_merged_extras(rd_t *r, const json_t *o, const char *w, au_finding_t *f)
 {
 	const json_t *pids = json_object_get(o, "pids");
 	const json_t *devs = json_object_get(o, "devices");
+	const json_t *sat;
 	uint64_t v;
 	size_t i;
 
@@ -464,12 +475,23 @@ read_merged_extras(rd_t *r, const json_t *o, const char *w, au_finding_t *f)
 	if (get_uint(r, o, w, "max_size", false, f->max_size, &v))
 		return true;
 	f->max_size = v;
+	/* Sums the writer could not hold: lower bounds, saturated again. */
+	sat = json_object_get(o, "saturated");
+	for (i = 0; i < json_array_size(sat); i++) {
+		const char *k = json_string_value(json_array_get(sat, i));
+
+		if (k != NULL && strcmp(k, "bytes") == 0)
+			f->bytes = UINT64_MAX;
+		else if (k != NULL && strcmp(k, "count") == 0)
+			f->count = UINT64_MAX;
+	}
 	if (f->cls == AU_VIOLATION) {
 		const json_t *addrs = json_object_get(o, "addresses");
 
 		if (get_uint(r, o, w, "count", false, 1, &v))
 			return true;
-		f->count = v > 0 ? v : 1;
+		if (f->count != UINT64_MAX)
+			f->count = v > 0 ? v : 1;
 		if (json_is_array(addrs) && json_array_size(addrs) > 0) {
 			for (i = 0; i < f->naddresses; i++)
 				free(f->addresses[i]);
@@ -502,7 +524,7 @@ read_leak(rd_t *r, au_model_t *m, const json_t *o, size_t idx)
 	    get_str(r, o, w, "owner", "", &owner) ||
 	    get_uint(r, o, w, "count", true, 0, &count) ||
 	    get_uint(r, o, w, "size", false, 0, &size) ||
-	    get_uint(r, o, w, "bytes", false, size * count, &bytes) ||
+	    get_uint(r, o, w, "bytes", false, sat_mul(size, count), &bytes) ||
 	    get_int(r, o, w, "device", -1, &dev))
 		return true;
 	if (dev < -1 || dev > 65535)
@@ -642,13 +664,120 @@ check_header(rd_t *r, const json_t *doc)
 	return false;
 }
 
+/* ------------------------------------------------------------ processes */
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+/* The identity of the process a report (or a merged document's process
+ * entry) describes.  "exit" is left out: the tool may complete it (the
+ * status it saw), so a merged document would not match its reports. */
+static uint64_t
+proc_key(const json_t *o, long pid)
+{
+	static const char *const keys[] = { "command", "exe", "mode", "time",
+		"coverage", "summary" };
+	json_t *k = json_object();
+	uint64_t h = FNV_OFFSET;
+	const unsigned char *p;
+	size_t i;
+	char *s;
+
+	json_object_set_new(k, "pid", json_integer(pid));
+	json_object_set_new(k, "ppid", json_integer(json_int(o, "ppid", 0)));
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(o, keys[i]);
+
+		if (v == NULL && strcmp(keys[i], "command") == 0)
+			v = json_array(); /* merged documents write [] */
+		else if (v != NULL)
+			json_incref(v);
+		if (v != NULL)
+			json_object_set_new(k, keys[i], v);
+	}
+	s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(k);
+	for (p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		h ^= *p;
+		h *= FNV_PRIME;
+	}
+	free(s);
+	return h;
+}
+
+/* The process already read that this one (key, from group g; its file
+ * dev/ino, 0 for none) is, or NULL: the same file read from another
+ * group; or the same identity from another group that holds more such
+ * processes than g does yet.  Within g nothing is a duplicate: one input
+ * never names a report twice, so two of one identity there are two
+ * processes (tests/fuzz/fuzz_report.c reads one file twice into one
+ * group and wants both counted, as pid reuse must be). */
+static const au_process_t *
+proc_seen(const au_model_t *m, uint64_t key, unsigned g, dev_t dev,
+    ino_t ino)
+{
+	size_t i, j, in_g = 0;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const au_process_t *p = &m->procs[i];
+
+		if (ino != 0 && p->ino == ino && p->dev == dev &&
+		    p->group != g)
+			return p;
+		if (p->key == key && p->group == g)
+			in_g++;
+	}
+	for (i = 0; i < m->nprocs; i++) {
+		const au_process_t *p = &m->procs[i];
+		size_t n = 0;
+
+		if (p->key != key || p->group == g)
+			continue;
+		for (j = 0; j < m->nprocs; j++)
+			if (m->procs[j].key == key &&
+			    m->procs[j].group == p->group)
+				n++;
+		if (n > in_g)
+			return p;
+	}
+	return NULL;
+}
+
+/* Did the process use CUDA?  Hooks that saw a call, or a report of a
+ * program that uses libcuwarden (mode "library": the shim's coverage
+ * counts are all zero there), or any finding at all. */
+static void
+proc_set_activity(au_process_t *p, const json_t *o)
+{
+	const json_t *sm = json_object_get(o, "summary");
+
+	p->library = strcmp(json_str(o, "mode", ""), "library") == 0;
+	p->cuda_active = p->hooks_active || p->library ||
+	    json_array_size(json_object_get(o, "leaks")) > 0 ||
+	    json_array_size(json_object_get(o, "violations")) > 0 ||
+	    json_int(sm, "leaked_allocations", 0) > 0 ||
+	    json_int(sm, "violations", 0) > 0;
+}
+
+/* How a process ended, as its "exit" says: a status below 0 (the shim
+ * writes -1 when it does not know) or out of range is unknown. */
+static void
+proc_set_exit(au_process_t *p, const json_t *ex)
+{
+	long long st = json_int(ex, "status", -1);
+
+	p->exit_how = json_str(ex, "how", "exit");
+	p->exit_status = st >= 0 && st <= 255 ? (long)st : -1;
+}
+
 /* A merged document ("cuwarden-audit", version 1): its processes (each
- * once, by pid and report), its findings reported or not.  Takes doc. */
+ * once: proc_seen), its findings reported or not.  Takes doc. */
 static bool
 read_merged(au_model_t *m, rd_t *r, json_t *doc)
 {
 	const json_t *v = json_object_get(doc, "version"), *a;
-	size_t i, j, ndup = 0;
+	size_t i, ndup = 0;
+	unsigned g = ++m->ngroups;
 	bool bad = false;
 
 	r->merged = true;
@@ -669,9 +798,9 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 	for (i = 0; i < json_array_size(a); i++) {
 		json_t *pr = json_array_get(a, i);
 		const char *rep = json_str(pr, "report", r->path);
+		uint64_t key;
 		long pid;
 		au_process_t *p;
-		bool dup = false;
 
 		if (!json_is_object(pr) ||
 		    !json_is_integer(json_object_get(pr, "pid"))) {
@@ -680,10 +809,8 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 			    "with a pid", i);
 		}
 		pid = (long)json_integer_value(json_object_get(pr, "pid"));
-		for (j = 0; j < m->nprocs && !dup; j++)
-			dup = m->procs[j].pid == pid &&
-			    strcmp(m->procs[j].path, rep) == 0;
-		if (dup) {
+		key = proc_key(pr, pid);
+		if (proc_seen(m, key, g, 0, 0) != NULL) {
 			ndup++;
 			continue;
 		}
@@ -698,6 +825,10 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 		p->hooks_active = json_is_true(json_object_get(
 		    json_object_get(pr, "coverage"), "hooks_active"));
 		p->exe = xstrdup(json_str(pr, "exe", ""));
+		proc_set_exit(p, json_object_get(pr, "exit"));
+		proc_set_activity(p, pr);
+		p->key = key;
+		p->group = g;
 	}
 	if (ndup > 0 && ndup == json_array_size(json_object_get(doc,
 	    "processes"))) {
@@ -728,22 +859,6 @@ read_merged(au_model_t *m, rd_t *r, json_t *doc)
 	return bad;
 }
 
-/* The first non-blank byte of a file, or -1. */
-static int
-first_char(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int c = -1;
-
-	if (f == NULL)
-		return -1;
-	do
-		c = fgetc(f);
-	while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
-	fclose(f);
-	return c;
-}
-
 bool
 report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 {
@@ -751,28 +866,38 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	json_t *doc, *a;
 	au_process_t *p;
 	rd_t r = { path, err, errsize, NULL, NULL, false };
-	size_t i, nmod;
+	const au_process_t *seen;
+	size_t i, nmod, len, first;
+	struct stat st;
+	uint64_t key;
+	long pid;
+	char *buf;
 
-	doc = json_load_file(path, 0, &jerr);
+	buf = input_read(path, AU_MAX_REPORT_BYTES, NULL, &st, &len, err,
+	    errsize);
+	if (buf == NULL)
+		return true;
+	doc = json_loadb(buf, len, 0, &jerr);
 	if (doc == NULL) {
-		if (jerr.line <= 0 && errno != 0 && strstr(jerr.text,
-		    "unable to open") != NULL)
-			snprintf(err, errsize, "%s: cannot read: %s", path,
-			    strerror(errno));
-		else if (jerr.position == 0 && jerr.line <= 1 &&
-		    strstr(jerr.text, "end of file") != NULL)
+		for (first = 0; first < len && (buf[first] == ' ' ||
+		    buf[first] == '\t' || buf[first] == '\n' ||
+		    buf[first] == '\r'); first++)
+			;
+		if (first == len)
 			snprintf(err, errsize, "%s: empty file (the process "
 			    "may have died while writing it)", path);
-		else if (jerr.line == 1 &&
-		    first_char(path) != '{' && first_char(path) != '[')
+		else if (jerr.line == 1 && buf[first] != '{' &&
+		    buf[first] != '[')
 			snprintf(err, errsize, "%s: not JSON (a text report? "
 			    "this tool reads JSON reports: "
 			    "CUWARDEN_REPORT_FORMAT=json)", path);
 		else
 			snprintf(err, errsize, "%s:%d:%d: invalid JSON: %s",
 			    path, jerr.line, jerr.column, jerr.text);
+		free(buf);
 		return true;
 	}
+	free(buf);
 	if (json_is_object(doc) && strcmp(json_str(doc, "format", ""),
 	    "cuwarden-audit") == 0)
 		return read_merged(m, &r, doc);
@@ -799,16 +924,31 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 			return true;
 		}
 	}
+	pid = (long)json_integer_value(json_object_get(doc, "pid"));
+	key = proc_key(doc, pid);
+	if ((seen = proc_seen(m, key, m->group, st.st_dev, st.st_ino)) !=
+	    NULL) {
+		au_warn("%s: the same report as %s, read already: counted once",
+		    path, seen->path);
+		json_decref(doc);
+		return false;
+	}
 	m->procs = xrealloc(m->procs, (m->nprocs + 1) * sizeof(*m->procs));
 	p = &m->procs[m->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->path = xstrdup(path);
 	p->doc = doc;
-	p->pid = (long)json_integer_value(json_object_get(doc, "pid"));
+	p->pid = pid;
+	p->key = key;
+	p->group = m->group;
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
 	p->ppid = (long)json_int(doc, "ppid", 0);
 	p->hooks_active = json_is_true(json_object_get(
 	    json_object_get(doc, "coverage"), "hooks_active"));
 	p->exe = xstrdup(json_str(doc, "exe", ""));
+	proc_set_exit(p, json_object_get(doc, "exit"));
+	proc_set_activity(p, doc);
 	r.proc = p;
 	m->nprocs++;
 
@@ -876,12 +1016,15 @@ model_totals(const au_model_t *m, au_totals_t *t)
 		const au_finding_t *f = m->leaks[i];
 
 		if (finding_reported(f)) {
-			t->leaked_bytes += f->bytes;
-			t->leaked_allocations += f->count;
+			t->leaked_bytes = sat_add(t->leaked_bytes, f->bytes);
+			t->leaked_allocations = sat_add(t->leaked_allocations,
+			    f->count);
 			t->leak_groups++;
 		} else if (f->suppressed_by != NULL) {
-			t->suppressed_leaks += f->count;
-			t->suppressed_bytes += f->bytes;
+			t->suppressed_leaks = sat_add(t->suppressed_leaks,
+			    f->count);
+			t->suppressed_bytes = sat_add(t->suppressed_bytes,
+			    f->bytes);
 			t->suppressed_leak_groups++;
 		} else {
 			t->baseline_leaks++;
@@ -891,10 +1034,11 @@ model_totals(const au_model_t *m, au_totals_t *t)
 		const au_finding_t *f = m->viols[i];
 
 		if (finding_reported(f)) {
-			t->violations += f->count;
+			t->violations = sat_add(t->violations, f->count);
 			t->violation_groups++;
 		} else if (f->suppressed_by != NULL) {
-			t->suppressed_violations += f->count;
+			t->suppressed_violations = sat_add(
+			    t->suppressed_violations, f->count);
 		} else {
 			t->baseline_violations++;
 		}
@@ -907,15 +1051,21 @@ model_totals(const au_model_t *m, au_totals_t *t)
 
 		if (m->procs[i].hooks_active)
 			t->hooks_active++;
+		if (m->procs[i].cuda_active)
+			t->cuda_active++;
+		if (m->procs[i].library)
+			t->library++;
 		if ((v = json_int(cov, "allocations", 0)) > 0)
-			t->allocations += (uint64_t)v;
+			t->allocations = sat_add(t->allocations, (uint64_t)v);
 		if ((v = json_int(cov, "frees", 0)) > 0)
-			t->frees += (uint64_t)v;
+			t->frees = sat_add(t->frees, (uint64_t)v);
 		if ((v = json_int(cov, "untracked_frees", 0)) > 0)
-			t->untracked_frees += (uint64_t)v;
+			t->untracked_frees = sat_add(t->untracked_frees,
+			    (uint64_t)v);
 		if ((v = json_int(cov, "failed_calls", 0)) > 0)
-			t->failed_calls += (uint64_t)v;
+			t->failed_calls = sat_add(t->failed_calls, (uint64_t)v);
 	}
+	t->errors = sat_add(t->leaked_allocations, t->violations);
 }
 
 void

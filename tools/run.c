@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -153,12 +154,12 @@ cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The regular files of dir, sorted.  Returns the count. */
 size_t
 run_list_files(const char *dir, char ***out)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
+	struct stat st;
 	char **v = NULL;
 	size_t n = 0;
 
@@ -166,8 +167,20 @@ run_list_files(const char *dir, char ***out)
 	if (d == NULL)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
+		/* '.' starts the shim's files still being written (and ".",
+		 * ".."): never a report. */
 		if (e->d_name[0] == '.')
 			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, 0) != 0) {
+			au_warn("%s/%s: %s, not read", dir, e->d_name,
+			    strerror(errno));
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			au_warn("%s/%s: %s, not read", dir, e->d_name,
+			    file_kind(st.st_mode));
+			continue;
+		}
 		v = xrealloc(v, (n + 1) * sizeof(*v));
 		v[n++] = xasprintf("%s/%s", dir, e->d_name);
 	}
@@ -188,76 +201,132 @@ run_free_list(char **v, size_t n)
 	free(v);
 }
 
+/* Empties and removes our private directory: the reports, and whatever
+ * a process killed while writing left (its ".name" files). */
 static void
 remove_dir(const char *dir)
 {
-	char **v;
-	size_t i, n = run_list_files(dir, &v);
+	DIR *d = opendir(dir);
+	struct dirent *e;
 
-	for (i = 0; i < n; i++)
-		unlink(v[i]);
-	run_free_list(v, n);
-	rmdir(dir);
+	if (d != NULL) {
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 &&
+			    strcmp(e->d_name, "..") != 0 &&
+			    unlinkat(dirfd(d), e->d_name, 0) != 0 &&
+			    errno == EISDIR)
+				(void)unlinkat(dirfd(d), e->d_name,
+				    AT_REMOVEDIR);
+		closedir(d);
+	}
+	if (rmdir(dir) != 0 && errno != ENOENT)
+		au_warn("cannot remove %s: %s", dir, strerror(errno));
 }
 
+/* Opens --keep-reports DIR, made 0700 when it does not exist.  An
+ * existing DIR must be ours or root's, and writable by no one else unless
+ * it is sticky (as ssh's StrictModes asks of ~/.ssh): in a directory
+ * another user controls, the reports (command lines, paths) could be
+ * read or swapped.  Shared sticky directories such as /tmp stay usable:
+ * there no one can replace a file of ours.  Returns the directory's
+ * descriptor, or -1 after a message. */
+static int
+keep_open(const char *dir)
+{
+	struct stat st;
+	uid_t me = geteuid();
+	bool made;
+	int fd;
+
+	made = mkdir(dir, 0700) == 0;
+	if (!made && errno != EEXIST) {
+		au_error("--keep-reports %s: cannot create it: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != me &&
+	    st.st_uid != 0) {
+		au_error("--keep-reports %s: a symbolic link of uid %ld, "
+		    "refused", dir, (long)st.st_uid);
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		au_error("--keep-reports %s: %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (made)
+		(void)fchmod(fd, 0700); /* whatever the umask */
+	if (st.st_uid != me && st.st_uid != 0) {
+		au_error("--keep-reports %s: owned by uid %ld, not by this "
+		    "user or root: refused (its owner could read or replace "
+		    "the reports)", dir, (long)st.st_uid);
+		close(fd);
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+	    (st.st_mode & S_ISVTX) == 0) {
+		au_error("--keep-reports %s: writable by %s and not sticky: "
+		    "refused (chmod go-w or +t it)", dir,
+		    st.st_mode & S_IWOTH ? "others" : "its group");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Copies a report of our private directory to name in dirfd.  Returns
+ * true on error (message in err). */
 static bool
-copy_file(const char *from, const char *to)
+copy_report(const char *from, int dirfd, const char *name, const char *to,
+    char *err, size_t errsize)
 {
 	char buf[65536];
-	int in, out;
+	au_out_t out;
 	ssize_t r;
-	bool bad = false;
+	int in;
 
-	in = open(from, O_RDONLY | O_CLOEXEC);
+	in = input_open(from, AU_MAX_REPORT_BYTES, NULL, NULL, err, errsize);
 	if (in < 0)
 		return true;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
+	if (out_open_at(&out, dirfd, name, to, err, errsize)) {
 		close(in);
 		return true;
 	}
-	while ((r = read(in, buf, sizeof(buf))) > 0) {
-		char *p = buf;
-
-		while (r > 0) {
-			ssize_t w = write(out, p, (size_t)r);
-
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				bad = true;
-				break;
-			}
-			p += w;
-			r -= w;
+	while ((r = read(in, buf, sizeof(buf))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(err, errsize, "%s: %s", from, strerror(errno));
+			out_abort(&out);
+			close(in);
+			return true;
 		}
-		if (bad)
-			break;
+		/* a short write shows at commit */
+		(void)fwrite(buf, 1, (size_t)r, out.fp);
 	}
-	if (r < 0)
-		bad = true;
 	close(in);
-	if (close(out) != 0)
-		bad = true;
-	return bad;
+	return out_commit(&out, err, errsize);
 }
 
+/* Copies the reports into the --keep-reports directory (each a new 0600
+ * file renamed over the name: a name already there, a planted link
+ * included, is replaced, never written through). */
 static void
-keep_reports(const char *dir, char **files, size_t n)
+keep_reports(int dirfd, const char *dir, char **files, size_t n)
 {
+	char err[PATH_MAX + 256];
 	size_t i;
 
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		au_warn("--keep-reports: cannot create %s: %s", dir,
-		    strerror(errno));
-		return;
-	}
 	for (i = 0; i < n; i++) {
-		char *to = xasprintf("%s/%s", dir, base_name(files[i]));
+		const char *name = base_name(files[i]);
+		char *to = xasprintf("%s/%s", dir, name);
 
-		if (copy_file(files[i], to)) {
-			au_warn("--keep-reports: cannot copy %s to %s: %s",
-			    files[i], to, strerror(errno));
+		if (copy_report(files[i], dirfd, name, to, err, sizeof(err))) {
+			au_warn("--keep-reports: cannot keep %s: %s", files[i],
+			    err);
 			free(to);
 			continue;
 		}
@@ -268,6 +337,45 @@ keep_reports(const char *dir, char **files, size_t n)
 }
 
 /* ------------------------------------------------------------ the run */
+
+/* A process the tool reaped: the program, and orphans re-parented to it
+ * (it is a child subreaper). */
+typedef struct reaped_s {
+	long pid;
+	int status; /* waitpid's */
+} reaped_t;
+
+/* Completes the exit of each process whose report does not know it
+ * (status -1: the shim could not tell) from what waitpid said, when the
+ * pid was reaped once and reported once (with pid reuse the pairing
+ * would be a guess). */
+static void
+fill_exits(au_model_t *m, const reaped_t *r, size_t nr)
+{
+	size_t i, j, k, hit = 0, same;
+
+	for (i = 0; i < m->nprocs; i++) {
+		au_process_t *p = &m->procs[i];
+
+		if (p->exit_status >= 0)
+			continue;
+		for (j = 0, k = 0; j < nr; j++)
+			if (r[j].pid == p->pid) {
+				hit = j;
+				k++;
+			}
+		for (j = 0, same = 0; j < m->nprocs; j++)
+			same += m->procs[j].pid == p->pid;
+		if (k != 1 || same != 1)
+			continue;
+		if (WIFEXITED(r[hit].status)) {
+			p->exit_status = WEXITSTATUS(r[hit].status);
+		} else if (WIFSIGNALED(r[hit].status)) {
+			p->exit_how = "signal";
+			p->exit_status = WTERMSIG(r[hit].status);
+		}
+	}
+}
 
 static void
 child_exec(int errfd, const char *shim, const char *report,
@@ -299,21 +407,131 @@ child_exec(int errfd, const char *shim, const char *report,
 	_exit(e == ENOENT ? AU_EXIT_NOT_FOUND : AU_EXIT_CANNOT_EXEC);
 }
 
+/* The file execvp(prog) tried: prog itself when it has a '/', else the
+ * first regular file named prog in $PATH (execvp's default path when
+ * unset).  Newly allocated, or NULL. */
+static char *
+exec_file(const char *prog)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char defpath[256];
+	struct stat st;
+
+	if (strchr(prog, '/') != NULL)
+		return stat(prog, &st) == 0 && S_ISREG(st.st_mode) ?
+		    xstrdup(prog) : NULL;
+	if (path == NULL) {
+		if (confstr(_CS_PATH, defpath, sizeof(defpath)) == 0)
+			return NULL;
+		path = defpath;
+	}
+	for (p = path;; p = end + 1) {
+		char *cand;
+
+		end = strchr(p, ':');
+		if (end == NULL)
+			end = p + strlen(p);
+		/* An empty entry is the current directory. */
+		cand = end == p ? xasprintf("./%s", prog) :
+		    xasprintf("%.*s/%s", (int)(end - p), p, prog);
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode))
+			return cand;
+		free(cand);
+		if (*end == '\0')
+			return NULL;
+	}
+}
+
+/* The interpreter file names: its #! line's first word (*script set),
+ * or its ELF PT_INTERP, the dynamic loader.  Newly allocated, or NULL. */
+static char *
+interpreter_of(const char *file, bool *script)
+{
+	char buf[512], err[PATH_MAX + 128], *interp = NULL;
+	unsigned char *e = (unsigned char *)buf;
+	ssize_t n;
+	int fd;
+
+	fd = input_open(file, UINT64_MAX, NULL, NULL, err, sizeof(err));
+	if (fd < 0)
+		return NULL;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n >= 2 && buf[0] == '#' && buf[1] == '!') {
+		size_t i = 2, j;
+
+		buf[n] = '\0';
+		while (buf[i] == ' ' || buf[i] == '\t')
+			i++;
+		j = i + strcspn(buf + i, " \t\r\n");
+		if (j > i)
+			interp = strndup(buf + i, j - i);
+		*script = true;
+	} else if (n >= (ssize_t)sizeof(Elf64_Ehdr) && e[EI_MAG0] == ELFMAG0 &&
+	    e[EI_MAG1] == ELFMAG1 && e[EI_MAG2] == ELFMAG2 &&
+	    e[EI_MAG3] == ELFMAG3 && e[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+		Elf64_Phdr ph;
+		unsigned i;
+
+		memcpy(&eh, buf, sizeof(eh));
+		for (i = 0; i < eh.e_phnum && i < 256; i++) {
+			off_t at = (off_t)(eh.e_phoff +
+			    (uint64_t)i * eh.e_phentsize);
+
+			if (pread(fd, &ph, sizeof(ph), at) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			if (ph.p_type != PT_INTERP || ph.p_filesz < 2 ||
+			    ph.p_filesz > PATH_MAX)
+				continue;
+			interp = xmalloc(ph.p_filesz + 1);
+			if (pread(fd, interp, ph.p_filesz,
+			    (off_t)ph.p_offset) != (ssize_t)ph.p_filesz) {
+				free(interp);
+				interp = NULL;
+				break;
+			}
+			interp[ph.p_filesz] = '\0';
+			break;
+		}
+	}
+	close(fd);
+	return interp;
+}
+
 static int
 exec_failed(const char *prog, int e)
 {
-	if (e == ENOENT && strchr(prog, '/') == NULL) {
+	char *file = e == ENOENT ? exec_file(prog) : NULL;
+	bool script = false;
+	char *interp = file != NULL ? interpreter_of(file, &script) : NULL;
+	struct stat st;
+	int rc;
+
+	if (e == ENOENT && file == NULL && strchr(prog, '/') == NULL) {
 		au_error("%s: command not found", prog);
 		return AU_EXIT_NOT_FOUND;
 	}
-	au_error("cannot run %s: %s", prog, strerror(e));
-	return e == ENOENT ? AU_EXIT_NOT_FOUND : AU_EXIT_CANNOT_EXEC;
+	/* ENOENT for a file that exists: what it needs to run is missing. */
+	if (interp != NULL && stat(interp, &st) != 0)
+		au_error("cannot run %s: its %s %s%s is not found", file,
+		    script ? "interpreter" : "ELF interpreter (dynamic loader)",
+		    interp, script ? ", named on its #! line," : "");
+	else if (file != NULL)
+		au_error("cannot run %s: %s (the file exists: a file it needs "
+		    "to start is missing)", file, strerror(e));
+	else
+		au_error("cannot run %s: %s", prog, strerror(e));
+	rc = e == ENOENT ? AU_EXIT_NOT_FOUND : AU_EXIT_CANNOT_EXEC;
+	free(interp);
+	free(file);
+	return rc;
 }
 
 int
 run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 {
-	char err[4096], tmpl[PATH_MAX], *shim, *report, **files;
+	char err[4096], tmpl[PATH_MAX], *shim, *report, **files, *dir;
 	struct sigaction old[4];
 	const char *tmp = getenv("TMPDIR");
 	int pfd[2], status = 0, e, rc = 0;
@@ -321,6 +539,9 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	ssize_t r;
 	pid_t pid, main_pid;
 	size_t i, n;
+	int keep_fd = -1;
+	reaped_t *reaped = NULL;
+	size_t nreaped = 0;
 
 	if (o->preload != NULL) {
 		if (!readable(o->preload)) {
@@ -344,15 +565,33 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		free(shim);
 		return AU_EXIT_AUDIT_FAILED;
 	}
+	if (o->keep_reports != NULL && (keep_fd = keep_open(o->keep_reports)) <
+	    0) {
+		free(shim);
+		return AU_EXIT_AUDIT_FAILED;
+	}
 	snprintf(tmpl, sizeof(tmpl), "%s/cuwarden-audit.XXXXXX",
 	    tmp && tmp[0] ? tmp : "/tmp");
 	if (mkdtemp(tmpl) == NULL) {
 		au_error("cannot create a temporary directory %s: %s", tmpl,
 		    strerror(errno));
+		if (keep_fd >= 0)
+			close(keep_fd);
 		free(shim);
 		return AU_EXIT_AUDIT_FAILED;
 	}
-	report = xasprintf("%s/report.%%p.json", tmpl);
+	/* Absolute, whatever TMPDIR is: a program that changes directory
+	 * must still write where we read. */
+	dir = realpath(tmpl, NULL);
+	if (dir == NULL) {
+		au_error("%s: %s", tmpl, strerror(errno));
+		rmdir(tmpl);
+		if (keep_fd >= 0)
+			close(keep_fd);
+		free(shim);
+		return AU_EXIT_AUDIT_FAILED;
+	}
+	report = xasprintf("%s/report.%%p.json", dir);
 	if (pipe2(pfd, O_CLOEXEC) != 0) {
 		au_error("pipe: %s", strerror(errno));
 		rc = AU_EXIT_AUDIT_FAILED;
@@ -391,12 +630,22 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		rc = exec_failed(argv[0], e);
 		goto out;
 	}
+	reaped = xrealloc(reaped, (nreaped + 1) * sizeof(*reaped));
+	reaped[nreaped++] = (reaped_t){ (long)main_pid, status };
 	/* Orphaned descendants were re-parented to us: wait for them too,
 	 * unless the user interrupts the wait (or already asked the program
 	 * to stop: then its leftovers are not waited for). */
 	while (o->wait_descendants && !interrupted) {
-		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+		int st;
+		pid_t w = waitpid(-1, &st, 0);
+
+		if (w < 0 && errno != EINTR)
 			break;
+		if (w > 0) {
+			reaped = xrealloc(reaped, (nreaped + 1) *
+			    sizeof(*reaped));
+			reaped[nreaped++] = (reaped_t){ (long)w, st };
+		}
 	}
 	signals_restore(old);
 	if (WIFEXITED(status)) {
@@ -410,9 +659,10 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	}
 	m->ran = true;
 
-	n = run_list_files(tmpl, &files);
-	if (o->keep_reports != NULL)
-		keep_reports(o->keep_reports, files, n);
+	m->group = ++m->ngroups;
+	n = run_list_files(dir, &files);
+	if (keep_fd >= 0)
+		keep_reports(keep_fd, o->keep_reports, files, n);
 	/* (the originals are removed with the directory below) */
 	for (i = 0; i < n; i++) {
 		if (report_read_file(m, files[i], err, sizeof(err))) {
@@ -424,6 +674,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 			break;
 		}
 	}
+	if (rc == 0)
+		fill_exits(m, reaped, nreaped);
 	for (i = 0; rc == 0 && i < m->nprocs; i++)
 		if (m->procs[i].pid == main_pid)
 			main_reported = true;
@@ -432,6 +684,18 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 			au_error("the program was killed by signal %d before "
 			    "any report was written: nothing was audited",
 			    WTERMSIG(status));
+			rc = m->exit_status;
+		} else if (WIFEXITED(status) && (WEXITSTATUS(status) ==
+		    AU_EXIT_NOT_FOUND || WEXITSTATUS(status) ==
+		    AU_EXIT_CANNOT_EXEC)) {
+			/* The dynamic loader's "error while loading shared
+			 * libraries" (127), or a shell's "cannot execute"
+			 * (126): before the shim could load.  The program's
+			 * own stderr said why; its status is passed on. */
+			au_error("%s could not start: it exited with %d before "
+			    "any report was written (its own message above "
+			    "says why: a shared library or an interpreter "
+			    "missing?)", argv[0], WEXITSTATUS(status));
 			rc = m->exit_status;
 		} else {
 			au_error("the shim was not loaded, or no process used "
@@ -449,7 +713,11 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	}
 	run_free_list(files, n);
 out:
-	remove_dir(tmpl);
+	if (keep_fd >= 0)
+		close(keep_fd);
+	remove_dir(dir);
+	free(dir);
+	free(reaped);
 	free(report);
 	free(shim);
 	return rc;

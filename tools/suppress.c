@@ -19,6 +19,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
 
@@ -166,22 +167,36 @@ trim(char *s)
 bool
 supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
 {
-	FILE *fp = fopen(path, "r");
 	char *buf = NULL, *line, *hash;
 	size_t cap = 0;
+	ssize_t len;
 	unsigned lineno = 0;
 	bool bad = false;
+	FILE *fp;
+	int fd;
 
-	if (fp == NULL) {
-		snprintf(err, errsize, "%s: cannot read the suppressions "
-		    "file: %s", path, strerror(errno));
+	fd = input_open(path, AU_MAX_SUPP_BYTES, "the suppressions file",
+	    NULL, err, errsize);
+	if (fd < 0)
+		return true;
+	if ((fp = fdopen(fd, "r")) == NULL) {
+		snprintf(err, errsize, "%s: %s", path, strerror(errno));
+		close(fd);
 		return true;
 	}
-	while (getline(&buf, &cap, fp) >= 0) {
+	while ((len = getline(&buf, &cap, fp)) >= 0) {
 		const char *why;
 		char *origin, *copy;
 
 		lineno++;
+		/* A NUL would cut the line short where the string functions
+		 * below look: the rule would be another than the one
+		 * written. */
+		if (strlen(buf) != (size_t)len) {
+			snprintf(err, errsize, "%s:%u: NUL byte", path, lineno);
+			bad = true;
+			break;
+		}
 		/* A comment starts with '#' at the start of a line or after
 		 * a blank: a '#' inside a pattern is the pattern's (C++
 		 * lambdas: "f()::{lambda(int)#1}::operator()"). */
@@ -288,8 +303,8 @@ apply_one(au_supp_t *s, au_finding_t *f)
 
 		if (!rule_matches(r, f))
 			continue;
-		r->count += f->count;
-		r->bytes += f->bytes;
+		r->count = sat_add(r->count, f->count);
+		r->bytes = sat_add(r->bytes, f->bytes);
 		f->suppressed_by = r->text;
 		return;
 	}
@@ -440,16 +455,15 @@ put_pattern(FILE *out, const char *p, bool vtype)
 	}
 }
 
-/* s for a comment line: control characters (a newline would end the
- * comment and make the rest a malformed rule) shown as '?'. */
+/* s for a comment line: text_escape()d (a newline would end the comment
+ * and make the rest a malformed rule). */
 static void
 put_text(FILE *out, const char *s)
 {
-	for (; s != NULL && *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
+	char *esc = text_escape(s);
 
-		fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
-	}
+	fputs(esc, out);
+	free(esc);
 }
 
 void

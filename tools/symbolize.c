@@ -25,6 +25,9 @@
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,7 +85,9 @@ module_open(const char *path, const char *build_id)
 	symmod_t *sm;
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	int n;
+	struct stat st;
+	char err[PATH_MAX + 128];
+	int n, fd, dfd;
 
 	for (sm = modules; sm != NULL; sm = sm->next)
 		if (strcmp(sm->path, path) == 0 &&
@@ -93,18 +98,40 @@ module_open(const char *path, const char *build_id)
 	sm->build_id = xstrdup(build_id);
 	sm->next = modules;
 	modules = sm;
-	if (access(path, R_OK) != 0) {
-		sm->note = "module file not found";
+	/* The path comes from a report: it may name a FIFO (an open would
+	 * block for ever), a device or a directory.  input_open checks it
+	 * is a regular file of a sane size, and libdwfl gets that very file
+	 * (a descriptor, never the path again). */
+	fd = input_open(path, AU_MAX_MODULE_BYTES, NULL, &st, err,
+	    sizeof(err));
+	if (fd < 0) {
+		sm->note = errno == EINVAL ? "not a regular file" :
+		    errno == EFBIG ? "module file too large" :
+		    "module file not found";
 		return sm;
 	}
 	sm->dwfl = dwfl_begin(&offline_callbacks);
 	if (sm->dwfl == NULL) {
 		sm->note = "cannot start libdwfl";
+		close(fd);
 		return sm;
 	}
+	/* libdwfl takes the descriptor it is given on success; on failure
+	 * it may or may not have closed it: it gets a copy, closed here
+	 * only if it is still open on our file. */
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	dwfl_report_begin(sm->dwfl);
-	sm->mod = dwfl_report_offline(sm->dwfl, base_name(path), path, -1);
+	sm->mod = dfd < 0 ? NULL : dwfl_report_offline(sm->dwfl,
+	    base_name(path), path, dfd);
 	dwfl_report_end(sm->dwfl, NULL, NULL);
+	if (sm->mod == NULL && dfd >= 0 && fcntl(dfd, F_GETFD) >= 0) {
+		struct stat ds;
+
+		if (fstat(dfd, &ds) == 0 && ds.st_dev == st.st_dev &&
+		    ds.st_ino == st.st_ino)
+			close(dfd);
+	}
+	close(fd);
 	if (sm->mod == NULL) {
 		sm->note = "not an ELF file";
 		return sm;

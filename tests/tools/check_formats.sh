@@ -160,6 +160,84 @@ run badm "$AUDIT" report "$WORK/badm.json"
 expect_rc badm 125
 expect_in badm err "badm.json: leaks[0].stack[0].module: expected a path or null"
 
+# Sums saturate (tests/tools/data/overflow.json: four leaks of 2^62
+# bytes, 2^64 in all): "at least 18,446,744,073,709,551,615 bytes (the sum
+# overflowed)", never a wrapped "0 bytes"; the documents write the largest
+# JSON integer and name the member in "saturated"; read back, a saturated
+# value stays one.
+O="$DATA/overflow.json"
+run ovf "$AUDIT" --json "$WORK/ovf.json" --sarif "$WORK/ovf.sarif" report "$O"
+expect_rc ovf 23
+expect_in ovf err "== LEAK SUMMARY: at least 18446744073709551615 bytes (the sum overflowed) leaked in 4 allocations (4 groups)"
+expect_in ovf err "== 4,611,686,018,427,387,904 bytes in 1 device allocation leaked by /opt/app/huge"
+run ovfschema "$PY" "$TT/check_json.py" "$TT/audit.schema.json" "$WORK/ovf.json"
+expect_rc ovfschema 0
+[ "$rc" = 0 ] || cat "$WORK/ovfschema.out"
+run ovfsarif "$PY" "$TT/check_sarif.py" "$WORK/ovf.sarif"
+expect_rc ovfsarif 0
+"$PY" -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["leaked_bytes"] == 2**63 - 1 and s["saturated"] == ["leaked_bytes"], s
+' "$WORK/ovf.json" || fail "ovf: summary not saturated"
+for p in 501 502 503; do
+	sed "s/\"pid\": 500/\"pid\": $p/" "$O" >"$WORK/ovf$p.json"
+done
+run ovf2 "$AUDIT" --json "$WORK/ovf2.json" report "$O" "$WORK/ovf501.json"
+expect_rc ovf2 23
+expect_in ovf2 err "== 9,223,372,036,854,775,808 bytes in 2 device allocations (4,611,686,018,427,387,904 each) leaked by"
+"$PY" -c '
+import json, sys
+for l in json.load(open(sys.argv[1]))["leaks"]:
+    assert l["bytes"] == 2**63 - 1 and l["saturated"] == ["bytes"], l
+' "$WORK/ovf2.json" || fail "ovf2: a leak past 2^63 - 1 not marked saturated"
+run ovf4 "$AUDIT" --json "$WORK/ovf4.json" report "$O" "$WORK/ovf501.json" "$WORK/ovf502.json" "$WORK/ovf503.json"
+expect_rc ovf4 23
+expect_in ovf4 err "== at least 18,446,744,073,709,551,615 bytes (the sum overflowed) in 4 device allocations (4,611,686,018,427,387,904 each) leaked by"
+run ovfback "$AUDIT" report "$WORK/ovf4.json"
+expect_rc ovfback 23
+expect_in ovfback err "== at least 18,446,744,073,709,551,615 bytes (the sum overflowed) in 4 device allocations"
+expect_not_in ovfback err "== 9,223,372,036,854,775,807 bytes"
+# size x count when "bytes" is absent
+"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+del d["leaks"][0]["bytes"]
+d["leaks"][0]["count"] = 8
+json.dump(d, open(sys.argv[2], "w"))
+' "$O" "$WORK/ovfmul.json"
+run ovfmul "$AUDIT" report "$WORK/ovfmul.json"
+expect_rc ovfmul 23
+expect_in ovfmul err "== at least 18,446,744,073,709,551,615 bytes (the sum overflowed) in 8 device allocations"
+
+# Bytes that are not UTF-8 from outside -- a command argument, a report's
+# path, a suppression file's path -- are kept, each invalid byte as
+# U+FFFD (json_string would drop the whole string).
+bad=$(printf 'a\377b')
+cp "$A" "$WORK/r$bad.json"
+printf 'leak:libmodel.so\n' >"$WORK/s$bad.supp"
+run utf8 "$AUDIT" --json "$WORK/u.json" --sarif "$WORK/u.sarif" \
+	--suppressions "$WORK/s$bad.supp" report "$WORK/r$bad.json"
+expect_rc utf8 23
+run utf8schema "$PY" "$TT/check_json.py" "$TT/audit.schema.json" "$WORK/u.json"
+expect_rc utf8schema 0
+[ "$rc" = 0 ] || cat "$WORK/utf8schema.out"
+"$PY" - "$WORK/u.json" "$WORK" <<'P' || fail "utf8: a non-UTF-8 path dropped"
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = sys.argv[2]
+assert d["processes"][0]["report"] == w + "/ra\ufffdb.json", d["processes"][0]
+used = d["suppressions_used"]
+assert [u["origin"] for u in used if u["rule"] == "leak:libmodel.so"] == [w + "/sa\ufffdb.supp:1"], used
+P
+run utf8run "$AUDIT" --json "$WORK/ur.json" -- sh -c 'exit 0' sh "$bad"
+expect_rc utf8run 0
+"$PY" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["command"]
+assert c == ["sh", "-c", "exit 0", "sh", "a\ufffdb"], c
+' "$WORK/ur.json" || fail "utf8run: the non-UTF-8 argument was dropped from command"
+
 # A bad baseline file is an error before anything runs.
 run badbase "$AUDIT" --baseline "$A" true
 expect_rc badbase 125

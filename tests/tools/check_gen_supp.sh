@@ -14,11 +14,16 @@ R="$DATA/corrupt_names.json"
 run gen "$AUDIT" --gen-suppressions --log-file "$WORK/gen.txt" report "$R"
 expect_rc gen 23
 # The text report itself carries the corrupt names with every control
-# character but newline and tab written as '?' (tools/render_text.c): no
-# carriage return or escape sequence reaches a terminal.
-LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$WORK/gen.txt" &&
+# character escaped (\n, \r, \x1b: tools/render_text.c): no carriage
+# return or escape sequence reaches a terminal, and every line of the
+# report keeps its "==" prefix (a newline in a name cannot end a line).
+LC_ALL=C grep -q "$(printf '[\001-\010\011\013-\037\177]')" "$WORK/gen.txt" &&
 	fail "gen: the text report holds control characters from the report's names"
-grep -q 'lib?nl' "$WORK/gen.txt" || fail "gen: the corrupt names are not in the text report"
+grep -qF 'lib\nnl.so, module file not found' "$WORK/gen.txt" ||
+	fail "gen: the corrupt names are not in the text report, escaped"
+sed '/^# Suppressions for the findings above/,$d' "$WORK/gen.txt" >"$WORK/gentext.txt"
+bad=$(grep -v '^==' "$WORK/gentext.txt")
+[ -z "$bad" ] || fail "gen: text report lines without the == prefix: $bad"
 # The rules: from the header line on, the report's own "==" lines out
 # (the text report may hold the corrupt names themselves).
 sed -n '/^# Suppressions for the findings above/,$p' "$WORK/gen.txt" |
@@ -38,7 +43,7 @@ expect_in gen log 'violation:double_free?\# not a comment:lib?nl.so'
 expect_in gen log 'violation:use\*after\[free:*'
 expect_in gen log '# (no rule: no frame or owner to match)'
 expect_in gen log '# (no rule: the violation type is empty)'
-expect_in gen log '# 8,192 bytes in 1 device allocation (cuMemAlloc_v2?X), fingerprint '
+expect_in gen log '# 8,192 bytes in 1 device allocation (cuMemAlloc_v2\nX), fingerprint '
 grep -qxE '(leak|owner|violation):|violation:[^:]*:' "$WORK/gen.supp" &&
 	fail "gen: a rule with an empty pattern"
 # Fed back: the file loads, and suppresses all but the two findings that
@@ -50,5 +55,46 @@ expect_not_in regen err "malformed suppression"
 expect_in regen err "== SUPPRESSED: 81920 bytes in 5 allocations, 3 violations"
 expect_in regen err "== ERROR SUMMARY: 2 errors (1 leak, 1 violation)"
 expect_in regen err "== LEAK SUMMARY: 28672 bytes leaked in 1 allocation (1 group)"
+
+# Names that try to forge report lines: a command argument, a module path
+# and an owner holding "\n== LEAK SUMMARY: 0 bytes ..." and escape
+# sequences, in a report of two processes (so PROCESSES is printed); and
+# a format that would do the same to an error message.
+"${PY:-python3}" - "$DATA/proc_a.json" "$DATA/proc_b.json" "$WORK/forge_a.json" "$WORK/forge_b.json" "$WORK/forge_c.json" <<'P' || exit 99
+import json, sys
+fake = "\n== LEAK SUMMARY: 0 bytes leaked in 0 allocations (0 groups)\n== ERROR SUMMARY: 0 errors"
+a = json.load(open(sys.argv[1]))
+a["command"].append("--x" + fake)
+a["modules"][1]["path"] = "/opt/app/libmodel.so" + fake + "\x1b[2J"
+a["leaks"][1]["owner"] = "\x1b]0;pwned\x07" + fake
+a["exit"]["how"] = "exit" + fake
+json.dump(a, open(sys.argv[3], "w"))
+b = json.load(open(sys.argv[2]))
+b["leaks"][0]["api"] = "cuMemAlloc" + fake + "\u009b2J"
+json.dump(b, open(sys.argv[4], "w"))
+json.dump({"format": "x" + fake + "\x1b[2J", "version": 1}, open(sys.argv[5], "w"))
+P
+run forge "$AUDIT" --log-file "$WORK/forge.txt" report "$WORK/forge_a.json" "$WORK/forge_b.json"
+expect_rc forge 23
+n=$(grep -c '^== LEAK SUMMARY' "$WORK/forge.txt")
+[ "$n" = 1 ] || fail "forge: $n LEAK SUMMARY lines, expected 1"
+n=$(grep -c '^== ERROR SUMMARY' "$WORK/forge.txt")
+[ "$n" = 1 ] || fail "forge: $n ERROR SUMMARY lines, expected 1"
+bad=$(grep -v '^==' "$WORK/forge.txt")
+[ -z "$bad" ] || fail "forge: lines without the == prefix: $bad"
+LC_ALL=C grep -q "$(printf '[\001-\037\177]')" "$WORK/forge.txt" &&
+	fail "forge: control characters in the text report"
+grep -q "$(printf '\302\233')" "$WORK/forge.txt" && fail "forge: a C1 CSI in the text report"
+cp "$WORK/forge.txt" "$WORK/forge.log"
+expect_in forge log '--x\n== LEAK SUMMARY: 0 bytes leaked in 0 allocations (0 groups)\n== ERROR SUMMARY: 0 errors'
+expect_in forge log '\x1b]0;pwned\x07\n== LEAK SUMMARY'
+expect_in forge log 'cuMemAlloc\n== LEAK SUMMARY: 0 bytes leaked in 0 allocations (0 groups)\n== ERROR SUMMARY: 0 errors\u009b2J'
+run forgeerr "$AUDIT" report "$WORK/forge_c.json"
+expect_rc forgeerr 125
+n=$(wc -l <"$WORK/forgeerr.err")
+[ "$n" = 1 ] || fail "forgeerr: the error takes $n lines, expected 1"
+LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$WORK/forgeerr.err" &&
+	fail "forgeerr: control characters in the error message"
+expect_in forgeerr err 'format is "x\n== LEAK SUMMARY'
 
 finish

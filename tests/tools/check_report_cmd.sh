@@ -62,12 +62,90 @@ expect_in reqcuda err "--require-cuda: no CUDA activity seen in 1 process"
 run reqcuda2 "$AUDIT" --require-cuda report "$DATA/nocuda.json" "$B"
 expect_rc reqcuda2 23
 
+# A directory of directories: "is a directory", never an "empty file".
+mkdir -p "$WORK/dirs/a" "$WORK/dirs/b"
+run dirs "$AUDIT" report "$WORK/dirs"
+expect_rc dirs 125
+expect_in dirs err "$WORK/dirs/a: is a directory, not read"
+expect_in dirs err "report: no report files found"
+expect_not_in dirs err "empty file"
+
+# A program that uses CUDA only through libcuwarden (mode "library",
+# hooks_active false, no shim counts) used CUDA: its findings are listed
+# and the coverage line does not deny it; --require-cuda is satisfied.
+L="$DATA/library.json"
+run lib "$AUDIT" report "$L"
+expect_rc lib 23
+expect_in lib err "== 1,048,576 bytes in 1 device allocation leaked by an unknown owner [device 0, cw_alloc, pid 400]"
+expect_in lib err "== COVERAGE: 1 process audited (1 through libcuwarden, not counted below), 0 allocations seen by the shim, hooks active in 0"
+expect_not_in lib err "no CUDA activity seen"
+run reqlib "$AUDIT" --require-cuda --json "$WORK/lib.json" report "$L"
+expect_rc reqlib 23
+expect_not_in reqlib err "--require-cuda"
+"${PY:-python3}" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["coverage"]
+assert c["cuda_active"] is True and c["cuda_active_processes"] == 1, c
+assert c["library_processes"] == 1 and c["hooks_active"] is False, c
+' "$WORK/lib.json" || fail "reqlib: coverage"
+run libmix "$AUDIT" report "$L" "$DATA/nocuda.json"
+expect_rc libmix 23
+expect_in libmix err "./libleak -- request, exit status unknown, 0 allocations, 1,048,576 bytes leaked, 1 violation (libcuwarden)"
+expect_in libmix err "/bin/true -- exit 0, 0 allocations, 0 bytes leaked, 0 violations (no CUDA activity)"
+expect_not_in libmix err "no CUDA activity seen"
+
 # A directory of reports (as --keep-reports leaves them).
 mkdir "$WORK/dir"
 cp "$A" "$B" "$WORK/dir/"
 run dir "$AUDIT" report "$WORK/dir"
 expect_rc dir 23
 expect_in dir err "== LEAK SUMMARY: 4456448 bytes leaked in 5 allocations (2 groups)"
+
+# Each process once.  Two reports of one directory with the same pid (pid
+# reuse: the shim names the second report.101.json.101-1) are two
+# processes, even byte for byte the same; the same report given twice --
+# the same file, a file and its directory, a copy of the directory -- is
+# one; files starting with '.' (the shim's, being written) and entries
+# that are not regular files are not read.
+mkdir "$WORK/reuse"
+cp "$B" "$WORK/reuse/report.101.json"
+cp "$B" "$WORK/reuse/report.101.json.101-1"
+printf '{"format": "cuwar' >"$WORK/reuse/.report.102.json.tmp"
+mkdir "$WORK/reuse/sub"
+run reuse "$AUDIT" report "$WORK/reuse"
+expect_rc reuse 23
+expect_in reuse err "== COVERAGE: 2 processes audited, 14 allocations seen"
+expect_in reuse err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+n=$(grep -c "^==    pid 101 (parent 100): ./trainer --worker" "$WORK/reuse.err")
+[ "$n" = 2 ] || fail "reuse: pid 101 listed $n times in PROCESSES, expected 2"
+expect_in reuse err "$WORK/reuse/sub: is a directory, not read"
+expect_not_in reuse err "empty file"
+run same "$AUDIT" report "$B" "$B"
+expect_rc same 23
+expect_in same err "$B: the same report as $B, read already: counted once"
+expect_in same err "== COVERAGE: 1 process audited, 7 allocations seen"
+run samedir "$AUDIT" report "$WORK/reuse" "$WORK/reuse/report.101.json"
+expect_rc samedir 23
+expect_in samedir err "== COVERAGE: 2 processes audited, 14 allocations seen"
+cp -r "$WORK/reuse" "$WORK/reuse2"
+run copydir "$AUDIT" report "$WORK/reuse" "$WORK/reuse2"
+expect_rc copydir 23
+expect_in copydir err "== COVERAGE: 2 processes audited, 14 allocations seen"
+expect_in copydir err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+run copy3 "$AUDIT" report "$WORK/reuse" "$WORK/reuse2/report.101.json" "$A"
+expect_rc copy3 23
+expect_in copy3 err "== COVERAGE: 3 processes audited, 24 allocations seen"
+
+# A status nobody knows (the report says -1, or has no "exit") is said to
+# be unknown, never printed as -1.
+sed 's/"exit": {"how": "exit", "status": 0}/"exit": {"how": "exit", "status": -1}/' "$A" >"$WORK/st_a.json"
+sed '/"exit": {"how": "exit", "status": 0},/d' "$B" >"$WORK/st_b.json"
+grep -q '"status": -1' "$WORK/st_a.json" && ! grep -q '"exit"' "$WORK/st_b.json" || exit 99
+run unknown "$AUDIT" report "$WORK/st_a.json" "$WORK/st_b.json"
+expect_rc unknown 23
+expect_in unknown err "==    pid 100 (parent 1): ./trainer --epochs 1 -- exit status unknown, 10 allocations"
+expect_in unknown err "==    pid 101 (parent 100): ./trainer --worker -- exit status unknown, 7 allocations"
+expect_not_in unknown err "-1"
 
 # Suppression files: function/module/file patterns, owner:, violation:.
 cat >"$WORK/s1.supp" <<'S'
@@ -167,6 +245,12 @@ printf 'leak:\n' >"$WORK/bad2.supp"
 run badsupp2 "$AUDIT" --suppressions "$WORK/bad2.supp" report "$A"
 expect_rc badsupp2 125
 expect_in badsupp2 err "bad2.supp:1: malformed suppression \"leak:\": empty pattern"
+# A NUL byte would cut the rule short ("leak:*" of "leak:*\0libfoo.so"):
+# the file is refused.
+printf 'leak:ok\nleak:*\000libfoo.so\n' >"$WORK/nul.supp"
+run nulsupp "$AUDIT" --suppressions "$WORK/nul.supp" report "$A"
+expect_rc nulsupp 125
+expect_in nulsupp err "nul.supp:2: NUL byte"
 run nosupp "$AUDIT" --suppressions "$WORK/none.supp" report "$A"
 expect_rc nosupp 125
 expect_in nosupp err "none.supp: cannot read the suppressions file"
@@ -207,6 +291,31 @@ expect_in badout err "--json $WORK/no/such/dir/x.json: cannot be written"
 run badlog "$AUDIT" --log-file "$WORK/no/such/dir/x.txt" report "$A"
 expect_rc badlog 125
 expect_in badlog err "--log-file $WORK/no/such/dir/x.txt: No such file or directory"
+
+# Two outputs to one file -- the same path, another spelling of it, a
+# directory reached through a link, the log file -- are refused before
+# anything runs.
+mkdir "$WORK/outs"
+ln -s "$WORK/outs" "$WORK/outs-link"
+for pair in "--json $WORK/outs/x --sarif $WORK/outs/x" \
+	"--json $WORK/outs/x --html $WORK/outs/./x" \
+	"--sarif $WORK/outs/x --html $WORK/outs/../outs/x" \
+	"--json $WORK/outs/x --log-file $WORK/outs-link/x" \
+	"--log-file /dev/null --json /dev/null"; do
+	# shellcheck disable=SC2086
+	run dupout "$AUDIT" $pair -- sh -c 'touch "$1"' sh "$WORK/ran"
+	expect_rc dupout 125
+	expect_in dupout err "name one file: give each output its own"
+done
+(cd "$WORK/outs" && "$AUDIT" --json x --sarif "$WORK/outs/x" report "$A") \
+	>"$WORK/dupcwd.out" 2>"$WORK/dupcwd.err"
+rc=$?
+expect_rc dupcwd 125
+expect_in dupcwd err "--json x and --sarif $WORK/outs/x name one file"
+[ -e "$WORK/ran" ] && fail "dupout: the program ran anyway"
+[ -e "$WORK/outs/x" ] && fail "dupout: an output was written"
+run twoout "$AUDIT" --json "$WORK/outs/x" --sarif "$WORK/outs/y" report "$A"
+expect_rc twoout 23
 
 # After --, "report" is a program like any other.
 run dashdash "$AUDIT" -- report "$A"

@@ -68,6 +68,15 @@ expect_in fork err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 gr
 run orphan "$AUDIT" "$P" orphan
 expect_rc orphan 23
 expect_in orphan err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+# Exit statuses in PROCESSES: never "-1".  The orphan was reaped by the
+# tool (a child subreaper), so its status is known even where its report
+# has none; the child of "fork" was reaped by its parent: known only if
+# its report says.
+expect_in orphan err ": $P leak -- exit 0,"
+expect_in orphan err ": $P orphan -- exit 0,"
+expect_not_in orphan err "exit -1"
+expect_in fork err ": $P fork -- exit 0,"
+expect_not_in fork err "exit -1"
 run nowait "$AUDIT" --no-wait-descendants "$P" orphan
 # The parent never used CUDA: its report (CUWARDEN_REPORT_ALWAYS) is
 # clean; the orphan's, if it finished in time, has the leaks.
@@ -98,6 +107,31 @@ chmod 644 "$WORK/noexec"
 run noexec "$AUDIT" "$WORK/noexec"
 expect_rc noexec 126
 expect_in noexec err "cannot run $WORK/noexec: Permission denied"
+# A program that cannot start: a shared library missing (the dynamic
+# loader exits 127 before the shim loads: the status is passed on, no
+# "statically linked?"), a script whose #! names a missing interpreter,
+# an ELF file whose dynamic loader is missing (execvp says ENOENT of a
+# file that exists: the missing file is named).
+LD_LIBRARY_PATH= run nolib "$AUDIT" "$P" clean
+if grep -q "error while loading shared libraries" "$WORK/nolib.err"; then
+	expect_rc nolib 127
+	expect_in nolib err "$P could not start: it exited with 127 before any report was written"
+	expect_not_in nolib err "statically linked"
+fi
+printf '#!/nonexistent/cw-interp -x\necho hello\n' >"$WORK/badscript"
+chmod 755 "$WORK/badscript"
+run badscript "$AUDIT" "$WORK/badscript"
+expect_rc badscript 127
+expect_in badscript err "cannot run $WORK/badscript: its interpreter /nonexistent/cw-interp, named on its #! line, is not found"
+mkdir -p "$WORK/bin"
+cp "$WORK/badscript" "$WORK/bin/cw-badscript"
+PATH="$WORK/bin:$PATH" run badpath "$AUDIT" cw-badscript
+expect_rc badpath 127
+expect_in badpath err "cannot run $WORK/bin/cw-badscript: its interpreter /nonexistent/cw-interp, named on its #! line, is not found"
+expect_not_in badpath err "command not found"
+run badelf "$AUDIT" "$top_builddir/tests/tools/badinterp"
+expect_rc badelf 127
+expect_in badelf err "cannot run $top_builddir/tests/tools/badinterp: its ELF interpreter (dynamic loader) /nonexistent/cuwarden-test/ld.so.1 is not found"
 run explicit "$AUDIT" --preload "$SHIM" -- "$P" leak
 expect_rc explicit 23
 
@@ -160,6 +194,20 @@ d = json.load(open(sys.argv[1]))
 assert all(len(l["stack"]) <= 2 for l in d["leaks"]), [len(l["stack"]) for l in d["leaks"]]
 ' "$WORK/depth.json" || fail "depth: --stack-depth 2 not applied"
 
+# A relative TMPDIR: the report path given to the program is absolute,
+# so a program that changes directory still writes where the tool reads.
+mkdir -p "$WORK/rel/tmp" "$WORK/rel/elsewhere"
+(cd "$WORK/rel" && TMPDIR=tmp "$AUDIT" -- sh -c 'echo "R=$CUWARDEN_REPORT"') \
+	>"$WORK/relenv.out" 2>"$WORK/relenv.err"
+expect_in relenv out "R=$WORK/rel/tmp/cuwarden-audit."
+(cd "$WORK/rel" && TMPDIR=tmp "$AUDIT" -- sh -c 'cd elsewhere && exec "$1" leak' sh "$P") \
+	>"$WORK/relcd.out" 2>"$WORK/relcd.err"
+rc=$?
+expect_rc relcd 23
+expect_in relcd err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+left=$(find "$WORK/rel/tmp" "$WORK/rel/elsewhere" -mindepth 1)
+[ -z "$left" ] || fail "relcd: files left: $left"
+
 # --keep-reports, and `report` over them gives the same answer.
 run keep "$AUDIT" --keep-reports "$WORK/kept" --json "$WORK/keep.json" "$P" fork
 expect_rc keep 23
@@ -173,6 +221,16 @@ assert all(p["report"].startswith(sys.argv[2] + "/") for p in d["processes"]), d
 run rekeep "$AUDIT" report "$WORK/kept"
 expect_rc rekeep 23
 expect_in rekeep err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 groups)"
+
+# Every regular file of the report directory not starting with '.' is
+# read, whatever its name (the shim names a second report of one pid
+# report.<pid>.json.<pid>-<n>), each once, two with one pid included; the
+# shim's unfinished ".name" files are not read, and are removed.
+run names "$AUDIT" -- sh -c 'd=${CUWARDEN_REPORT%/*}; cp "$1" "$d/report.101.json"; cp "$1" "$d/report.101.json.101-1"; printf "{" >"$d/.report.7.json.tmp"' sh "$DATA/proc_b.json"
+expect_rc names 23
+expect_in names err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+n=$(grep -c "^==    pid 101 (parent 100): ./trainer --worker" "$WORK/names.err")
+[ "$n" = 2 ] || fail "names: pid 101 listed $n times in PROCESSES, expected 2"
 
 # Nothing left behind in TMPDIR.
 left=$(ls -A "$TMPDIR")
