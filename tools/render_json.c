@@ -159,7 +159,7 @@ process_json(const au_process_t *p)
 {
 	json_t *o = json_object(), *v;
 	static const char *const keep[] = { "command", "exe", "mode", "exit",
-		"coverage", "summary", "time" };
+		"coverage", "summary", "time", "incomplete" };
 	size_t i;
 
 	json_object_set_new(o, "pid", json_integer(p->pid));

@@ -330,6 +330,25 @@ print_processes(const au_model_t *m, FILE *out)
 	}
 }
 
+/* A report that left parts out (the shim's exit from a signal handler
+ * inside the shim): said after the coverage, whatever the count of
+ * processes, since what it lacks is not in the figures above. */
+static void
+print_incomplete(const au_model_t *m, FILE *out)
+{
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const au_process_t *p = &m->procs[i];
+		const json_t *inc = json_object_get(p->doc, "incomplete");
+		long long n = json_int(inc, "parts_left_out", 0);
+
+		if (!json_is_object(inc))
+			continue;
+		fprintf(out, "== INCOMPLETE: the report of pid %ld left %lld "
+		    "part%s out (%s)\n", p->pid, n, n == 1 ? "" : "s",
+		    tx(json_str(inc, "reason", "no reason given")));
+	}
+}
+
 /* The filter between the renderer and the real stream (fopencookie):
  * every line starts with "==" ("== " is put in front of one that does
  * not), and every control character but the newline is written as \xNN.
@@ -463,4 +482,5 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	if (t.cuda_active == 0)
 		fputs(": no CUDA activity seen", out);
 	fputc('\n', out);
+	print_incomplete(m, out);
 }

@@ -94,6 +94,19 @@ expect_in libmix err "./libleak -- request, exit status unknown, 0 allocations, 
 expect_in libmix err "/bin/true -- exit 0, 0 allocations, 0 bytes leaked, 0 violations (no CUDA activity)"
 expect_not_in libmix err "no CUDA activity seen"
 
+# A report the shim wrote in its nowait state (an exit from a signal
+# handler inside the shim) left parts out: the text says so after the
+# coverage, the merged JSON keeps the note (and passes the schema).
+run inc "$AUDIT" --json "$WORK/inc.json" report "$DATA/incomplete.json"
+expect_in inc err "== INCOMPLETE: the report of pid 101 left 2 parts out (the program exited from a signal handler that interrupted a CUDA call holding the shim's locks)"
+run incschema "${PY:-python3}" "$top_srcdir/tests/tools/check_json.py" "$top_srcdir/tests/tools/audit.schema.json" "$WORK/inc.json"
+expect_rc incschema 0
+"${PY:-python3}" -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]
+assert p["incomplete"]["parts_left_out"] == 2, p
+' "$WORK/inc.json" || fail "inc: the merged JSON lost the note"
+
 # A directory of reports (as --keep-reports leaves them).
 mkdir "$WORK/dir"
 cp "$A" "$B" "$WORK/dir/"
