@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -469,14 +470,34 @@ END_TEST
 
 /* --------------------------------------------------------- log files */
 
+/* The directory of the test running (file_setup), removed after it. */
+static char file_dir[64];
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+file_teardown(void)
+{
+	if (file_dir[0] != '\0')
+		nftw(file_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	file_dir[0] = '\0';
+}
+
 /* A fresh directory and the file standing in for fd 2 in it. */
 static const char *
 file_setup(char *err_path, size_t size)
 {
-	static char dir[64];
+	char *dir = file_dir;
 	int fd;
 
-	snprintf(dir, sizeof(dir), "/tmp/cw-check-log-XXXXXX");
+	snprintf(dir, sizeof(file_dir), "/tmp/cw-check-log-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(err_path, size, "%s/stderr", dir);
 	fd = open(err_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
@@ -716,6 +737,7 @@ make_log_suite(void)
 {
 	Suite *s = suite_create("log");
 	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, NULL, file_teardown);
 
 	tcase_add_test(tc, test_log_format_ints);
 	tcase_add_test(tc, test_log_format_strings);
