@@ -81,8 +81,6 @@ typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
 typedef CUresult (*primary_release_fn)(CUdevice);
 typedef CUresult (*addr_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
 typedef CUresult (*ptr_attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
-typedef CUresult (*handle_props_fn)(CUmemAllocationProp *,
-    CUmemGenericAllocationHandle);
 typedef CUresult (*array_desc_fn)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
 
 static ctx_get_device_fn real_ctx_get_device;
@@ -93,7 +91,6 @@ static primary_retain_fn real_primary_retain;
 static primary_release_fn real_primary_release;
 static addr_range_fn real_addr_range;
 static ptr_attr_fn real_ptr_attr;
-static handle_props_fn real_handle_props;
 static array_desc_fn real_array_desc;
 static bool reals_done;         /* acquire/release */
 static pthread_mutex_t reals_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -317,8 +314,6 @@ resolve_reals(void)
 		    "cuMemGetAddressRange_v2");
 		real_ptr_attr = (ptr_attr_fn)track_real(
 		    "cuPointerGetAttribute");
-		real_handle_props = (handle_props_fn)track_real(
-		    "cuMemGetAllocationPropertiesFromHandle");
 		real_array_desc = (array_desc_fn)track_real(
 		    "cuArray3DGetDescriptor_v2");
 		__atomic_store_n(&reals_done, true, __ATOMIC_RELEASE);
@@ -565,10 +560,11 @@ failed_keep(const char *api, uintptr_t addr, const reg_rec_t *rec,
 
 /* Whether the driver still holds the allocation rec describes, after it
  * refused to free it: asked of the driver (the pointer's range start, the
- * handle's properties).  False where the driver cannot be asked (an
- * address reservation, a mapping, a mipmapped array): the refusal is then
- * taken as the driver not knowing it; the callers of the first two have
- * refused sizes handled before. */
+ * array's descriptor).  False where the driver cannot be asked (an
+ * address reservation, a mapping, a mipmapped array, a VMM handle: driver
+ * 580 still describes a released handle, probe.c): the refusal is then
+ * taken as the driver not knowing it; the callers of the reservation and
+ * the mapping have refused sizes handled before. */
 static bool
 still_held(ns_t ns, const reg_rec_t *rec)
 {
@@ -580,12 +576,6 @@ still_held(ns_t ns, const reg_rec_t *rec)
 		    real_ptr_attr(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
 		    (CUdeviceptr)rec->base) == CUDA_SUCCESS &&
 		    start == (CUdeviceptr)rec->base;
-	}
-	case NS_VMM: {
-		CUmemAllocationProp prop;
-		return real_handle_props != NULL &&
-		    real_handle_props(&prop,
-		    (CUmemGenericAllocationHandle)rec->base) == CUDA_SUCCESS;
 	}
 	case NS_ARRAY: {
 		CUDA_ARRAY3D_DESCRIPTOR d;
@@ -1915,9 +1905,10 @@ track_mem_host_get_flags(void *real, const char *api, unsigned int *pflags,
 		return CALL(real, fn_t, (pflags, (void *)unknown_probe));
 	CUresult r = CALL(real, fn_t, (pflags, p));
 	/* The segment's flags are the pool's; the program asked for its
-	 * own. */
+	 * own, and with unified addressing the driver adds DEVICEMAP to
+	 * every pinned allocation's (driver 580: probe.c, part exact). */
 	if (r == CUDA_SUCCESS && pflags != NULL)
-		*pflags = POOL_AUX_HFLAGS(rec.aux);
+		*pflags = POOL_AUX_HFLAGS(rec.aux) | CU_MEMHOSTALLOC_DEVICEMAP;
 	return r;
 }
 
@@ -1981,10 +1972,11 @@ check_range(const char *api, uintptr_t p, size_t n)
 }
 
 /* Pool mode: whether the driver would refuse [p, p + n) as the device
- * side of a copy or a set.  It checks the range against its device
- * allocation, but it sees the pool's segment: against the allocation the
- * program holds, here.  Host-addressable memory (pinned, managed) it does
- * not check (simulated driver: tests/fakecuda/probe.c). */
+ * side of a copy or a set.  It checks the range against its device or
+ * managed allocation (driver 580: probe.c, part exact), but it sees the
+ * pool's segment: against the allocation the program holds, here.
+ * Pinned host memory is not checked (outside a pinned allocation the
+ * driver copies as from pageable memory). */
 static bool
 pool_range_refused(uintptr_t p, size_t n)
 {
@@ -1994,7 +1986,7 @@ pool_range_refused(uintptr_t p, size_t n)
 	if (n == 0)
 		return false; /* whatever the driver says of an empty range */
 	pq_t q = pooled_at(p, &rec, &kind);
-	if (q == PQ_NONE || kind != KIND_DEVICE)
+	if (q == PQ_NONE || kind == KIND_PINNED)
 		return false;
 	if (q == PQ_DEAD)
 		return true;

@@ -984,8 +984,9 @@ cuMemHostGetFlags(unsigned int *pFlags, void *p)
 	rec = fc_rec_find((uintptr_t)p);
 	if (!pFlags || !rec || rec->kind != FC_KIND_PINNED)
 		r = CUDA_ERROR_INVALID_VALUE;
-	else
-		*pFlags = rec->flags;
+	else	/* unified addressing: every pinned allocation is mapped
+		 * (driver 580 adds DEVICEMAP to the flags asked for) */
+		*pFlags = rec->flags | CU_MEMHOSTALLOC_DEVICEMAP;
 out:
 	fc_leave();
 	return r;
@@ -1260,14 +1261,22 @@ out:
 
 /* Resolves one side of a copy. A pointer in simulated device space must lie
  * in live memory; elsewhere it must be known (device side) or is taken as
- * pageable host memory (host side). Lock held. */
+ * pageable host memory (host side). A managed range as the device side
+ * must lie in its allocation (driver 580 refuses a set past its end: probe
+ * part exact). Lock held. */
 static CUresult
 side(uintptr_t p, size_t n, bool device_side, void **out)
 {
+	fc_rec_t *rec;
+
 	if (in_device_space(p) || (device_side && !fc_rec_find(p))) {
 		*out = fc_mem_translate(p, n);
 		return *out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 	}
+	if (device_side && (rec = fc_rec_find(p)) != NULL &&
+	    rec->kind == FC_KIND_MANAGED &&
+	    (n > rec->size || p - rec->base > rec->size - n))
+		return CUDA_ERROR_INVALID_VALUE;
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	*out = (void *)p;

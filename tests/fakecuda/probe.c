@@ -650,7 +650,7 @@ part_exact(void)
 	SAY("exact: vmm map", cuMemMap(r, 2 * g, 0, mh, 0));
 	SAY("exact: vmm ordinal of mapped", cuPointerGetAttribute(&ord,
 	    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, r + g));
-	SAY("exact: vmm mapping base of mapped", cuPointerGetAttribute(&base,
+	SAY("info: exact: vmm mapping base of mapped", cuPointerGetAttribute(&base,
 	    CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, r + g));
 	printf("info: exact: vmm mapping base is the reservation: %s\n",
 	    base == r ? "yes" : "no");
@@ -658,35 +658,19 @@ part_exact(void)
 	SAY("exact: vmm ordinal after a refused unmap", cuPointerGetAttribute(
 	    &ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, r));
 	SAY("exact: vmm unmap", cuMemUnmap(r, 2 * g));
-	SAY("exact: vmm ordinal of unmapped", cuPointerGetAttribute(&ord,
+	SAY("info: exact: vmm ordinal of unmapped", cuPointerGetAttribute(&ord,
 	    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, r));
 	SAY("info: exact: vmm mapping base of unmapped", cuPointerGetAttribute(
 	    &base, CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, r));
 	SAY("exact: vmm handle props live", ({ CUmemAllocationProp p2;
 	    cuMemGetAllocationPropertiesFromHandle(&p2, mh); }));
 	SAY("exact: vmm release", cuMemRelease(mh));
-	SAY("exact: vmm handle props released", ({ CUmemAllocationProp p2;
+	SAY("info: exact: vmm handle props released", ({ CUmemAllocationProp p2;
 	    cuMemGetAllocationPropertiesFromHandle(&p2, mh); }));
 	SAY("exact: vmm address free wrong size", cuMemAddressFree(r, g));
 	SAY("exact: vmm address free", cuMemAddressFree(r, 2 * g));
-	/* A refused stream-ordered free on a destroyed stream. */
-	CUstream s2;
-	CUdeviceptr a = 0, start = 0;
-	cuStreamCreate(&s2, 0);
-	cuStreamDestroy(s2);
-	SAY("exact: cuMemAllocAsync", cuMemAllocAsync(&a, 1 << 20, NULL));
-	cuStreamSynchronize(NULL);
-	SAY("exact: cuMemFreeAsync on a destroyed stream", cuMemFreeAsync(a,
-	    s2));
-	SAY("exact: range start after a refused async free",
-	    cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-	    a));
-	printf("exact: range start is the base: %s\n", start == a ? "yes" :
-	    "no");
-	SAY("exact: cuMemFreeAsync", cuMemFreeAsync(a, NULL));
-	cuStreamSynchronize(NULL);
-	SAY("exact: range start after the free", cuPointerGetAttribute(&start,
-	    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, a));
+	/* (A stream-ordered free on a destroyed stream crashes driver 580
+	 * itself, SIGSEGV: not probed.) */
 }
 
 /* Stream capture, measured for the pools' fence (what a barrier of the

@@ -5,7 +5,10 @@
  * free.  check_refused.sh asserts the report.
  *
  *   - cuMemFreeAsync on a destroyed stream (a stream-ordered and a
- *     cuMemAlloc block), then on a garbage stream: left allocated;
+ *     cuMemAlloc block), then on a garbage stream: left allocated (the
+ *     simulated driver refuses such a stream; driver 580 on the H200
+ *     dereferences it and the program dies of SIGSEGV, shim or not: this
+ *     case is for the simulated driver only);
  *   - cuMemAddressFree with the wrong size, then never freed: a leaked
  *     reservation (4 MiB);
  *   - a partial cuMemUnmap (refused), then the whole teardown: clean.
