@@ -253,6 +253,11 @@ if [[ torch =~ $only ]]; then
 		case_ torch-mallocasync "$TORCH_EXPECT" no \
 		    PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- \
 		    "$PY" "$here/torch_leak.py"
+		# A training step captured into a CUDA graph and replayed:
+		# the capture must survive pool mode (its fence takes no
+		# barrier that would invalidate it), the losses identical.
+		case_ torch-graph "--no-bad-frees --min-allocations 1" no -- \
+		    "$PY" "$here/torch_graph.py"
 	else
 		skip "torch: not importable or no CUDA ($(tail -n 1 "$work/torch.probe"))"
 	fi

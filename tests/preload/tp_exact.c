@@ -153,11 +153,11 @@ main(void)
 	SAY("alloc host h 1000", cuMemAllocHost(&h, 1000));
 	SAY("host flags h", cuMemHostGetFlags(&fl, h));
 	printf("  %-38s %u\n", "flags", fl);
+	/* (The flags of a second small pinned allocation are not shown:
+	 * driver 580 answers those of the chunk it carved it from, which
+	 * depend on what was allocated before.) */
 	SAY("host alloc h2 1000 PORTABLE", cuMemHostAlloc(&h2, 1000,
 	    CU_MEMHOSTALLOC_PORTABLE));
-	fl = 0;
-	SAY("host flags h2", cuMemHostGetFlags(&fl, h2));
-	printf("  %-38s %u\n", "flags", fl);
 	SAY("free host h", cuMemFreeHost(h));
 	fl = 99;
 	SAY("freed: host flags h", cuMemHostGetFlags(&fl, h));
