@@ -10,6 +10,8 @@
 #     time, its report written (the parts a held lock guards left out
 #     and said so); 30 runs, timer delays spread over 0.5..15 ms.  A hang
 #     shows as a run cut by the 60 s watchdog (each takes milliseconds);
+#   - two SIGTERMs at once (timeout(1) and cuwarden-audit both send one):
+#     the report the first one's handler writes is whole;
 #   - a setgid program (AT_SECURE) under the shim: nothing at all is done
 #     (no report, no message, CUWARDEN_ON_VIOLATION=abort ignored).
 . "${top_srcdir:-.}/tests/preload/lib.sh"
@@ -55,6 +57,35 @@ done
 # The runs must have exercised the case: some report left a part out.
 [ $inside -gt 0 ] && pass "$inside of 30 runs exited while a wrapper held a lock" ||
 	fail "no run exited while a wrapper held a lock (the test did not test it)"
+
+# Two SIGTERMs at once (timeout(1) signals the whole process group and
+# cuwarden-audit forwards its own): the second must not cut the report the
+# first one's handler writes.  20 runs, each report whole and valid.
+mkdir "$WORK/two"
+bad=0 i=0
+while [ $i -lt 20 ]; do
+	R=$WORK/two/r$i.json
+	LD_PRELOAD=$PRELOAD CUWARDEN_REPORT=$R "$TP/tp_exit" wait >"$WORK/two/o$i" 2>&1 &
+	pid=$!
+	n=0
+	while ! grep -q ready "$WORK/two/o$i" 2>/dev/null && [ $n -lt 600 ]; do
+		sleep 0.05; n=$((n + 1))
+	done
+	kill -TERM $pid; kill -TERM $pid
+	wait $pid
+	rc=$?
+	if [ $rc -ne 143 ] || ! "$PY" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["exit"] == {"how": "signal", "status": 15}, r["exit"]
+assert any(l["bytes"] == 4096 for l in r["leaks"]), r["leaks"]
+' "$R" 2>"$WORK/two/e$i"; then
+		bad=$((bad + 1))
+		fail "two SIGTERMs, run $i: exit $rc, report: $(head -c 300 "$R" 2>/dev/null; cat "$WORK/two/e$i")"
+	fi
+	i=$((i + 1))
+done
+[ $bad -eq 0 ] && pass "two SIGTERMs at once: 20 of 20 reports whole, the process died of SIGTERM"
 
 # setgid: run as nobody a copy of tp_exit_linked (the shim linked in:
 # LD_PRELOAD paths are ignored in such a process) that is setgid root.

@@ -11,7 +11,9 @@
  *               allocates and frees in a loop, so it often lands inside a
  *               wrapper that holds one of the shim's locks; 1 MiB leaked;
  *   misuse      a double free, then exit 0 (a setgid run: the shim must
- *               do nothing at all, CUWARDEN_ON_VIOLATION=abort included).
+ *               do nothing at all, CUWARDEN_ON_VIOLATION=abort included);
+ *   wait        leaks 4096 bytes, prints "ready" and waits for a signal
+ *               (the shim's handler for SIGTERM is in place by then).
  */
 #include <cuda.h>
 #include <signal.h>
@@ -96,7 +98,15 @@ main(int argc, char **argv)
 		cuMemAlloc(&keep, 4096);
 		return 0;
 	}
+	if (strcmp(m, "wait") == 0) {
+		start();
+		cuMemAlloc(&keep, 4096);
+		printf("ready\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
 	fprintf(stderr, "usage: tp_exit return N | vforkfirst | sigexit US | "
-	    "misuse\n");
+	    "misuse | wait\n");
 	return 99;
 }
