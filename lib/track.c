@@ -2104,24 +2104,32 @@ TRACK_MEMSET(track_memset_d32, unsigned int)
 
 /* ------------------------------------------------------------ report */
 
-void
-track_write_report(const char *how, int status, bool inside)
+bool
+track_report_due(void)
 {
-	report_meta_t meta;
-
 	if (!track_alive())
-		return;
+		return false;
 	/* A vfork child (or posix_spawn's) shares our memory and may call
 	 * _exit before the parent ever used CUDA: it must touch nothing,
 	 * not even the engine's initialisation, nor mark the report written.
 	 * The pid is the one seen at load. */
 	pid_t owner = __atomic_load_n(&shim_pid, __ATOMIC_RELAXED);
 	if (owner != 0 && getpid() != owner)
-		return;
+		return false;
+	if (__atomic_load_n(&report_done, __ATOMIC_ACQUIRE))
+		return false;
 	/* CUDA never used: inert, unless a report is asked for anyway
 	 * (cuwarden-audit does: the report proves the shim was loaded). */
-	if (__atomic_load_n(&stats_coverage.hooks_active, __ATOMIC_RELAXED)
-	    == 0 && !options_get_bool(OPT_REPORT_ALWAYS))
+	return __atomic_load_n(&stats_coverage.hooks_active, __ATOMIC_RELAXED)
+	    != 0 || options_get_bool(OPT_REPORT_ALWAYS);
+}
+
+void
+track_write_report(const char *how, int status, bool inside)
+{
+	report_meta_t meta;
+
+	if (!track_report_due())
 		return;
 	track_init();
 	if (__atomic_exchange_n(&report_done, true, __ATOMIC_ACQ_REL))

@@ -77,6 +77,10 @@ void track_set_hooked_entry_points(uint64_t n);
  * exits), so it may hold the engine's locks: the report is written
  * without waiting for any (nowait.h) and says what it left out. */
 void track_write_report(const char *how, int status, bool inside);
+/* Whether track_write_report would write a report now (the engine alive,
+ * this the process it belongs to, CUDA used or a report asked for, none
+ * written yet): the exit paths arm their watchdog only then. */
+bool track_report_due(void);
 
 /* ------------------------------------------------------------ families
  * One function per signature family; `real` has the family's signature.

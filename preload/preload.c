@@ -39,11 +39,13 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -442,30 +444,77 @@ CW_EXPORT void hook__Exit(int status) __asm__("_Exit")
 
 /* The report at exit, under a watchdog: a writer that cannot finish (a
  * descriptor that blocks after all, a lock another thread never lets go)
- * ends the process by SIGALRM after EXIT_WATCHDOG_S seconds rather than
- * hang it.  The program's own alarm and SIGALRM disposition are put back
- * after.  A thread inside a wrapper (an exit from a signal handler that
- * interrupted one) may hold our locks: the report is written without
- * waiting for them (track_write_report's inside). */
+ * ends the process, with the status it was exiting with, after
+ * EXIT_WATCHDOG_S seconds rather than hang it.  The watchdog is a thread
+ * of ours, not alarm(): the program's SIGALRM disposition and interval
+ * timer stay its own.  A thread inside a wrapper (an exit from a signal
+ * handler that interrupted one) may hold our locks: the report is written
+ * without waiting for them (track_write_report's inside), and no thread is
+ * started there (pthread_create is no function for a signal handler). */
 #define EXIT_WATCHDOG_S 10
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	bool done;
+	int status;
+} wd = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0 };
+
+static void *
+watchdog_main(void *arg)
+{
+	struct timespec end;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += EXIT_WATCHDOG_S;
+	pthread_mutex_lock(&wd.lock);
+	while (!wd.done) {
+		if (pthread_cond_clockwait(&wd.cv, &wd.lock, CLOCK_MONOTONIC,
+		    &end) == ETIMEDOUT && !wd.done) {
+			/* Said only if stderr takes it at once: it may be
+			 * the very pipe the report is stuck on. */
+			static const char msg[] = "cuwarden: the report could "
+			    "not be written in time; the process ends\n";
+			struct pollfd pfd = { STDERR_FILENO, POLLOUT, 0 };
+			if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT))
+				(void)!write(STDERR_FILENO, msg,
+				    sizeof(msg) - 1);
+			syscall(SYS_exit_group, wd.status);
+		}
+	}
+	pthread_mutex_unlock(&wd.lock);
+	return NULL;
+}
 
 static void
 exit_report(const char *how, int status)
 {
-	struct sigaction dfl, old;
-
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	bool watched = sigaction(SIGALRM, &dfl, &old) == 0;
-	unsigned prev = watched ? alarm(EXIT_WATCHDOG_S) : 0;
 	bool was = in_hook;
+	bool watched = false;
+	pthread_t t;
+
+	if (!track_report_due())
+		return;
+	if (!was) {
+		pthread_attr_t a;
+		wd.status = status;
+		if (pthread_attr_init(&a) == 0) {
+			pthread_attr_setdetachstate(&a,
+			    PTHREAD_CREATE_DETACHED);
+			watched = pthread_create(&t, &a, watchdog_main,
+			    NULL) == 0;
+			pthread_attr_destroy(&a);
+		}
+	}
 	in_hook = true; /* driver calls made now pass through */
 	track_write_report(how, status, was);
 	in_hook = was;
 	if (watched) {
-		alarm(prev);
-		sigaction(SIGALRM, &old, NULL);
+		pthread_mutex_lock(&wd.lock);
+		wd.done = true;
+		pthread_cond_signal(&wd.cv);
+		pthread_mutex_unlock(&wd.lock);
 	}
 }
 

@@ -12,6 +12,8 @@
 #     shows as a run cut by the 60 s watchdog (each takes milliseconds);
 #   - two SIGTERMs at once (timeout(1) and cuwarden-audit both send one):
 #     the report the first one's handler writes is whole;
+#   - a report that cannot be written at exit (a full pipe) is ended by the
+#     watchdog, the process keeping its exit status;
 #   - a setgid program (AT_SECURE) under the shim: nothing at all is done
 #     (no report, no message, CUWARDEN_ON_VIOLATION=abort ignored).
 . "${top_srcdir:-.}/tests/preload/lib.sh"
@@ -86,6 +88,27 @@ assert any(l["bytes"] == 4096 for l in r["leaks"]), r["leaks"]
 	i=$((i + 1))
 done
 [ $bad -eq 0 ] && pass "two SIGTERMs at once: 20 of 20 reports whole, the process died of SIGTERM"
+
+# The exit path's watchdog: a report that cannot be written (to stderr, a
+# pipe of one page that nobody reads) ends the process after 10 s with the
+# status it was exiting with, never hangs it.
+cat >"$WORK/pipe.py" <<'PYEOF'
+import fcntl, os, subprocess, sys
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: one page
+env = dict(os.environ, CUWARDEN_REPORT="-", CUWARDEN_REPORT_FORMAT="text",
+           LD_PRELOAD=os.environ["CW_SHIM_PRELOAD"])
+p = subprocess.Popen(sys.argv[1:], stderr=w, stdout=subprocess.DEVNULL, env=env)
+os.close(w)
+try:
+    print("rc", p.wait(timeout=60))
+except subprocess.TimeoutExpired:
+    p.kill()
+    print("hung")
+PYEOF
+CW_SHIM_PRELOAD=$PRELOAD plain wd "$PY" "$WORK/pipe.py" "$TP/tp_refused" invalid 200
+grep -qx 'rc 0' "$WORK/wd.out" && pass "a report stuck on a full pipe: the process ended with its status (watchdog)" ||
+	fail "a report stuck on a full pipe: $(cat "$WORK/wd.out" "$WORK/wd.err")"
 
 # setgid: a copy of tp_exit_linked (the shim linked in: LD_PRELOAD paths
 # are ignored in such a process) made setgid to group 65534 and run by
