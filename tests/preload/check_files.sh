@@ -31,10 +31,16 @@ expect_rc 0 "a FIFO at the report's path (124: it hung)"
 grep -q 'not writing the report to .*: it is a FIFO' "$WORK/fiforep.err" && pass "FIFO report: refused with an error" || { fail "FIFO report: no error"; cat "$WORK/fiforep.err"; }
 rm -f "$D"/r.*
 
-# The log's fd closed and reused by the program.
+# The log's fd closed and reused by the program.  Under the sanitizers
+# the stacks of this program are taken without stacks (depth 0): there
+# libunwind falls back to its validating unwinder, whose pipe sits at the
+# lowest free descriptors and is read and closed again after the program
+# reused them (an open defect of the stack capture, doc/reliability.md),
+# which this case, about the shim's own log, does not test.
 mkdir "$D/logfd"
 cd "$D/logfd" || exit 99
-CUWARDEN_LOG_FILE=$D/logfd/cw.log run logfd "$TF" logfd
+if [ -n "$SANITIZED" ]; then _depth=0; else _depth=24; fi
+CUWARDEN_STACK_DEPTH=$_depth CUWARDEN_LOG_FILE=$D/logfd/cw.log run logfd "$TF" logfd
 cd "$WORK" || exit 99
 expect_rc 0 "log fd closed and reused"
 n=$(grep -c 'cuwarden: double_free' "$D/logfd/cw.log" 2>/dev/null)
