@@ -445,12 +445,15 @@ CW_EXPORT void hook__Exit(int status) __asm__("_Exit")
 /* The report at exit, under a watchdog: a writer that cannot finish (a
  * descriptor that blocks after all, a lock another thread never lets go)
  * ends the process, with the status it was exiting with, after
- * EXIT_WATCHDOG_S seconds rather than hang it.  The watchdog is a thread
- * of ours, not alarm(): the program's SIGALRM disposition and interval
- * timer stay its own.  A thread inside a wrapper (an exit from a signal
- * handler that interrupted one) may hold our locks: the report is written
- * without waiting for them (track_write_report's inside), and no thread is
- * started there (pthread_create is no function for a signal handler). */
+ * EXIT_WATCHDOG_S seconds rather than hang it.  At exit() the watchdog is
+ * a thread of ours, not alarm(): exit handlers may still run after ours,
+ * and the program's SIGALRM disposition and interval timer stay its own.
+ * At _exit() (often called from a signal handler or a child, where
+ * pthread_create is no safe call) it is alarm(), whose disposition no
+ * longer matters: nothing of the program runs after.  A thread inside a
+ * wrapper (an exit from a signal handler that interrupted one) may hold
+ * our locks: the report is written without waiting for them
+ * (track_write_report's inside), and no thread is started there. */
 #define EXIT_WATCHDOG_S 10
 
 static struct {
@@ -488,7 +491,7 @@ watchdog_main(void *arg)
 }
 
 static void
-exit_report(const char *how, int status)
+exit_report(const char *how, int status, bool by_thread)
 {
 	bool was = in_hook;
 	bool watched = false;
@@ -496,7 +499,10 @@ exit_report(const char *how, int status)
 
 	if (!track_report_due())
 		return;
-	if (!was) {
+	if (!by_thread) {
+		signal(SIGALRM, SIG_DFL);
+		alarm(EXIT_WATCHDOG_S);
+	} else if (!was) {
 		pthread_attr_t a;
 		wd.status = status;
 		if (pthread_attr_init(&a) == 0) {
@@ -521,7 +527,7 @@ exit_report(const char *how, int status)
 void
 hook__exit(int status)
 {
-	exit_report("_exit", status);
+	exit_report("_exit", status, false);
 	if (real_exit_fn != NULL)
 		real_exit_fn(status);
 	for (;;)
@@ -531,7 +537,7 @@ hook__exit(int status)
 void
 hook__Exit(int status)
 {
-	exit_report("_exit", status);
+	exit_report("_exit", status, false);
 	if (real_Exit_fn != NULL)
 		real_Exit_fn(status);
 	for (;;)
@@ -669,7 +675,7 @@ static void
 late_report(int status, void *arg)
 {
 	(void)arg;
-	exit_report("exit", status);
+	exit_report("exit", status, true);
 	if (count_calls)
 		for (int i = 0; i < HOOK_COUNT; i++)
 			if (hook_calls[i] != 0)
@@ -691,5 +697,5 @@ shim_unload(void)
 		log_debug(1, "%llu cuGetProcAddress answers were no exported "
 		    "symbol", (unsigned long long)gpa_unmatched);
 	if (on_exit(late_report, NULL) != 0)
-		exit_report("exit", -1);
+		exit_report("exit", -1, true);
 }
