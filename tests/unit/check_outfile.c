@@ -69,19 +69,6 @@ count_prefix(const char *dir, const char *prefix)
 }
 
 static void
-slurp(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	ck_assert_msg(fd >= 0, "%s: errno %d", path, errno);
-	n = read(fd, buf, size - 1);
-	close(fd);
-	ck_assert_int_ge(n, 0);
-	buf[n] = '\0';
-}
-
-static void
 spit(const char *path, const char *text, mode_t mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
@@ -226,7 +213,7 @@ START_TEST(test_outfile_append)
 	ck_assert_int_eq(write(fd, "two\n", 4), 4);
 	ck_assert(outfile_is(fd, &id));
 	close(fd);
-	slurp(path, buf, sizeof(buf));
+	unit_read_text(path, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "one\ntwo\n");
 
 	/* A FIFO (with no reader: an open for writing would wait for
@@ -308,7 +295,7 @@ START_TEST(test_outfile_whole)
 	ck_assert_int_eq(write(of.fd, "\": 1}\n", 6), 6);
 	ck_assert(!outfile_commit(&of, out, sizeof(out)));
 	ck_assert_str_eq(out, path);
-	slurp(path, buf, sizeof(buf));
+	unit_read_text(path, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "{\"half\": 1}\n");
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
@@ -349,12 +336,12 @@ noreplace_case(bool no_renameat2)
 	ck_assert(!outfile_begin(&of, path, false, &what));
 	ck_assert_int_eq(write(of.fd, "mine", 4), 4);
 	ck_assert(!outfile_commit(&of, out, sizeof(out)));
-	slurp(path, buf, sizeof(buf));
+	unit_read_text(path, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "someone else's");
 	snprintf(prefix, sizeof(prefix), "r.json.%d-", (int)getpid());
 	ck_assert_msg(strncmp(out + strlen(dir) + 1, prefix,
 	    strlen(prefix)) == 0, "%s", out);
-	slurp(out, buf, sizeof(buf));
+	unit_read_text(out, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "mine");
 	ck_assert_int_eq(stat(out, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
@@ -366,9 +353,9 @@ noreplace_case(bool no_renameat2)
 	ck_assert_str_ne(out, out2);
 	ck_assert_int_eq(strncmp(out2, out, strlen(out)), 0);
 	ck_assert_int_eq(out2[strlen(out)], '-');
-	slurp(out, buf, sizeof(buf));
+	unit_read_text(out, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "mine");
-	slurp(out2, buf, sizeof(buf));
+	unit_read_text(out2, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "again");
 
 	/* A symbolic link counts as taken: its target is not written. */
@@ -378,7 +365,7 @@ noreplace_case(bool no_renameat2)
 	ck_assert_int_eq(write(of.fd, "x", 1), 1);
 	ck_assert(!outfile_commit(&of, out, sizeof(out)));
 	ck_assert_str_ne(out, out2);
-	slurp(path, buf, sizeof(buf));
+	unit_read_text(path, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "someone else's");
 	ck_assert_int_eq(count_prefix(dir, "."), 0);
 	outfile_test_no_renameat2 = false;
@@ -411,13 +398,13 @@ START_TEST(test_outfile_replace)
 	ck_assert_int_eq(stat(path, &a), 0);
 	ck_assert(!outfile_begin(&of, path, true, &what));
 	ck_assert_int_eq(write(of.fd, "second", 6), 6);
-	slurp(path, buf, sizeof(buf));
+	unit_read_text(path, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "first"); /* untouched until commit */
 	ck_assert(!outfile_commit(&of, out, sizeof(out)));
 	ck_assert_str_eq(out, path);
 	ck_assert_int_eq(stat(path, &b), 0);
 	ck_assert_uint_ne(a.st_ino, b.st_ino);
-	slurp(path, buf, sizeof(buf));
+	unit_read_text(path, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "second");
 	ck_assert_int_eq(count_prefix(dir, "."), 0);
 	ck_assert_int_eq(count_prefix(dir, "r.json."), 0);
@@ -461,7 +448,7 @@ START_TEST(test_outfile_not_regular)
 	ck_assert_int_eq(of.fd, 2);
 	ck_assert(!outfile_commit(&of, out, sizeof(out)));
 	ck_assert_int_eq(fcntl(2, F_GETFD), 0); /* still open */
-	slurp(path, buf, sizeof(buf));
+	unit_read_text(path, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "report\n");
 	ck_assert_int_ne(access("/dev/stderr.1", F_OK), 0);
 	rmtree(dir);
@@ -533,7 +520,7 @@ START_TEST(test_outfile_signals)
 		{
 			char buf[64];
 
-			slurp(path, buf, sizeof(buf));
+			unit_read_text(path, buf, sizeof(buf));
 			ck_assert_str_eq(buf, "whole\n");
 		}
 	}

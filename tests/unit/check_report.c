@@ -702,19 +702,6 @@ fresh_dir(void)
 	return dir;
 }
 
-static void
-read_text(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	ck_assert_msg(fd >= 0, "%s: errno %d", path, errno);
-	n = read(fd, buf, size - 1);
-	close(fd);
-	ck_assert_int_ge(n, 0);
-	buf[n] = '\0';
-}
-
 START_TEST(test_report_env_files)
 {
 	char path[256], child[PATH_MAX], other[PATH_MAX];
@@ -780,7 +767,7 @@ START_TEST(test_report_env_files)
 	{
 		char buf[8192];
 
-		read_text(child, buf, sizeof(buf));
+		unit_read_text(child, buf, sizeof(buf));
 		ck_assert_ptr_nonnull(strstr(buf,
 		    "LEAK SUMMARY: 4096 bytes leaked in 1 allocations"));
 	}
@@ -897,7 +884,7 @@ START_TEST(test_report_env_precreated)
 	close(fd);
 	report_paths_reset(); /* a new process: nothing written before */
 	ck_assert(!report_write_env(&meta));
-	read_text(path, buf, sizeof(buf));
+	unit_read_text(path, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "{\"earlier\": 1}");
 	ck_assert_int_eq(pid_in(alt_of(path, getpid())), getpid());
 	ck_assert_int_eq(dot_files(dir), 0);
@@ -1000,7 +987,7 @@ START_TEST(test_report_env_stderr)
 		close(fd);
 		use_report(names[i]);
 		ck_assert(!report_write_env(&meta));
-		read_text(err, buf, sizeof(buf));
+		unit_read_text(err, buf, sizeof(buf));
 		ck_assert_msg(strstr(buf, "LEAK SUMMARY: 4096 bytes leaked in "
 		    "1 allocations") != NULL, "%s: %s", names[i], buf);
 		ck_assert_int_ne(access("-", F_OK), 0);
