@@ -180,6 +180,41 @@ case_() {
 	fi
 }
 
+# wanted NAME...: true when CW_GPU_ONLY matches one of the case names
+wanted() {
+	local n
+	for n in "$@"; do [[ $n =~ $only ]] && return 0; done
+	return 1
+}
+
+# nvcc_build NAME SRC FLAGS...: $work/NAME from SRC with $NVCC_ARCH
+# (default -arch=native), again without it for an nvcc that lacks it; the
+# log in $work/NAME.build
+nvcc_build() {
+	local name=$1 src=$2 arch=${NVCC_ARCH:--arch=native}; shift 2
+	# shellcheck disable=SC2086
+	"$NVCC" -O1 -g $arch "$@" -o "$work/$name" "$src" \
+	    >"$work/$name.build" 2>&1 ||
+	    "$NVCC" -O1 -g "$@" -o "$work/$name" "$src" \
+	    >>"$work/$name.build" 2>&1
+}
+
+# nvcc_case NAME SRC "CHECK_REPORT ARGS" SANITIZE FLAGS...: build SRC with
+# nvcc, then case_ on the program
+nvcc_case() {
+	local name=$1 src=$2 expect=$3 sanitize=$4; shift 4
+	[[ $name =~ $only ]] || return
+	if [ -z "$NVCC" ]; then
+		skip "$name: nvcc not found"
+	elif nvcc_build "$name" "$src" "$@"; then
+		pass "$name: build (nvcc${*:+ $*})"
+		case_ "$name" "$expect" "$sanitize" -- "$work/$name"
+	else
+		fail "$name: build (nvcc${*:+ $*})"
+		show "$work/$name.build"
+	fi
+}
+
 # ---------------------------------------------------------------- cases
 
 # The driver layer itself (lib/driver.c, lib/direct.c) on the real driver.
@@ -201,7 +236,7 @@ LEAKY_EXPECT="--exact-leaks device=3:3145728,pinned=1:262144 --violations double
 PLANTED_EXPECT="--exact-leaks device=3:4980736,pinned=1:196608,managed=1:262144 --violations double_free=1 --min-allocations 8 --max-untracked 0"
 
 # examples/leaky: the driver-API example, linked against the driver's stub.
-if [[ leaky =~ $only ]] || [[ audit-tool =~ $only ]]; then
+if wanted leaky audit-tool; then
 	if gcc -O1 -g -I"$CUDA_HOME/include" "$srcdir/examples/leaky.c" \
 	    -o "$work/leaky" -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/lib64" \
 	    -lcuda >"$work/leaky.build" 2>&1; then
@@ -215,35 +250,19 @@ fi
 
 # planted.cu, three ways.
 for v in static shared ptds; do
-	name=planted-$v
-	[[ $name =~ $only ]] || continue
-	if [ -z "$NVCC" ]; then
-		skip "$name: nvcc not found"
-		continue
-	fi
 	case $v in
 	static) flags="-cudart static" ;;
 	shared) flags="-cudart shared" ;;
 	ptds) flags="--default-stream per-thread" ;;
 	esac
-	arch=${NVCC_ARCH:--arch=native}
 	# shellcheck disable=SC2086
-	if "$NVCC" -O1 -g $arch $flags -o "$work/$name" "$here/planted.cu" \
-	    >"$work/$name.build" 2>&1 ||
-	    "$NVCC" -O1 -g $flags -o "$work/$name" "$here/planted.cu" \
-	    >>"$work/$name.build" 2>&1; then
-		pass "$name: build (nvcc $flags)"
-		case_ "$name" "$PLANTED_EXPECT" yes -- "$work/$name"
-	else
-		fail "$name: build (nvcc $flags)"
-		show "$work/$name.build"
-	fi
+	nvcc_case "planted-$v" "$here/planted.cu" "$PLANTED_EXPECT" yes $flags
 done
 
 # PyTorch, three allocators.  Its cached segments are reported as leaks
 # too (PyTorch never frees them); the planted ones are asserted by size.
 TORCH_EXPECT="--has-leak device:5255168:1 --has-leak pinned:393216:1 --violations none --min-allocations 1"
-if [[ torch =~ $only ]]; then
+if wanted torch-default torch-expandable torch-mallocasync torch-graph; then
 	if "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
 	    >"$work/torch.probe" 2>&1; then
 		case_ torch-default "$TORCH_EXPECT" no -- "$PY" "$here/torch_leak.py"
