@@ -36,6 +36,12 @@ Usage: check_report.py [options] REPORT_OR_DIR...
         check counts cudaMalloc, cudaMallocHost/cudaHostAlloc and
         cudaMallocManaged memory still allocated at exit, with or without
         cudaDeviceReset.)
+  --sanitizer-info FILE
+        asserts nothing: prints one line "check_report: info: ..." with
+        compute-sanitizer's LEAK SUMMARY, the shim's leaks by kind, and
+        whether the summary equals the shim's device + pinned + managed
+        leaks or its leaks of every kind.  For memory where what memcheck
+        counts is not established (graph memory).
   --quiet
         only the last line.
 """
@@ -109,6 +115,7 @@ def main():
     ap.add_argument("--max-untracked", type=int)
     ap.add_argument("--mode")
     ap.add_argument("--sanitizer-log")
+    ap.add_argument("--sanitizer-info")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("reports", nargs="+")
     a = ap.parse_args()
@@ -195,11 +202,16 @@ def main():
     if a.max_untracked is not None and untracked > a.max_untracked:
         fails.append("coverage.untracked_frees %d > %d" % (untracked, a.max_untracked))
 
+    def leaks_of(kinds):
+        """[count, bytes] of the shim's leaks of these kinds."""
+        t = [0, 0]
+        for k in kinds:
+            t = [x + y for x, y in zip(t, by_kind.get(k, (0, 0)))]
+        return t
+
     if a.sanitizer_log:
         s = sanitizer_summary(a.sanitizer_log)
-        dp = [0, 0]
-        for k in SANITIZER_KINDS:
-            dp = [x + y for x, y in zip(dp, by_kind.get(k, (0, 0)))]
+        dp = leaks_of(SANITIZER_KINDS)
         if s is None:
             fails.append("compute-sanitizer printed no summary (%s)" % a.sanitizer_log)
         elif s != (dp[1], dp[0]):
@@ -210,6 +222,25 @@ def main():
         elif not a.quiet:
             print("check_report: compute-sanitizer agrees: %d bytes in %d allocations"
                   % s)
+
+    if a.sanitizer_info:
+        s = sanitizer_summary(a.sanitizer_info)
+        dp = leaks_of(SANITIZER_KINDS)
+        every = leaks_of(by_kind)
+        kinds = ", ".join("%s %d bytes in %d allocations" % (k, v[1], v[0])
+                          for k, v in sorted(by_kind.items())) or "no leak"
+        if s is None:
+            sums, verdict = "printed no summary", "nothing to compare"
+        else:
+            sums = "LEAK SUMMARY: %d bytes in %d allocations" % s
+            if s == (dp[1], dp[0]):
+                verdict = "the summary equals the shim's device+pinned+managed"
+            elif s == (every[1], every[0]):
+                verdict = "the summary equals the shim's leaks of every kind"
+            else:
+                verdict = "the summary equals neither its device+pinned+managed nor all its leaks"
+        print("check_report: info: compute-sanitizer %s; shim: %s; %s"
+              % (sums, kinds, verdict))
 
     desc = "%d report(s); leaks %s; violations %s; allocations %d; untracked frees %d" % (
         len(docs), {k: tuple(v) for k, v in sorted(by_kind.items())} or "none",
