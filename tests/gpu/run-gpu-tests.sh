@@ -26,7 +26,8 @@
 # Programs: tests/gpu/gpu_driver (the driver layer alone, built by make
 # check), examples/leaky.c (driver API), planted.cu built with -cudart
 # static, -cudart shared and --default-stream per-thread, graph_mem.cu
-# (graph memory nodes, stream capture), PyTorch (caching
+# (graph memory nodes, stream capture), managed_attach.cu (OpenMP threads
+# attaching managed memory to streams), PyTorch (caching
 # allocator, expandable_segments:True, backend:cudaMallocAsync), CuPy, JAX,
 # and examples/leaky through tools/cuwarden-audit.  Missing Python modules
 # or tools are skips, not failures.
@@ -277,6 +278,14 @@ done
 # shim's, not asserted.
 GRAPH_EXPECT="--exact-leaks graph=2:4206592 --violations double_free=1 --min-allocations 1 --max-untracked 0"
 nvcc_case graph-mem "$here/graph_mem.cu" "$GRAPH_EXPECT" info
+
+# Managed memory attached to one stream per task from 8 OpenMP threads
+# (the UnifiedMemoryStreams pattern): nothing leaked, nothing wrong.  In
+# pool mode the attach gets a pooled block, an interior pointer of a
+# managed segment (doc/pools.md, cuStreamAttachMemAsync).
+MANAGED_EXPECT="--exact-leaks none --violations none --min-allocations 64 --max-untracked 0"
+nvcc_case managed-attach "$here/managed_attach.cu" "$MANAGED_EXPECT" yes \
+    -Xcompiler -fopenmp
 
 # PyTorch, three allocators.  Its cached segments are reported as leaks
 # too (PyTorch never frees them); the planted ones are asserted by size.
