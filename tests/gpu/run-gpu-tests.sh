@@ -290,7 +290,8 @@ nvcc_case managed-attach "$here/managed_attach.cu" "$MANAGED_EXPECT" yes \
 # PyTorch, three allocators.  Its cached segments are reported as leaks
 # too (PyTorch never frees them); the planted ones are asserted by size.
 TORCH_EXPECT="--has-leak device:5255168:1 --has-leak pinned:393216:1 --violations none --min-allocations 1"
-if wanted torch-default torch-expandable torch-mallocasync torch-graph; then
+if wanted torch-default torch-expandable torch-mallocasync torch-graph \
+    torch-graph-mallocasync; then
 	if "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
 	    >"$work/torch.probe" 2>&1; then
 		case_ torch-default "$TORCH_EXPECT" no -- "$PY" "$here/torch_leak.py"
@@ -304,6 +305,13 @@ if wanted torch-default torch-expandable torch-mallocasync torch-graph; then
 		# the capture must survive pool mode (its fence takes no
 		# barrier that would invalidate it), the losses identical.
 		case_ torch-graph "--no-bad-frees --min-allocations 1" no -- \
+		    "$PY" "$here/torch_graph.py"
+		# The same with cudaMallocAsync: what the capture allocates
+		# becomes graph memory; a free of it outside the graph must
+		# be of an allocation the shim saw (no untracked free).
+		case_ torch-graph-mallocasync \
+		    "--no-bad-frees --min-allocations 1 --max-untracked 0" no \
+		    PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- \
 		    "$PY" "$here/torch_graph.py"
 	else
 		skip "torch: not importable or no CUDA ($(tail -n 1 "$work/torch.probe"))"
