@@ -27,8 +27,9 @@
 # check), examples/leaky.c (driver API), planted.cu built with -cudart
 # static, -cudart shared and --default-stream per-thread, graph_mem.cu
 # (graph memory nodes, stream capture), managed_attach.cu (OpenMP threads
-# attaching managed memory to streams), PyTorch (caching
-# allocator, expandable_segments:True, backend:cudaMallocAsync), CuPy, JAX,
+# attaching managed memory to streams), PyTorch (caching allocator,
+# expandable_segments:True, backend:cudaMallocAsync; a training step in a
+# CUDA graph, with either allocator; torch.compile), CuPy, JAX,
 # and examples/leaky through tools/cuwarden-audit.  Missing Python modules
 # or tools are skips, not failures.
 #
@@ -95,13 +96,15 @@ pass() { npass=$((npass + 1)); echo "PASS: $*"; }
 fail() { nfail=$((nfail + 1)); echo "FAIL: $*"; }
 skip() { nskip=$((nskip + 1)); echo "SKIP: $*"; }
 
-# run NAME MODE ENV... -- CMD ARGS...: one run; outputs in $work/NAME.MODE/
+# run NAME MODE ENV... -- CMD ARGS...: one run; outputs in $work/NAME.MODE/,
+# which the program finds in CW_RUN_DIR (new for each run)
 run() {
 	local name=$1 mode=$2; shift 2
 	local d=$work/$name.$mode envs=()
 	while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
 	shift
 	rm -rf "$d"; mkdir -p "$d/reports"
+	envs+=("CW_RUN_DIR=$d")
 	case $mode in
 	plain) ;;
 	audit|pool)
@@ -315,6 +318,21 @@ if wanted torch-default torch-expandable torch-mallocasync torch-graph \
 		    "$PY" "$here/torch_graph.py"
 	else
 		skip "torch: not importable or no CUDA ($(tail -n 1 "$work/torch.probe"))"
+	fi
+fi
+
+# torch.compile(mode="reduce-overhead"): Inductor's Triton kernels in CUDA
+# graph trees.  Each run compiles from scratch, its caches in its own
+# directory (torch_compile.py says why).  The probe compiles a trivial
+# function: no torch, triton, C compiler or Python headers is a skip.
+if wanted torch-compile; then
+	if (cd "$work" && CW_RUN_DIR=$work timeout -k 10 "$T" "$PY" \
+	    "$here/torch_compile.py" --probe >"$work/torch-compile.probe" 2>&1)
+	then
+		case_ torch-compile "--no-bad-frees --min-allocations 1" no -- \
+		    "$PY" "$here/torch_compile.py"
+	else
+		skip "torch-compile: torch.compile does not work here ($(tail -n 1 "$work/torch-compile.probe"))"
 	fi
 fi
 
