@@ -515,6 +515,31 @@ driver_restore(CUcontext prev)
 	(void)fns.cuCtxSetCurrent(prev);
 }
 
+bool
+driver_release_primary(int device)
+{
+	CUcontext ctx;
+	CUresult r = CUDA_SUCCESS;
+
+	if (device < 0 || device >= DRIVER_MAX_DEVICES ||
+	    atomic_load(&forked) ||
+	    atomic_load_explicit(&load_state, memory_order_acquire) != LOAD_OK)
+		return false;
+	init_lock_take();
+	ctx = atomic_load_explicit(&primary[device], memory_order_relaxed);
+	if (ctx != NULL) {
+		atomic_store_explicit(&primary[device], NULL,
+		    memory_order_release);
+		if (fns.cuDevicePrimaryCtxRelease_v2 != NULL)
+			r = fns.cuDevicePrimaryCtxRelease_v2((CUdevice)device);
+	}
+	init_lock_drop();
+	if (ctx != NULL)
+		log_debug(2, "released the primary context of device %d: %s",
+		    device, driver_error_name(r));
+	return ctx != NULL;
+}
+
 CUcontext
 driver_primary_ctx(int device)
 {

@@ -95,7 +95,9 @@
 	X(cuStreamGetCtx, (CUstream, CUcontext *)) \
 	X(cuGetProcAddress_v2, (const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *)) \
 	X(cuMemAdvise_v1, (CUdeviceptr, size_t, CUmem_advise, CUdevice)) \
-	X(cuMemPrefetchAsync_v1, (CUdeviceptr, size_t, CUdevice, CUstream))
+	X(cuMemPrefetchAsync_v1, (CUdeviceptr, size_t, CUdevice, CUstream)) \
+	X(cuStreamIsCapturing, (CUstream, CUstreamCaptureStatus *)) \
+	X(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *))
 
 /* Entry points without which the driver layer refuses to load (driver_get
  * returns NULL).  Every other entry of DRIVER_FUNCS is optional: NULL when
@@ -160,6 +162,11 @@ int driver_bind_save(int device, CUcontext *prev);
 void driver_restore(CUcontext prev);
 /* The primary context of device (retained by driver_bind), or NULL. */
 CUcontext driver_primary_ctx(int device);
+/* Gives back the retain driver_bind took on device's primary context (the
+ * shim, when the program released its last: the driver then destroys the
+ * context, as it would without the pools).  The next bind retains again.
+ * Returns whether there was one. */
+bool driver_release_primary(int device);
 int driver_device_count(void); /* 0 when no driver or no device */
 /* A cached attribute; returns true on error. */
 bool driver_attr(int device, CUdevice_attribute attr, int *value);

@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "capture.h"
 #include "driver.h"
 #include "fence.h"
 #include "log.h"
@@ -123,6 +124,13 @@ fence_barrier_for(int device, uint64_t stamp)
 			break;
 		sched_yield(); /* another thread's barrier covers us */
 	}
+	/* No barrier while a stream capture is in progress: the driver
+	 * refuses cuCtxSynchronize then and breaks the capture (capture.h).
+	 * The frees wait for the first barrier after it. */
+	if (!capture_barrier_enter()) {
+		__atomic_fetch_add(&f->deferred, 1, __ATOMIC_RELAXED);
+		return true;
+	}
 	uint64_t e = __atomic_fetch_add(&f->epoch, 1, __ATOMIC_SEQ_CST);
 	uint64_t prev = __atomic_load_n(&running[device], __ATOMIC_RELAXED);
 	while (prev < e && !__atomic_compare_exchange_n(&running[device],
@@ -133,6 +141,7 @@ fence_barrier_for(int device, uint64_t stamp)
 	if (driver_bind_save(device, &saved) != CW_OK) {
 		__atomic_compare_exchange_n(&running[device], &cur, 0, false,
 		    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		capture_barrier_leave();
 		return true;
 	}
 	struct timespec t0, t1;
@@ -153,6 +162,7 @@ fence_barrier_for(int device, uint64_t stamp)
 	}
 	__atomic_compare_exchange_n(&running[device], &cur, 0, false,
 	    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	capture_barrier_leave();
 	if (r != CUDA_SUCCESS) {
 		count_failure(device, "cuCtxSynchronize", r);
 		return true;
@@ -349,6 +359,9 @@ fence_wait_for(int device, uint64_t stamp, uint64_t max_ns)
 {
 	if (fence_passed(device, stamp))
 		return true;
+	/* During a capture no barrier comes: grow instead of waiting. */
+	if (capture_active())
+		return false;
 	/* A stall: the helper skips its pacing for it. */
 	__atomic_fetch_add(&stalls[device], 1, __ATOMIC_RELAXED);
 	if (fence_request(device, stamp))
@@ -412,6 +425,15 @@ fence_wait_running(int device, uint64_t stamp, uint64_t max_ns)
 }
 
 uint64_t
+fence_deferred(void)
+{
+	uint64_t n = 0;
+	for (int d = 0; d < FENCE_MAX_DEVICES; d++)
+		n += __atomic_load_n(&fence_devs[d].deferred, __ATOMIC_RELAXED);
+	return n;
+}
+
+uint64_t
 fence_helper_barriers(void)
 {
 	pthread_mutex_lock(&helper_lock);
@@ -459,6 +481,15 @@ fence_event_record(int device, CUstream stream)
 	const driver_fns_t *d = driver_get();
 	if (d == NULL || d->cuEventRecord == NULL || d->cuEventCreate == NULL)
 		return NULL;
+	/* On a capturing stream the record would become a node of the
+	 * program's graph: the free waits for a barrier instead. */
+	if (capture_active()) {
+		CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+		if (d->cuStreamIsCapturing == NULL ||
+		    d->cuStreamIsCapturing(stream, &cs) != CUDA_SUCCESS ||
+		    cs != CU_STREAM_CAPTURE_STATUS_NONE)
+			return NULL;
+	}
 	CUcontext saved;
 	if (driver_bind_save(device, &saved) != CW_OK)
 		return NULL;
@@ -502,6 +533,10 @@ fence_event_query(int device, CUevent ev)
 	const driver_fns_t *d = driver_get();
 	if (d == NULL || d->cuEventQuery == NULL)
 		return -1;
+	/* A query the driver forbids now would break the capture: not
+	 * known yet (the block waits). */
+	if (capture_forbids())
+		return 0;
 	CUcontext saved;
 	if (driver_bind_save(device, &saved) != CW_OK)
 		return -1;
@@ -606,6 +641,7 @@ fence_reset(void)
 		fence_devs[i].done = 0;
 		fence_devs[i].barriers = 0;
 		fence_devs[i].failures = 0;
+		fence_devs[i].deferred = 0;
 		fence_devs[i].last_ns = 0;
 		running[i] = 0;
 		stalls[i] = helper_stalls[i] = 0;

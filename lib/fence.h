@@ -31,7 +31,8 @@ typedef struct fence_dev_s {
 	uint64_t barriers;
 	uint64_t failures; /* driver calls of the fence that failed */
 	uint64_t last_ns;  /* how long the last barrier's synchronise took */
-	char pad[24];
+	uint64_t deferred; /* barriers not taken: a stream capture was on */
+	char pad[16];
 } fence_dev_t;
 
 extern fence_dev_t fence_devs[FENCE_MAX_DEVICES];
@@ -108,6 +109,9 @@ bool fence_wait_running(int device, uint64_t stamp, uint64_t max_ns);
  * is no helper (the thread could not be made): the caller then relies on
  * synchronous barriers. */
 bool fence_request(int device, uint64_t stamp);
+/* Barriers not taken because a stream capture was in progress
+ * (capture.h), over every device. */
+uint64_t fence_deferred(void);
 /* Barriers the helper has made (tests, benchmarks). */
 uint64_t fence_helper_barriers(void);
 /* Helper threads started and not yet exited: 0 or 1 (tests). */

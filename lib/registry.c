@@ -1438,6 +1438,7 @@ kind_name(kind_t kind)
 		[KIND_ARRAY] = "array",
 		[KIND_IPC] = "ipc",
 		[KIND_VIEW] = "view",
+		[KIND_GRAPH] = "graph",
 	};
 	if ((unsigned)kind >= KIND_COUNT)
 		return "unknown";

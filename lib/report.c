@@ -48,6 +48,8 @@
 
 #include <cuda.h>
 
+#include "fence.h"
+#include "graphmem.h"
 #include "ledger.h"
 #include "log.h"
 #include "nowait.h"
@@ -888,11 +890,24 @@ json_coverage(wr_t *w)
 	    (unsigned long long)c.untracked_frees,
 	    (unsigned long long)c.failed_calls);
 	w_fmt(w, "\"gpa_lookups\": %llu, \"gpa_redirects\": %llu, "
-	    "\"dlsym_redirects\": %llu, \"teardown_frees\": %llu},\n",
+	    "\"dlsym_redirects\": %llu, \"teardown_frees\": %llu, ",
 	    (unsigned long long)c.gpa_lookups,
 	    (unsigned long long)c.gpa_redirects,
 	    (unsigned long long)c.dlsym_redirects,
 	    (unsigned long long)c.teardown_frees);
+	gm_counts_t g;
+	graphmem_count(&g);
+	w_fmt(w, "\"captures\": %llu, \"barriers_deferred\": %llu, "
+	    "\"graphs\": {\"alloc_nodes\": %llu, \"free_nodes\": %llu, "
+	    "\"instantiations\": %llu, \"launches\": %llu, "
+	    "\"made_live\": %llu, \"freed_by_graph\": %llu}},\n",
+	    (unsigned long long)__atomic_load_n(&stats_coverage.captures,
+	    __ATOMIC_RELAXED), (unsigned long long)fence_deferred(),
+	    (unsigned long long)g.alloc_nodes,
+	    (unsigned long long)g.free_nodes,
+	    (unsigned long long)g.instantiations,
+	    (unsigned long long)g.launches, (unsigned long long)g.made_live,
+	    (unsigned long long)g.freed_by_graph);
 }
 
 static void

@@ -38,6 +38,7 @@ typedef struct stats_coverage_s {
 	uint64_t gpa_redirects;   /* ... that we redirected to a hook */
 	uint64_t dlsym_redirects; /* dlsym answers redirected to a hook */
 	uint64_t teardown_frees;  /* allocations freed by context teardown */
+	uint64_t captures;        /* stream captures begun */
 } stats_coverage_t;
 
 extern stats_coverage_t stats_coverage; /* update with __atomic builtins */

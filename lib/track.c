@@ -37,13 +37,16 @@
 #include <sys/auxv.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "capture.h"
 #include "driver.h"
 #include "fork.h"
+#include "graphmem.h"
 #include "lasterr.h"
 #include "ledger.h"
 #include "log.h"
@@ -450,10 +453,24 @@ owner_of(stack_id_t st)
 	return id;
 }
 
-/* Records a live allocation made by api. */
+static void record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size,
+    int device, CUcontext ctx, uintptr_t aux, const char *api,
+    uint16_t flags, stack_id_t st);
+
+/* Records a live allocation made by api, with this thread's stack. */
 static void
 record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
     CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags)
+{
+	record_st(ns, kind, base, size, device, ctx, aux, api, flags,
+	    capture());
+}
+
+/* The same, with the stack st. */
+static void
+record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
+    CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags,
+    stack_id_t st)
 {
 	reg_rec_t rec, old;
 	reg_handle_t h;
@@ -465,7 +482,7 @@ record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
 	rec.ctx = (uintptr_t)ctx;
 	rec.aux = aux;
 	rec.api = api;
-	rec.alloc_stack = capture();
+	rec.alloc_stack = st;
 	rec.owner = owner_of(rec.alloc_stack);
 	rec.refcount = 1;
 	rec.flags = flags;
@@ -537,7 +554,8 @@ remove_rec(reg_handle_t h, stack_id_t st)
 
 #define KBIT(k) (1u << (k))
 #define FREE_DEVICE_KINDS \
-	(KBIT(KIND_DEVICE) | KBIT(KIND_MANAGED) | KBIT(KIND_ASYNC))
+	(KBIT(KIND_DEVICE) | KBIT(KIND_MANAGED) | KBIT(KIND_ASYNC) | \
+	KBIT(KIND_GRAPH))
 
 /* The driver's answers for a pointer or handle it does not hold. */
 static bool
@@ -644,7 +662,11 @@ classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		return;
 	}
 	stack_id_t st = capture();
-	if (!registry_tomb_find(ns, addr, &rec))
+	if (ns == NS_ADDR && graphmem_node_unlaunched(addr))
+		/* Graph memory no launch made live (H200: the driver refuses
+		 * it, CUDA_ERROR_INVALID_VALUE). */
+		report_violation(V_INVALID_FREE, api, addr, NULL, r, st);
+	else if (!registry_tomb_find(ns, addr, &rec))
 		report_violation(V_DOUBLE_FREE, api, addr, &rec, r, st);
 	else if (ns == NS_ADDR &&
 	    !registry_find_containing(ns, addr, &h, &rec))
@@ -659,9 +681,12 @@ classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 
 /* What a context's destruction frees: its cuMemAlloc-family, managed,
  * pinned, registered and IPC-opened memory, and its arrays (NS_ARRAY).
- * Stream-ordered and VMM memory belongs to no context. */
+ * graph memory made live in it (kind graph; its record has the context
+ * current at the launch).  Stream-ordered and VMM memory belongs to no
+ * context. */
 #define TEARDOWN_KINDS (KBIT(KIND_DEVICE) | KBIT(KIND_MANAGED) | \
-	KBIT(KIND_PINNED) | KBIT(KIND_REGISTERED) | KBIT(KIND_IPC))
+	KBIT(KIND_PINNED) | KBIT(KIND_REGISTERED) | KBIT(KIND_IPC) | \
+	KBIT(KIND_GRAPH))
 
 typedef struct td_s {
 	uintptr_t ctx;
@@ -727,6 +752,7 @@ teardown(CUcontext ctx, int device, bool pooled)
 /* ------------------------------------------------------------ pool mode */
 
 static CUcontext primary_ctx_of(CUdevice dev);
+static bool concurrent_managed(int dev);
 
 static bool
 pool_mode(void)
@@ -758,9 +784,17 @@ pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, unsigned hflags,
 	 * context of the program's own comes from the driver, as asked. */
 	if (primary_ctx_of(dev) != ctx)
 		return false;
+	/* During a stream capture that forbids this thread's cuMemAlloc,
+	 * the driver refuses it and breaks the capture: it answers. */
+	if (capture_forbids())
+		return false;
 	uintptr_t addr = 0;
 	unsigned pflags = 0;
+	/* The pools' own driver calls (a new segment) in relaxed mode, so
+	 * that they break no capture of another thread. */
+	int cm = capture_relax();
 	int st = pool_alloc(kind, dev, size, &addr, &pflags);
+	capture_unrelax(cm);
 	/* pool_alloc binds the primary context: give the caller back its
 	 * own. */
 	CUcontext now = current_ctx();
@@ -789,6 +823,25 @@ pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, unsigned hflags,
 	}
 }
 
+/* The driver's answer to a free it forbids during a stream capture
+ * (capture.h), for a pooled block of kind: the same free call of no
+ * memory, made for real so that the capture is broken as the driver
+ * breaks it (H200: probe part capture). */
+static CUresult
+capture_refusal(int kind)
+{
+	const driver_fns_t *d = driver_get();
+	CUresult r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+
+	if (d == NULL)
+		return r;
+	if (kind == KIND_PINNED)
+		r = d->cuMemFreeHost(NULL);
+	else
+		r = d->cuMemFree_v2(0);
+	return r == CUDA_SUCCESS ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : r;
+}
+
 /* A free of a pooled pointer, or of any address in the pools' segments.
  * Returns false when addr is no pool's business (the driver answers).
  * An address in a segment that the program does not hold live is never
@@ -805,6 +858,13 @@ pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 	if (!registry_find(NS_ADDR, addr, &h, &rec)) {
 		if (!(rec.flags & REC_F_POOLED))
 			return false;
+		/* A free the driver forbids during a capture: refused, the
+		 * block kept, and the capture broken as the driver would. */
+		if (capture_forbids()) {
+			*res = capture_refusal(rec.kind);
+			STATS_INC(failed_calls);
+			return true;
+		}
 		stack_id_t st = capture();
 		STATS_INC(frees);
 		if (!(accept & KBIT(rec.kind))) {
@@ -826,9 +886,11 @@ pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 		}
 		stats_on_free((kind_t)out.kind, out.size);
 		int dev = POOL_AUX_DEV(out.aux);
+		int cm = capture_relax(); /* as in pool_try_alloc */
 		int r = async ? pool_free_async((kind_t)out.kind, dev, addr,
 		    out.size, stream) :
 		    pool_free((kind_t)out.kind, dev, addr, out.size);
+		capture_unrelax(cm);
 		*res = r == CW_OK ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 		return true;
 	}
@@ -977,7 +1039,10 @@ track_mem_alloc_managed(void *real, const char *api, CUdeviceptr *dptr,
 	typedef CUresult (*fn_t)(CUdeviceptr *, size_t, unsigned int);
 	CUresult r;
 
+	/* Pooled only where a stream attachment changes no result
+	 * (cuStreamAttachMemAsync of a pooled block: no driver call). */
 	if (pool_mode() && flags == CU_MEM_ATTACH_GLOBAL &&
+	    concurrent_managed(current_device()) &&
 	    pool_try_alloc(KIND_MANAGED, (uintptr_t *)dptr, bytesize, 0, api,
 	    &r))
 		return r;
@@ -988,6 +1053,22 @@ track_mem_alloc_managed(void *real, const char *api, CUdeviceptr *dptr,
 	}
 	record_addr(KIND_MANAGED, (uintptr_t)*dptr, bytesize, flags, api);
 	return r;
+}
+
+static bool stream_capturing(CUstream s, CUgraph *g);
+static CUstream stream_of(const char *api, CUstream s);
+
+/* A stream-ordered allocation captured into a graph is an allocation
+ * node: its address is reserved now, its memory live from a launch. */
+static bool
+captured_alloc(const char *api, CUstream stream, CUdeviceptr d, size_t size)
+{
+	CUgraph g;
+
+	if (!stream_capturing(stream_of(api, stream), &g))
+		return false;
+	graphmem_node((uintptr_t)d, size, current_device(), g, capture());
+	return true;
 }
 
 CUresult
@@ -1001,6 +1082,8 @@ track_mem_alloc_async(void *real, const char *api, CUdeviceptr *dptr,
 		STATS_INC(failed_calls);
 		return r;
 	}
+	if (captured_alloc(api, stream, *dptr, bytesize))
+		return r;
 	/* Stream-ordered memory belongs to no context (survives teardown). */
 	record(NS_ADDR, KIND_ASYNC, (uintptr_t)*dptr, bytesize,
 	    current_device(), NULL, 0, api, 0);
@@ -1019,6 +1102,8 @@ track_mem_alloc_from_pool(void *real, const char *api, CUdeviceptr *dptr,
 		STATS_INC(failed_calls);
 		return r;
 	}
+	if (captured_alloc(api, stream, *dptr, bytesize))
+		return r;
 	record(NS_ADDR, KIND_ASYNC, (uintptr_t)*dptr, bytesize,
 	    current_device(), NULL, (uintptr_t)pool, api, 0);
 	return r;
@@ -1159,7 +1244,22 @@ track_mem_free_async(void *real, const char *api, CUdeviceptr dptr,
 {
 	typedef CUresult (*fn_t)(CUdeviceptr, CUstream);
 	CUresult r;
+	CUgraph g;
 
+	/* Captured, it is a free node: nothing is freed until a launch.  The
+	 * driver makes free nodes of graph memory only (a cuMemAlloc pointer:
+	 * CUDA_ERROR_INVALID_VALUE): so for a pooled block, never forwarded
+	 * (the driver must not see the pools' pointers). */
+	if (stream_capturing(stream_of(api, stream), &g)) {
+		reg_rec_t rec;
+		if (pool_mode() && dptr != 0 &&
+		    pooled_at((uintptr_t)dptr, &rec, NULL) != PQ_NONE)
+			return CUDA_ERROR_INVALID_VALUE;
+		r = CALL(real, fn_t, (dptr, stream));
+		if (r == CUDA_SUCCESS)
+			GRAPHMEM_COUNT(free_nodes, 1);
+		return r;
+	}
 	if (pool_mode() && dptr != 0 &&
 	    pool_try_free(FREE_DEVICE_KINDS, (uintptr_t)dptr, stream, true,
 	    api, &r))
@@ -1694,12 +1794,15 @@ track_primary_release(void *real, const char *api, CUdevice dev)
 	pthread_mutex_unlock(&plock);
 	/* The driver destroys the primary context with the last release;
 	 * we only know it is the last when we saw every retain.  The pools
-	 * (driver_bind) hold a retain of their own that we do not see: then
-	 * the context lives on. */
-	if (last && driver_primary_ctx(dev) == NULL) {
+	 * (driver_bind) hold a retain of their own that the program does
+	 * not know of: they give it back now, so that the context dies as
+	 * it would without them (its memory, the pools' segments and the
+	 * program's blocks, with it). */
+	if (last) {
 		if (c != NULL)
 			teardown(c, -1, true);
 		pools_forget(dev);
+		driver_release_primary(dev);
 	}
 	return r;
 }
@@ -2102,6 +2205,564 @@ TRACK_MEMSET(track_memset_d8, unsigned char)
 TRACK_MEMSET(track_memset_d16, unsigned short)
 TRACK_MEMSET(track_memset_d32, unsigned int)
 
+/* ------------------------------------------------- capture and graphs */
+
+/*
+ * Stream capture (capture.h) and graph memory (graphmem.h).  The capture
+ * hooks keep the table of captures in progress; the graph hooks keep the
+ * node and exec tables and turn a launch into records: each allocation
+ * node of the exec that no free node of it frees becomes a live record of
+ * kind graph (the stack that made the node; aux: the launch's stack),
+ * and each free node frees the record at its address.
+ */
+
+typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+typedef CUresult (*capture_info2_fn)(CUstream, CUstreamCaptureStatus *,
+    cuuint64_t *, CUgraph *, const CUgraphNode **, size_t *);
+typedef CUresult (*capture_info3_fn)(CUstream, CUstreamCaptureStatus *,
+    cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **,
+    size_t *);
+typedef CUresult (*graph_get_nodes_fn)(CUgraph, CUgraphNode *, size_t *);
+typedef CUresult (*node_get_type_fn)(CUgraphNode, CUgraphNodeType *);
+typedef CUresult (*alloc_params_fn)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
+typedef CUresult (*free_params_fn)(CUgraphNode, CUdeviceptr *);
+typedef CUresult (*child_graph_fn)(CUgraphNode, CUgraph *);
+typedef CUresult (*dev_attr_fn)(int *, CUdevice_attribute, CUdevice);
+
+static struct {
+	is_capturing_fn is_capturing, is_capturing_ptsz;
+	capture_info2_fn info2, info2_ptsz;
+	capture_info3_fn info3, info3_ptsz;
+	graph_get_nodes_fn get_nodes;
+	node_get_type_fn node_type;
+	alloc_params_fn alloc_params;
+	free_params_fn free_params;
+	child_graph_fn child_graph;
+	dev_attr_fn dev_attr;
+} gr;
+static pthread_once_t gr_once = PTHREAD_ONCE_INIT;
+
+static void
+gr_resolve_once(void)
+{
+	gr.is_capturing = (is_capturing_fn)track_real("cuStreamIsCapturing");
+	gr.is_capturing_ptsz =
+	    (is_capturing_fn)track_real("cuStreamIsCapturing_ptsz");
+	gr.info2 = (capture_info2_fn)track_real("cuStreamGetCaptureInfo_v2");
+	gr.info2_ptsz = (capture_info2_fn)track_real(
+	    "cuStreamGetCaptureInfo_v2_ptsz");
+	gr.info3 = (capture_info3_fn)track_real("cuStreamGetCaptureInfo_v3");
+	gr.info3_ptsz = (capture_info3_fn)track_real(
+	    "cuStreamGetCaptureInfo_v3_ptsz");
+	gr.get_nodes = (graph_get_nodes_fn)track_real("cuGraphGetNodes");
+	gr.node_type = (node_get_type_fn)track_real("cuGraphNodeGetType");
+	gr.alloc_params = (alloc_params_fn)track_real(
+	    "cuGraphMemAllocNodeGetParams");
+	gr.free_params = (free_params_fn)track_real(
+	    "cuGraphMemFreeNodeGetParams");
+	gr.child_graph = (child_graph_fn)track_real(
+	    "cuGraphChildGraphNodeGetGraph");
+	gr.dev_attr = (dev_attr_fn)track_real("cuDeviceGetAttribute");
+}
+
+static void
+gr_resolve(void)
+{
+	pthread_once(&gr_once, gr_resolve_once);
+}
+
+/* The per-thread variants name the calling thread's default stream by
+ * the handle 0: the same stream as CU_STREAM_PER_THREAD. */
+static CUstream
+stream_of(const char *api, CUstream s)
+{
+	size_t n = strlen(api);
+	if (s == NULL && n > 5 && strcmp(api + n - 5, "_ptsz") == 0)
+		return CU_STREAM_PER_THREAD;
+	return s;
+}
+
+/* Whether stream s (normalised) is capturing; *g gets the graph being
+ * captured when the driver says (else NULL).  Asked of the driver only
+ * while a capture is in progress somewhere. */
+static bool
+stream_capturing(CUstream s, CUgraph *g)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUgraph graph = NULL;
+
+	*g = NULL;
+	if (!capture_active())
+		return false;
+	gr_resolve();
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+	if (gr.info3 != NULL)
+		r = gr.info3(s, &st, NULL, &graph, NULL, NULL, NULL);
+	else if (gr.info2 != NULL)
+		r = gr.info2(s, &st, NULL, &graph, NULL, NULL);
+	else if (gr.is_capturing != NULL)
+		r = gr.is_capturing(s, &st);
+	if (r != CUDA_SUCCESS)
+		return false;
+	if (st == CU_STREAM_CAPTURE_STATUS_NONE)
+		return false;
+	*g = graph;
+	return true;
+}
+
+/* After the driver's answer to a begin: the capture is in progress (a
+ * success), or never was. */
+static CUresult
+begun(CUresult r, CUstream s)
+{
+	if (r == CUDA_SUCCESS) {
+		STATS_INC(captures);
+		log_debug(2, "stream capture begun on %p (%u in progress)",
+		    (void *)s, capture_count());
+	} else {
+		capture_abort(s);
+	}
+	return r;
+}
+
+CUresult
+track_begin_capture_v1(void *real, const char *api, CUstream s)
+{
+	CUstream k = stream_of(api, s);
+
+	/* The mode-less ABI of CUDA 10.0 captures in relaxed mode (H200,
+	 * driver 580: probe part capture). */
+	capture_begin(k, CU_STREAM_CAPTURE_MODE_RELAXED);
+	return begun(CALL(real, CUresult (*)(CUstream), (s)), k);
+}
+
+CUresult
+track_begin_capture(void *real, const char *api, CUstream s,
+    CUstreamCaptureMode m)
+{
+	CUstream k = stream_of(api, s);
+
+	capture_begin(k, (int)m);
+	return begun(CALL(real, CUresult (*)(CUstream, CUstreamCaptureMode),
+	    (s, m)), k);
+}
+
+CUresult
+track_begin_capture_to_graph(void *real, const char *api, CUstream s,
+    CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+    size_t ndeps, CUstreamCaptureMode m)
+{
+	typedef CUresult (*fn_t)(CUstream, CUgraph, const CUgraphNode *,
+	    const CUgraphEdgeData *, size_t, CUstreamCaptureMode);
+	CUstream k = stream_of(api, s);
+
+	capture_begin(k, (int)m);
+	return begun(CALL(real, fn_t, (s, g, deps, edges, ndeps, m)), k);
+}
+
+CUresult
+track_end_capture(void *real, const char *api, CUstream s, CUgraph *pg)
+{
+	CUstream k = stream_of(api, s);
+	CUresult r = CALL(real, CUresult (*)(CUstream, CUgraph *), (s, pg));
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+
+	/* The capture is over unless the driver says the stream still
+	 * captures (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: a strict
+	 * capture ended on another thread goes on). */
+	gr_resolve();
+	is_capturing_fn f = k == CU_STREAM_PER_THREAD &&
+	    gr.is_capturing_ptsz != NULL ? gr.is_capturing_ptsz :
+	    gr.is_capturing;
+	if (r != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD &&
+	    (f == NULL || f(s, &st) != CUDA_SUCCESS ||
+	    st == CU_STREAM_CAPTURE_STATUS_NONE))
+		capture_end(k);
+	return r;
+}
+
+CUresult
+track_exchange_capture_mode(void *real, const char *api,
+    CUstreamCaptureMode *m)
+{
+	CUstreamCaptureMode want = m != NULL ? *m : CU_STREAM_CAPTURE_MODE_GLOBAL;
+	CUresult r = CALL(real, CUresult (*)(CUstreamCaptureMode *), (m));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		capture_set_thread_mode((int)want);
+	return r;
+}
+
+CUresult
+track_graph_add_mem_alloc(void *real, const char *api, CUgraphNode *node,
+    CUgraph g, const CUgraphNode *deps, size_t ndeps,
+    CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	typedef CUresult (*fn_t)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUDA_MEM_ALLOC_NODE_PARAMS *);
+	CUresult r = CALL(real, fn_t, (node, g, deps, ndeps, p));
+
+	(void)api;
+	if (r == CUDA_SUCCESS && p != NULL)
+		graphmem_node((uintptr_t)p->dptr, p->bytesize,
+		    p->poolProps.location.id, g, capture());
+	return r;
+}
+
+CUresult
+track_graph_add_mem_free(void *real, const char *api, CUgraphNode *node,
+    CUgraph g, const CUgraphNode *deps, size_t ndeps, CUdeviceptr dptr)
+{
+	typedef CUresult (*fn_t)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUdeviceptr);
+	CUresult r = CALL(real, fn_t, (node, g, deps, ndeps, dptr));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		GRAPHMEM_COUNT(free_nodes, 1);
+	return r;
+}
+
+/* cuGraphAddNode's parameters, after the driver filled them in. */
+static void
+node_added(CUgraph g, const CUgraphNodeParams *p)
+{
+	if (p == NULL)
+		return;
+	if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+		graphmem_node((uintptr_t)p->alloc.dptr, p->alloc.bytesize,
+		    p->alloc.poolProps.location.id, g, capture());
+	else if (p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
+		GRAPHMEM_COUNT(free_nodes, 1);
+}
+
+CUresult
+track_graph_add_node_v1(void *real, const char *api, CUgraphNode *node,
+    CUgraph g, const CUgraphNode *deps, size_t ndeps, CUgraphNodeParams *p)
+{
+	typedef CUresult (*fn_t)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUgraphNodeParams *);
+	CUresult r = CALL(real, fn_t, (node, g, deps, ndeps, p));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		node_added(g, p);
+	return r;
+}
+
+CUresult
+track_graph_add_node(void *real, const char *api, CUgraphNode *node,
+    CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+    size_t ndeps, CUgraphNodeParams *p)
+{
+	typedef CUresult (*fn_t)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    const CUgraphEdgeData *, size_t, CUgraphNodeParams *);
+	CUresult r = CALL(real, fn_t, (node, g, deps, edges, ndeps, p));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		node_added(g, p);
+	return r;
+}
+
+/* The memory nodes of g (and of its child graphs), gathered for an exec. */
+typedef struct scan_s {
+	gm_alloc_t *allocs;
+	uintptr_t *frees;
+	size_t na, nf, cap;
+	bool failed;
+} scan_t;
+
+static void *
+scan_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+scan_graph(CUgraph g, scan_t *sc, int depth)
+{
+	size_t n = 0;
+
+	if (depth > 8 || gr.get_nodes == NULL || gr.node_type == NULL ||
+	    gr.get_nodes(g, NULL, &n) != CUDA_SUCCESS || n == 0)
+		return;
+	size_t bytes = n * sizeof(CUgraphNode);
+	CUgraphNode *nodes = scan_map(bytes);
+	if (nodes == NULL) {
+		sc->failed = true;
+		return;
+	}
+	size_t got = n;
+	if (gr.get_nodes(g, nodes, &got) != CUDA_SUCCESS)
+		got = 0;
+	for (size_t i = 0; i < got && i < n && !sc->failed; i++) {
+		CUgraphNodeType t;
+		if (gr.node_type(nodes[i], &t) != CUDA_SUCCESS)
+			continue;
+		if (t == CU_GRAPH_NODE_TYPE_GRAPH && gr.child_graph != NULL) {
+			CUgraph child;
+			if (gr.child_graph(nodes[i], &child) == CUDA_SUCCESS)
+				scan_graph(child, sc, depth + 1);
+			continue;
+		}
+		if (t != CU_GRAPH_NODE_TYPE_MEM_ALLOC &&
+		    t != CU_GRAPH_NODE_TYPE_MEM_FREE)
+			continue;
+		if (sc->na == sc->cap || sc->nf == sc->cap) {
+			sc->failed = true; /* more than the graph had nodes */
+			break;
+		}
+		if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+			CUDA_MEM_ALLOC_NODE_PARAMS p;
+			memset(&p, 0, sizeof(p));
+			if (gr.alloc_params == NULL ||
+			    gr.alloc_params(nodes[i], &p) != CUDA_SUCCESS)
+				continue;
+			gm_alloc_t *a = &sc->allocs[sc->na++];
+			memset(a, 0, sizeof(*a));
+			a->dptr = (uintptr_t)p.dptr;
+			a->size = p.bytesize;
+			a->device = p.poolProps.location.id;
+			graphmem_node_find(a->dptr, NULL, NULL, &a->stack);
+		} else {
+			CUdeviceptr d = 0;
+			if (gr.free_params == NULL ||
+			    gr.free_params(nodes[i], &d) != CUDA_SUCCESS)
+				continue;
+			sc->frees[sc->nf++] = (uintptr_t)d;
+		}
+	}
+	munmap(nodes, bytes);
+}
+
+/* Reads the memory nodes of g for the new exec e. */
+static void
+model_exec(CUgraphExec e, CUgraph g)
+{
+	size_t n = 0;
+
+	gr_resolve();
+	if (gr.get_nodes == NULL || gr.get_nodes(g, NULL, &n) != CUDA_SUCCESS)
+		return;
+	/* Child graphs may hold more: room for 4x the top level's nodes,
+	 * and at least 1024. */
+	scan_t sc = { .cap = n * 4 < 1024 ? 1024 : n * 4 };
+	size_t bytes = sc.cap * (sizeof(gm_alloc_t) + sizeof(uintptr_t));
+	void *buf = scan_map(bytes);
+	if (buf == NULL)
+		return;
+	sc.allocs = buf;
+	sc.frees = (uintptr_t *)(sc.allocs + sc.cap);
+	scan_graph(g, &sc, 0);
+	if (sc.failed)
+		log_warn("graph %p: its memory nodes could not all be read; "
+		    "its launches are not modelled", (void *)g);
+	else if (sc.na + sc.nf > 0) {
+		for (size_t i = 0; i < sc.na; i++)
+			for (size_t j = 0; j < sc.nf; j++)
+				if (sc.frees[j] == sc.allocs[i].dptr)
+					sc.allocs[i].freed_inside = true;
+		if (graphmem_exec_add(e, sc.allocs, sc.na, sc.frees, sc.nf))
+			log_warn("out of memory: graph exec %p not modelled",
+			    (void *)e);
+	}
+	munmap(buf, bytes);
+}
+
+#define INSTANTIATED(r, pe, g) \
+	do { \
+		if ((r) == CUDA_SUCCESS && (pe) != NULL) \
+			model_exec(*(pe), (g)); \
+	} while (0)
+
+CUresult
+track_graph_instantiate_v1(void *real, const char *api, CUgraphExec *pe,
+    CUgraph g, CUgraphNode *err_node, char *log, size_t log_size)
+{
+	typedef CUresult (*fn_t)(CUgraphExec *, CUgraph, CUgraphNode *,
+	    char *, size_t);
+	CUresult r = CALL(real, fn_t, (pe, g, err_node, log, log_size));
+
+	(void)api;
+	INSTANTIATED(r, pe, g);
+	return r;
+}
+
+CUresult
+track_graph_instantiate(void *real, const char *api, CUgraphExec *pe,
+    CUgraph g, unsigned long long flags)
+{
+	typedef CUresult (*fn_t)(CUgraphExec *, CUgraph, unsigned long long);
+	CUresult r = CALL(real, fn_t, (pe, g, flags));
+
+	(void)api;
+	INSTANTIATED(r, pe, g);
+	return r;
+}
+
+CUresult
+track_graph_instantiate_params(void *real, const char *api,
+    CUgraphExec *pe, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+	typedef CUresult (*fn_t)(CUgraphExec *, CUgraph,
+	    CUDA_GRAPH_INSTANTIATE_PARAMS *);
+	CUresult r = CALL(real, fn_t, (pe, g, p));
+
+	(void)api;
+	INSTANTIATED(r, pe, g);
+	return r;
+}
+
+/* A free node ran: the live record at d is freed (graph memory, or
+ * stream-ordered memory made before). */
+static void
+graph_frees(uintptr_t d, stack_id_t st)
+{
+	reg_handle_t h;
+	reg_rec_t rec;
+
+	/* Nothing live there (the driver's business), or a pooled block,
+	 * whose address the driver never saw (no free node can name it). */
+	if (registry_find(NS_ADDR, d, &h, &rec) || (rec.flags & REC_F_POOLED))
+		return;
+	GRAPHMEM_COUNT(freed_by_graph, 1);
+	STATS_INC(frees);
+	remove_rec(h, st);
+}
+
+CUresult
+track_graph_launch(void *real, const char *api, CUgraphExec e, CUstream s)
+{
+	CUresult r = CALL(real, CUresult (*)(CUgraphExec, CUstream), (e, s));
+	CUgraph cg;
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	GRAPHMEM_COUNT(launches, 1);
+	/* Launched into a capture, it is a node of that graph: nothing
+	 * runs now. */
+	if (stream_capturing(stream_of(api, s), &cg))
+		return r;
+	const gm_exec_t *x = graphmem_exec_acquire(e);
+	if (x == NULL)
+		return r;
+	const gm_alloc_t *a;
+	const uintptr_t *f;
+	size_t na = graphmem_exec_allocs(x, &a);
+	size_t nf = graphmem_exec_frees(x, &f);
+	stack_id_t st = capture();
+	for (size_t j = 0; j < nf; j++) {
+		bool own = false;
+		for (size_t i = 0; i < na && !own; i++)
+			own = a[i].dptr == f[j];
+		if (!own)
+			graph_frees(f[j], st);
+	}
+	CUcontext ctx = current_ctx();
+	for (size_t i = 0; i < na; i++) {
+		if (a[i].freed_inside)
+			continue;
+		reg_handle_t h;
+		reg_rec_t rec;
+		/* Still live from an earlier launch: the driver accepted the
+		 * launch, so it freed it (CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_
+		 * FREE_ON_LAUNCH). */
+		if (!registry_find(NS_ADDR, a[i].dptr, &h, &rec)) {
+			STATS_INC(frees);
+			remove_rec(h, st);
+		}
+		record_st(NS_ADDR, KIND_GRAPH, a[i].dptr, a[i].size,
+		    a[i].device, ctx, (uintptr_t)st, api, 0,
+		    a[i].stack != 0 ? a[i].stack : st);
+		graphmem_node_launched(a[i].dptr);
+		GRAPHMEM_COUNT(made_live, 1);
+	}
+	graphmem_exec_release(x);
+	return r;
+}
+
+CUresult
+track_graph_exec_destroy(void *real, const char *api, CUgraphExec e)
+{
+	CUresult r = CALL(real, CUresult (*)(CUgraphExec), (e));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		graphmem_exec_destroyed(e);
+	return r;
+}
+
+CUresult
+track_graph_destroy(void *real, const char *api, CUgraph g)
+{
+	CUresult r = CALL(real, CUresult (*)(CUgraph), (g));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		graphmem_graph_destroyed(g);
+	return r;
+}
+
+/* Whether device dev lets the CPU and the GPU use managed memory at once
+ * (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS): there a stream
+ * attachment changes no result, so a pooled managed block needs none of
+ * the driver's. */
+static bool
+concurrent_managed(int dev)
+{
+	static int cache[MAX_DEVICES]; /* 0 unknown, 1 yes, 2 no */
+	if (dev < 0 || dev >= MAX_DEVICES)
+		return false;
+	int c = __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
+	if (c == 0) {
+		int v = 0;
+		gr_resolve();
+		if (gr.dev_attr == NULL || gr.dev_attr(&v,
+		    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+		    (CUdevice)dev) != CUDA_SUCCESS)
+			v = 0;
+		c = v ? 1 : 2;
+		__atomic_store_n(&cache[dev], c, __ATOMIC_RELAXED);
+	}
+	return c == 1;
+}
+
+CUresult
+track_stream_attach_mem(void *real, const char *api, CUstream s,
+    CUdeviceptr dptr, size_t length, unsigned int flags)
+{
+	typedef CUresult (*fn_t)(CUstream, CUdeviceptr, size_t, unsigned int);
+	reg_rec_t rec;
+	kind_t k;
+
+	if (pool_mode()) {
+		switch (pooled_at((uintptr_t)dptr, &rec, &k)) {
+		case PQ_LIVE:
+			if (rec.kind != KIND_MANAGED)
+				return CUDA_ERROR_INVALID_VALUE;
+			/* As on a driver allocation of that size: its start,
+			 * all of it (H200, probe part capture). */
+			if ((uintptr_t)dptr != rec.base ||
+			    (length != 0 && length != rec.size) ||
+			    (flags != CU_MEM_ATTACH_GLOBAL &&
+			    flags != CU_MEM_ATTACH_HOST &&
+			    flags != CU_MEM_ATTACH_SINGLE))
+				return CUDA_ERROR_INVALID_VALUE;
+			return CUDA_SUCCESS;
+		case PQ_DEAD:
+			return CUDA_ERROR_INVALID_VALUE;
+		case PQ_NONE:
+			break;
+		}
+	}
+	(void)api;
+	return CALL(real, fn_t, (s, dptr, length, flags));
+}
+
 /* ------------------------------------------------------------ report */
 
 bool
@@ -2178,6 +2839,8 @@ track_postfork_child(void)
 	__atomic_store_n(&dead, true, __ATOMIC_RELAXED);
 	__atomic_store_n(&stats_coverage.hooks_active, 0, __ATOMIC_RELAXED);
 	registry_reset();
+	capture_reset();
+	graphmem_reset();
 }
 
 void
@@ -2193,4 +2856,6 @@ track_reset(void)
 	mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
 	    TRACK_AUDIT;
 	__atomic_store_n(&bounds_on, -1, __ATOMIC_RELAXED);
+	capture_reset();
+	graphmem_reset();
 }

@@ -206,6 +206,51 @@ CUresult track_memset_d16_async(void *real, const char *api, CUdeviceptr dst,
 CUresult track_memset_d32_async(void *real, const char *api, CUdeviceptr dst,
     unsigned int v, size_t n, CUstream stream);
 
+/* ------------------------------------------- stream capture and graphs */
+/* Captures: the table of captures in progress (capture.h), kept from the
+ * begins and ends the driver accepted, and each thread's interaction
+ * mode.  Graphs: allocation nodes (made or captured), execs' memory nodes
+ * read at instantiation, and each launch turned into records of kind
+ * graph and frees (graphmem.h, doc/shim.md "Graphs").  Attach: in pool
+ * mode, a pooled managed block answers as a driver allocation of its
+ * size. */
+CUresult track_begin_capture_v1(void *real, const char *api, CUstream s);
+CUresult track_begin_capture(void *real, const char *api, CUstream s,
+    CUstreamCaptureMode m);
+CUresult track_begin_capture_to_graph(void *real, const char *api,
+    CUstream s, CUgraph g, const CUgraphNode *deps,
+    const CUgraphEdgeData *edges, size_t ndeps, CUstreamCaptureMode m);
+CUresult track_end_capture(void *real, const char *api, CUstream s,
+    CUgraph *pg);
+CUresult track_exchange_capture_mode(void *real, const char *api,
+    CUstreamCaptureMode *m);
+CUresult track_graph_add_mem_alloc(void *real, const char *api,
+    CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t ndeps,
+    CUDA_MEM_ALLOC_NODE_PARAMS *p);
+CUresult track_graph_add_mem_free(void *real, const char *api,
+    CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t ndeps,
+    CUdeviceptr dptr);
+CUresult track_graph_add_node_v1(void *real, const char *api,
+    CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t ndeps,
+    CUgraphNodeParams *p);
+CUresult track_graph_add_node(void *real, const char *api, CUgraphNode *node,
+    CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+    size_t ndeps, CUgraphNodeParams *p);
+CUresult track_graph_instantiate_v1(void *real, const char *api,
+    CUgraphExec *pe, CUgraph g, CUgraphNode *err_node, char *log,
+    size_t log_size);
+CUresult track_graph_instantiate(void *real, const char *api,
+    CUgraphExec *pe, CUgraph g, unsigned long long flags);
+CUresult track_graph_instantiate_params(void *real, const char *api,
+    CUgraphExec *pe, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p);
+CUresult track_graph_launch(void *real, const char *api, CUgraphExec e,
+    CUstream s);
+CUresult track_graph_exec_destroy(void *real, const char *api,
+    CUgraphExec e);
+CUresult track_graph_destroy(void *real, const char *api, CUgraph g);
+CUresult track_stream_attach_mem(void *real, const char *api, CUstream s,
+    CUdeviceptr dptr, size_t length, unsigned int flags);
+
 /* ------------------------------------------------------------ fork */
 /* The child marks the engine dead and drops the parent's live set
  * (registered by track_init after fork_init, so it runs after the

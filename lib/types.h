@@ -40,6 +40,7 @@ typedef enum kind_e {
 	KIND_ARRAY = 8,      /* cuArrayCreate, cuArray3DCreate, mipmapped */
 	KIND_IPC = 9,        /* cuIpcOpenMemHandle */
 	KIND_VIEW = 10,      /* cw_view: no memory of its own */
+	KIND_GRAPH = 11,     /* graph memory made live by a cuGraphLaunch */
 	KIND_COUNT
 } kind_t;
 

@@ -61,7 +61,7 @@ static const char *const phrases[V_COUNT] = {
 
 static const char *const vkind_names[] = {
 	"device", "managed", "pinned", "registered", "async", "vmm", "va",
-	"mapping", "array", "ipc", "view",
+	"mapping", "array", "ipc", "view", "graph",
 };
 
 const char *

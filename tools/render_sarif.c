@@ -55,6 +55,9 @@ static const rule_desc_t leak_rules[] = {
 	{ "array", "ArrayLeak", "A CUDA array was never destroyed." },
 	{ "ipc", "IpcMappingLeak", "Memory opened with cuIpcOpenMemHandle was "
 	  "never closed." },
+	{ "graph", "GraphMemoryLeak", "Graph memory (an allocation node, or "
+	  "cuMemAllocAsync captured into a graph) made live by a launch was "
+	  "never freed." },
 };
 
 static const rule_desc_t violation_rules[] = {

@@ -95,6 +95,28 @@ plain() {
 	san_scan_run "$_name"
 }
 
+# three_modes NAME CMD...: runs CMD plain, then under the shim in audit
+# and in pool mode (reports $WORK/NAME.audit.json, $WORK/NAME.pool.json;
+# transcripts $WORK/NAME.{plain,audit,pool}.out); each must exit 0 and
+# print the plain run's transcript, line for line.
+three_modes() {
+	_tm=$1; shift
+	plain "$_tm.plain" "$@"
+	expect_rc 0 "$_tm without the shim"
+	for _m in audit pool; do
+		CUWARDEN_MODE=$_m CUWARDEN_REPORT=$WORK/$_tm.$_m.json \
+			run "$_tm.$_m" "$@"
+		expect_rc 0 "$_tm in $_m mode"
+		if diff -u "$WORK/$_tm.plain.out" "$WORK/$_tm.$_m.out" \
+		    >"$WORK/$_tm.$_m.diff"; then
+			pass "$_tm in $_m mode: transcript identical to the driver's ($(wc -l <"$WORK/$_tm.plain.out") lines)"
+		else
+			fail "$_tm in $_m mode answers differently from the driver:"
+			cat "$WORK/$_tm.$_m.diff"
+		fi
+	done
+}
+
 # expect_rc WANT WHAT
 expect_rc() {
 	if [ "$rc" -eq "$1" ]; then pass "$2: exit status $rc"

@@ -1020,7 +1020,8 @@ END_TEST
 START_TEST(test_registry_kind_names)
 {
 	const char *want[] = { "device", "managed", "pinned", "registered",
-		"async", "vmm", "va", "mapping", "array", "ipc", "view" };
+		"async", "vmm", "va", "mapping", "array", "ipc", "view",
+		"graph" };
 	ck_assert_uint_eq(CW_ARRAY_SIZE(want), KIND_COUNT);
 	for (unsigned k = 0; k < KIND_COUNT; k++)
 		ck_assert_str_eq(kind_name((kind_t)k), want[k]);
