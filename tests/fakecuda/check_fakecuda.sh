@@ -166,10 +166,10 @@ if grep -Eq '0x[0-9a-f]{6,}' "$tmp/out"; then
 fi
 
 # ------------------------------------------------- exports == X-macro list
-# probe.c counts the exports of the recording and those added since on two
-# lines; together they must be the whole list.
+# probe.c counts the exports on three lines (the first recording's, those
+# added after it, capture and graphs); together they must be the whole list.
 n=$(grep -c '^	X(' "$list")
-found=$(sed -n 's/^dlsym \(later \)\{0,1\}exports found: \([0-9]*\) of \([0-9]*\)$/\2 \3/p' "$tmp/out" |
+found=$(sed -n 's/^dlsym \(later \|capture and graph \)\{0,1\}exports found: \([0-9]*\) of \([0-9]*\)$/\2 \3/p' "$tmp/out" |
 	awk '{ f += $1; t += $2 } END { print f " of " t }')
 [ "$found" = "$n of $n" ] || fail "dlsym exports found: $found, want $n of $n"
 if command -v nm >/dev/null 2>&1; then

@@ -2242,9 +2242,14 @@ part_dlsym_gpa(void)
 	}
 	printf("dlsym later exports found: %zu of %zu\n", NEXPORTED_LATER - missing,
 	    NEXPORTED_LATER);
-	for (size_t i = 0; i < NEXPORTED_GRAPH; i++)
+	missing = 0;
+	for (size_t i = 0; i < NEXPORTED_GRAPH; i++) {
 		printf("dlsym %s: %s\n", exported_graph[i],
 		    dlsym(lib, exported_graph[i]) ? "found" : "missing");
+		missing += !dlsym(lib, exported_graph[i]);
+	}
+	printf("dlsym capture and graph exports found: %zu of %zu\n",
+	    NEXPORTED_GRAPH - missing, NEXPORTED_GRAPH);
 	{
 		static const char *const v1[] = { "cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
 		    "cuMemGetInfo", "cuMemAllocHost", "cuMemGetAddressRange",
