@@ -14,7 +14,12 @@
  * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the captures that
  * prohibit it.  An invalidated capture still goes on (its stream refuses new
  * work with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) until cuStreamEndCapture
- * returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and no graph.
+ * returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and no graph.  Measured on
+ * the H200 (driver 580, probe part capture): cuMemAllocAsync on a stream
+ * that does not capture is such a call, synchronous sets are not, the v1
+ * cuStreamBeginCapture captures relaxed, cuCtxSynchronize is refused during
+ * any capture of the device whatever the mode, and cuStreamEndCapture of a
+ * non-relaxed capture from another thread ends it (WRONG_THREAD, no graph).
  *
  * Locking: everything under fc_lock; the mode is thread-local.
  */
@@ -260,14 +265,16 @@ FC_EXPORT CUresult CUDAAPI
 cuStreamBeginCapture(CUstream hStream)
 {
 	FC_COUNT(cuStreamBeginCapture);
-	return begin(hStream, false, CU_STREAM_CAPTURE_MODE_GLOBAL, NULL, NULL, 0);
+	/* the v1 capture prohibits nothing, neither its thread nor another
+	 * (H200, driver 580): relaxed */
+	return begin(hStream, false, CU_STREAM_CAPTURE_MODE_RELAXED, NULL, NULL, 0);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuStreamBeginCapture_ptsz(CUstream hStream)
 {
 	FC_COUNT(cuStreamBeginCapture_ptsz);
-	return begin(hStream, true, CU_STREAM_CAPTURE_MODE_GLOBAL, NULL, NULL, 0);
+	return begin(hStream, true, CU_STREAM_CAPTURE_MODE_RELAXED, NULL, NULL, 0);
 }
 
 FC_EXPORT CUresult CUDAAPI
@@ -340,13 +347,15 @@ end(CUstream h, bool pt, CUgraph *pg)
 		r = CUDA_ERROR_ILLEGAL_STATE;
 		goto out;
 	}
+	capture_unlink(c);
 	if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED &&
 	    !pthread_equal(c->owner, pthread_self())) {
+		/* the capture ends all the same, without a graph (H200) */
+		*pg = NULL;
+		if (c->own_graph)
+			fc_graph_free(c->graph);
 		r = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
-		goto out;
-	}
-	capture_unlink(c);
-	if (fc_capture_active(c)) {
+	} else if (fc_capture_active(c)) {
 		*pg = (CUgraph)c->graph;
 	} else {
 		*pg = NULL;

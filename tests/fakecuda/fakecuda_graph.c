@@ -17,9 +17,16 @@
  * While it is live, relaunching its exec fails with INVALID_VALUE.  Destroying
  * the exec or the graph leaves a live allocation live; the range is given
  * back when nothing refers to it any more (gmem.refs: the alloc node, each
- * exec's copy, the live record).  Graph memory counts per device as used
- * (live allocations, 2 MiB granules) and reserved (the most used since the
- * last cuDeviceGraphMemTrim; counted in cuMemGetInfo).
+ * exec's copy, the live record).
+ *
+ * Graph memory per device, as the H200 counts it (driver 580, probe part
+ * graph): physical memory comes in 32 MiB chunks, mapped when a launch needs
+ * them and kept (freeing an allocation returns nothing) until
+ * cuDeviceGraphMemTrim; USED_MEM_CURRENT and RESERVED_MEM_CURRENT both say
+ * those chunks' size (0 before the first launch, 32 MiB after a launch of
+ * 1 MiB + 3 MiB + 4 KiB, still 32 MiB after every free, 0 after a trim).
+ * The chunks count in cuMemGetInfo.  A trim keeps the chunks that live
+ * allocations need (not measured: every measured trim had none live).
  *
  * Handles are checked against lists (never dereferenced blindly).
  * Locking: everything under fc_lock.
@@ -75,14 +82,23 @@ typedef struct fc_exec_s {
 static fc_graph_t *all_graphs;
 static fc_exec_t *all_execs;
 static fc_gmem_t *all_gmem;
+#define GRAPH_CHUNK (32UL << 20)
+
 static struct {
-	uint64_t used, used_high, reserved, reserved_high;
+	uint64_t live;            /* spans of the live graph allocations */
+	uint64_t chunks, high;    /* bytes of chunks mapped, and their most */
 } gstat[FC_MAX_DEVICES];
 
 static size_t
 granules(size_t n)
 {
 	return (n + FC_GRANULARITY - 1) / FC_GRANULARITY * FC_GRANULARITY;
+}
+
+static uint64_t
+chunks_for(uint64_t n)
+{
+	return (n + GRAPH_CHUNK - 1) / GRAPH_CHUNK * GRAPH_CHUNK;
 }
 
 /* ============================================================ memory */
@@ -124,7 +140,7 @@ void
 fc_graph_mem_released(fc_gmem_t *g, int dev, size_t span)
 {
 	g->rec = NULL;
-	gstat[dev].used -= span;
+	gstat[dev].live -= span;       /* the chunks stay until a trim */
 	gmem_unref(g);
 }
 
@@ -133,27 +149,26 @@ static CUresult
 gmem_map(fc_gmem_t *g)
 {
 	fc_device_t *d = &fc_devices[g->device];
-	uint64_t used = gstat[g->device].used + g->span;
+	uint64_t need;
 	CUresult r;
 
 	if (g->rec)         /* a free the stream has not reached yet */
 		fc_mem_release(g->rec);
-	if (used > gstat[g->device].reserved) {
-		uint64_t more = used - gstat[g->device].reserved;
+	need = chunks_for(gstat[g->device].live + g->span);
+	if (need > gstat[g->device].chunks) {
+		uint64_t more = need - gstat[g->device].chunks;
 
 		if (more > d->total - d->used)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		d->used += more;
-		gstat[g->device].reserved = used;
-		if (used > gstat[g->device].reserved_high)
-			gstat[g->device].reserved_high = used;
+		gstat[g->device].chunks = need;
+		if (need > gstat[g->device].high)
+			gstat[g->device].high = need;
 	}
 	if ((r = fc_mem_graph_map(g, g->device, g->base, g->size, g->span, &g->rec)))
 		return r;
 	g->refs++;
-	gstat[g->device].used = used;
-	if (used > gstat[g->device].used_high)
-		gstat[g->device].used_high = used;
+	gstat[g->device].live += g->span;
 	return CUDA_SUCCESS;
 }
 
@@ -433,9 +448,10 @@ instantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flags)
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	/* cuda.h: one exec at a time of a graph with memory nodes */
+	/* cuda.h: one exec at a time of a graph with memory nodes (H200:
+	 * NOT_SUPPORTED) */
 	if (g->mem_nodes && g->execs > 0) {
-		r = CUDA_ERROR_INVALID_VALUE;
+		r = CUDA_ERROR_NOT_SUPPORTED;
 		goto out;
 	}
 	e = calloc(1, sizeof(*e));
@@ -970,9 +986,10 @@ child_node(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps,
 	fc_nparams_t p = { .type = CU_GRAPH_NODE_TYPE_GRAPH };
 	CUresult r;
 
-	if (!fc_graph_valid(child) || child == (fc_graph_t *)hg ||
-	    (!move && child->mem_nodes) || (move && child->execs))
+	if (!fc_graph_valid(child) || child == (fc_graph_t *)hg || (move && child->execs))
 		return CUDA_ERROR_INVALID_VALUE;
+	if (!move && child->mem_nodes)      /* H200 */
+		return CUDA_ERROR_NOT_SUPPORTED;
 	if (move) {         /* the node owns it now: no longer a graph of its own */
 		for (fc_graph_t **pg = &all_graphs; *pg; pg = &(*pg)->next) {
 			if (*pg == child) {
@@ -1305,8 +1322,12 @@ cuDeviceGraphMemTrim(CUdevice device)
 		r = CUDA_ERROR_INVALID_DEVICE;
 		goto out;
 	}
-	fc_devices[device].used -= gstat[device].reserved - gstat[device].used;
-	gstat[device].reserved = gstat[device].used;
+	{
+		uint64_t keep = chunks_for(gstat[device].live);
+
+		fc_devices[device].used -= gstat[device].chunks - keep;
+		gstat[device].chunks = keep;
+	}
 out:
 	fc_leave();
 	return r;
@@ -1331,16 +1352,12 @@ cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *v
 	}
 	switch (attr) {
 	case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT:
-		*(cuuint64_t *)value = gstat[device].used;
+	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT:
+		*(cuuint64_t *)value = gstat[device].chunks;
 		break;
 	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
-		*(cuuint64_t *)value = gstat[device].used_high;
-		break;
-	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT:
-		*(cuuint64_t *)value = gstat[device].reserved;
-		break;
 	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH:
-		*(cuuint64_t *)value = gstat[device].reserved_high;
+		*(cuuint64_t *)value = gstat[device].high;
 		break;
 	default:
 		r = CUDA_ERROR_INVALID_VALUE;

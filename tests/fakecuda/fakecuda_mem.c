@@ -1324,7 +1324,7 @@ side(uintptr_t p, size_t n, bool device_side, void **out)
  * blocks the host even for the Async calls; the data is right either way. */
 static CUresult
 do_copy(uintptr_t dst, bool dst_dev, uintptr_t src, bool src_dev, size_t n,
-    CUstream h, bool pt, bool async)
+    CUstream h, bool pt)
 {
 	fc_capture_t *cap = NULL;
 	fc_ctx_t *ctx;
@@ -1335,8 +1335,6 @@ do_copy(uintptr_t dst, bool dst_dev, uintptr_t src, bool src_dev, size_t n,
 
 	fc_enter();
 	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s)))
-		goto out;
-	if (!async && (r = fc_capture_unsafe()))
 		goto out;
 	if ((r = fc_capture_work(s, &cap)))
 		goto out;
@@ -1368,8 +1366,7 @@ out:
 }
 
 static CUresult
-do_set(uintptr_t dst, unsigned v, unsigned width, size_t count, CUstream h, bool pt,
-    bool async)
+do_set(uintptr_t dst, unsigned v, unsigned width, size_t count, CUstream h, bool pt)
 {
 	fc_capture_t *cap = NULL;
 	fc_ctx_t *ctx;
@@ -1380,8 +1377,6 @@ do_set(uintptr_t dst, unsigned v, unsigned width, size_t count, CUstream h, bool
 
 	fc_enter();
 	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s)))
-		goto out;
-	if (!async && (r = fc_capture_unsafe()))
 		goto out;
 	if ((r = fc_capture_work(s, &cap)))
 		goto out;
@@ -1436,70 +1431,70 @@ FC_EXPORT CUresult CUDAAPI
 cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
 	FC_COUNT(cuMemcpy);
-	return do_copy(U(dst), false, U(src), false, ByteCount, NULL, false, false);
+	return do_copy(U(dst), false, U(src), false, ByteCount, NULL, false);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
 	FC_COUNT(cuMemcpy_ptds);
-	return do_copy(U(dst), false, U(src), false, ByteCount, NULL, true, false);
+	return do_copy(U(dst), false, U(src), false, ByteCount, NULL, true);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
 {
 	FC_COUNT(cuMemcpyAsync);
-	return do_copy(U(dst), false, U(src), false, ByteCount, hStream, false, true);
+	return do_copy(U(dst), false, U(src), false, ByteCount, hStream, false);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
 {
 	FC_COUNT(cuMemcpyAsync_ptsz);
-	return do_copy(U(dst), false, U(src), false, ByteCount, hStream, true, true);
+	return do_copy(U(dst), false, U(src), false, ByteCount, hStream, true);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 	FC_COUNT(cuMemcpyHtoD_v2);
-	return do_copy(U(dstDevice), true, U(srcHost), false, ByteCount, NULL, false, false);
+	return do_copy(U(dstDevice), true, U(srcHost), false, ByteCount, NULL, false);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 	FC_COUNT(cuMemcpyHtoD_v2_ptds);
-	return do_copy(U(dstDevice), true, U(srcHost), false, ByteCount, NULL, true, false);
+	return do_copy(U(dstDevice), true, U(srcHost), false, ByteCount, NULL, true);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	FC_COUNT(cuMemcpyDtoH_v2);
-	return do_copy(U(dstHost), false, U(srcDevice), true, ByteCount, NULL, false, false);
+	return do_copy(U(dstHost), false, U(srcDevice), true, ByteCount, NULL, false);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	FC_COUNT(cuMemcpyDtoH_v2_ptds);
-	return do_copy(U(dstHost), false, U(srcDevice), true, ByteCount, NULL, true, false);
+	return do_copy(U(dstHost), false, U(srcDevice), true, ByteCount, NULL, true);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	FC_COUNT(cuMemcpyDtoD_v2);
-	return do_copy(U(dstDevice), true, U(srcDevice), true, ByteCount, NULL, false, false);
+	return do_copy(U(dstDevice), true, U(srcDevice), true, ByteCount, NULL, false);
 }
 
 FC_EXPORT CUresult CUDAAPI
 cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	FC_COUNT(cuMemcpyDtoD_v2_ptds);
-	return do_copy(U(dstDevice), true, U(srcDevice), true, ByteCount, NULL, true, false);
+	return do_copy(U(dstDevice), true, U(srcDevice), true, ByteCount, NULL, true);
 }
 
 FC_EXPORT CUresult CUDAAPI
@@ -1507,7 +1502,7 @@ cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCoun
     CUstream hStream)
 {
 	FC_COUNT(cuMemcpyHtoDAsync_v2);
-	return do_copy(U(dstDevice), true, U(srcHost), false, ByteCount, hStream, false, true);
+	return do_copy(U(dstDevice), true, U(srcHost), false, ByteCount, hStream, false);
 }
 
 FC_EXPORT CUresult CUDAAPI
@@ -1515,7 +1510,7 @@ cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
     size_t ByteCount, CUstream hStream)
 {
 	FC_COUNT(cuMemcpyHtoDAsync_v2_ptsz);
-	return do_copy(U(dstDevice), true, U(srcHost), false, ByteCount, hStream, true, true);
+	return do_copy(U(dstDevice), true, U(srcHost), false, ByteCount, hStream, true);
 }
 
 FC_EXPORT CUresult CUDAAPI
@@ -1523,7 +1518,7 @@ cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
     CUstream hStream)
 {
 	FC_COUNT(cuMemcpyDtoHAsync_v2);
-	return do_copy(U(dstHost), false, U(srcDevice), true, ByteCount, hStream, false, true);
+	return do_copy(U(dstHost), false, U(srcDevice), true, ByteCount, hStream, false);
 }
 
 FC_EXPORT CUresult CUDAAPI
@@ -1531,7 +1526,7 @@ cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount
     CUstream hStream)
 {
 	FC_COUNT(cuMemcpyDtoHAsync_v2_ptsz);
-	return do_copy(U(dstHost), false, U(srcDevice), true, ByteCount, hStream, true, true);
+	return do_copy(U(dstHost), false, U(srcDevice), true, ByteCount, hStream, true);
 }
 
 FC_EXPORT CUresult CUDAAPI
@@ -1539,7 +1534,7 @@ cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCo
     CUstream hStream)
 {
 	FC_COUNT(cuMemcpyDtoDAsync_v2);
-	return do_copy(U(dstDevice), true, U(srcDevice), true, ByteCount, hStream, false, true);
+	return do_copy(U(dstDevice), true, U(srcDevice), true, ByteCount, hStream, false);
 }
 
 FC_EXPORT CUresult CUDAAPI
@@ -1547,29 +1542,29 @@ cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
     size_t ByteCount, CUstream hStream)
 {
 	FC_COUNT(cuMemcpyDtoDAsync_v2_ptsz);
-	return do_copy(U(dstDevice), true, U(srcDevice), true, ByteCount, hStream, true, true);
+	return do_copy(U(dstDevice), true, U(srcDevice), true, ByteCount, hStream, true);
 }
 
 #define FC_SETS(X) \
-	X(cuMemsetD8_v2, unsigned char, 1, , NULL, false, false) \
-	X(cuMemsetD8_v2_ptds, unsigned char, 1, , NULL, true, false) \
-	X(cuMemsetD16_v2, unsigned short, 2, , NULL, false, false) \
-	X(cuMemsetD16_v2_ptds, unsigned short, 2, , NULL, true, false) \
-	X(cuMemsetD32_v2, unsigned int, 4, , NULL, false, false) \
-	X(cuMemsetD32_v2_ptds, unsigned int, 4, , NULL, true, false) \
-	X(cuMemsetD8Async, unsigned char, 1, FC_STREAM_ARG, hStream, false, true) \
-	X(cuMemsetD8Async_ptsz, unsigned char, 1, FC_STREAM_ARG, hStream, true, true) \
-	X(cuMemsetD16Async, unsigned short, 2, FC_STREAM_ARG, hStream, false, true) \
-	X(cuMemsetD16Async_ptsz, unsigned short, 2, FC_STREAM_ARG, hStream, true, true) \
-	X(cuMemsetD32Async, unsigned int, 4, FC_STREAM_ARG, hStream, false, true) \
-	X(cuMemsetD32Async_ptsz, unsigned int, 4, FC_STREAM_ARG, hStream, true, true)
+	X(cuMemsetD8_v2, unsigned char, 1, , NULL, false) \
+	X(cuMemsetD8_v2_ptds, unsigned char, 1, , NULL, true) \
+	X(cuMemsetD16_v2, unsigned short, 2, , NULL, false) \
+	X(cuMemsetD16_v2_ptds, unsigned short, 2, , NULL, true) \
+	X(cuMemsetD32_v2, unsigned int, 4, , NULL, false) \
+	X(cuMemsetD32_v2_ptds, unsigned int, 4, , NULL, true) \
+	X(cuMemsetD8Async, unsigned char, 1, FC_STREAM_ARG, hStream, false) \
+	X(cuMemsetD8Async_ptsz, unsigned char, 1, FC_STREAM_ARG, hStream, true) \
+	X(cuMemsetD16Async, unsigned short, 2, FC_STREAM_ARG, hStream, false) \
+	X(cuMemsetD16Async_ptsz, unsigned short, 2, FC_STREAM_ARG, hStream, true) \
+	X(cuMemsetD32Async, unsigned int, 4, FC_STREAM_ARG, hStream, false) \
+	X(cuMemsetD32Async_ptsz, unsigned int, 4, FC_STREAM_ARG, hStream, true)
 #define FC_STREAM_ARG , CUstream hStream
-#define FC_X(name, type, width, extra, stream, pt, async) \
+#define FC_X(name, type, width, extra, stream, pt) \
 	FC_EXPORT CUresult CUDAAPI \
 	name(CUdeviceptr dstDevice, type value, size_t N extra) \
 	{ \
 		FC_COUNT(name); \
-		return do_set(U(dstDevice), value, width, N, stream, pt, async); \
+		return do_set(U(dstDevice), value, width, N, stream, pt); \
 	}
 FC_SETS(FC_X)
 #undef FC_X
@@ -1904,6 +1899,10 @@ alloc_async(CUdeviceptr *dptr, size_t size, fc_pool_t *pool, bool explicit_pool,
 		goto out;
 	}
 	if ((r = fc_capture_work(s, &cap)))
+		goto out;
+	/* on a stream that does not capture it is a potentially unsafe call
+	 * (H200, driver 580: probe part capture) */
+	if (!cap && (r = fc_capture_unsafe()))
 		goto out;
 	if (size == 0) {            /* success and 0 (driver 580) */
 		*dptr = 0;

@@ -662,9 +662,10 @@ event_time(CUevent he, uint64_t *t)
 		if (!e)
 			r = CUDA_ERROR_INVALID_HANDLE;
 		else if (e->capture_id && (c = fc_capture_find(e->capture_id))) {
-			/* an event of a capture still going on */
+			/* an event of a capture still going on: refused, and the
+			 * capture invalidated, in every mode (H200) */
 			fc_capture_invalidate(c);
-			r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+			r = CUDA_ERROR_CAPTURED_EVENT;
 		} else if (!(r = fc_capture_unsafe()))
 			*t = e->recorded ? e->time : 0;
 	}
