@@ -457,13 +457,10 @@ rec_release(fc_rec_t *r)
 	fc_device_t *d = &fc_devices[r->device];
 
 	rec_remove(r);
-	switch (r->kind) {
+	if (r->gmem)        /* graph memory: the addresses stay reserved */
+		arena_drop(&d->va, r->base, r->span);
+	else switch (r->kind) {
 	case FC_KIND_ASYNC:
-		if (r->gmem) {      /* the addresses stay reserved */
-			arena_drop(&d->va, r->base, r->span);
-			break;
-		}
-		/* fall through */
 	case FC_KIND_DEVICE:
 	case FC_KIND_ARRAY:
 		if (!r->imported)
