@@ -130,6 +130,72 @@ expect "$tmp/out" \
 	'gpa answers that are exports: all' \
 	'done'
 
+# --------------------------------------------------- capture and graphs
+# The key facts, as the H200 (driver 580) answered them: which thread a
+# capture prohibits potentially unsafe calls, in which mode; what those
+# calls do to the capture; what a capture makes of stream-ordered memory;
+# the graph-memory lifecycle.
+expect "$tmp/out" \
+	'capture global, same thread, cuMemAlloc: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED' \
+	'capture global, same thread, cuMemAlloc, status: CUDA_SUCCESS INVALIDATED' \
+	'capture global, same thread, cuMemAlloc, end: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED' \
+	'capture global, other thread, cuMemAlloc: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED' \
+	'capture global, other thread, cuMemAlloc, end: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED' \
+	'capture global, other thread relaxed, cuMemAlloc, end: CUDA_SUCCESS' \
+	'capture global, same thread relaxed, cuMemFree of an earlier allocation, end: CUDA_SUCCESS' \
+	'capture global, same thread, cuMemFree(0): CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED' \
+	'capture thread_local, same thread, cuMemAlloc: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED' \
+	'capture thread_local, other thread, cuMemAlloc, end: CUDA_SUCCESS' \
+	'capture relaxed, same thread, cuMemAlloc, end: CUDA_SUCCESS' \
+	'capture relaxed, other thread relaxed, cuCtxSynchronize: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED' \
+	'capture relaxed, other thread relaxed, cuCtxSynchronize, end: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED' \
+	'capture global, same thread, cuMemGetInfo, end: CUDA_SUCCESS' \
+	'capture global, same thread, cuMemAllocAsync on another stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED' \
+	'capture global, same thread, cuMemsetD8 (synchronous), end: CUDA_SUCCESS' \
+	'capture global, same thread, cuStreamSynchronize of the capturing stream, end: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED' \
+	'capture relaxed, same thread, cuEventRecord on the capturing stream, then cuEventQuery of it: CUDA_ERROR_CAPTURED_EVENT' \
+	'capture global, same thread, cuMemAllocAsync on the capturing stream, DEVICE_POINTER of it: CUDA_ERROR_INVALID_VALUE' \
+	'capture global, same thread, cuMemAllocAsync on the capturing stream, cuMemGetAddressRange of it: CUDA_ERROR_NOT_FOUND' \
+	'capture global, same thread, cuMemAllocAsync on the capturing stream, then cuMemFreeAsync: CUDA_SUCCESS' \
+	'capture global, same thread, cuMemAllocAsync on the capturing stream, end: CUDA_SUCCESS' \
+	'capture v1 begin, other thread, cuMemAlloc, end: CUDA_SUCCESS' \
+	'capture graph from info is the ended one: same' \
+	'capture captured memset ran: no' \
+	'capture global, end from another thread: CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD' \
+	'capture global, after it: NONE' \
+	'capture relaxed, blocking stream, cuMemsetD8Async on the legacy stream: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT' \
+	'capture relaxed, non-blocking stream, legacy work, end: CUDA_SUCCESS' \
+	'attach managed base, length 0: CUDA_SUCCESS' \
+	"attach managed base, length the allocation's size: CUDA_SUCCESS" \
+	'attach managed interior, length 0: CUDA_ERROR_INVALID_VALUE' \
+	'attach managed base, a partial length: CUDA_ERROR_INVALID_VALUE' \
+	'attach device memory (cuMemAlloc), length 0: CUDA_ERROR_INVALID_VALUE' \
+	'graph before launch, 1 MiB, DEVICE_POINTER: CUDA_ERROR_INVALID_VALUE' \
+	'graph risky 2: cuMemsetD8 before any launch: CUDA_ERROR_INVALID_VALUE' \
+	'graph mem after instantiate, USED_MEM_CURRENT: CUDA_SUCCESS 0' \
+	'graph after launch, 1 MiB (freed by its node), DEVICE_POINTER: CUDA_ERROR_INVALID_VALUE' \
+	'graph after launch, 3 MiB+4096 (no free node), cuMemGetAddressRange: CUDA_SUCCESS base, size' \
+	'graph after launch, the live allocation reads back: ok' \
+	'graph relaunch while an allocation is live: CUDA_ERROR_INVALID_VALUE' \
+	'graph cuMemFree of a live graph allocation: CUDA_SUCCESS' \
+	'graph cuMemFree of it again: CUDA_ERROR_INVALID_VALUE' \
+	'graph relaunch after cuMemFree: CUDA_SUCCESS' \
+	'graph after cuMemFreeAsync, DEVICE_POINTER: CUDA_ERROR_INVALID_VALUE' \
+	'graph mem after cuMemFreeAsync, USED_MEM_CURRENT: CUDA_SUCCESS 33554432' \
+	'graph mem after trim, RESERVED_MEM_CURRENT: CUDA_SUCCESS 0' \
+	'graph auto-free relaunch while an allocation is live: CUDA_SUCCESS' \
+	'graph after cuGraphDestroy while live, DEVICE_POINTER: CUDA_SUCCESS the address' \
+	'graph cuMemFree after exec and graph destroyed: CUDA_SUCCESS' \
+	"graph cuMemFree of an alloc node's address never launched: CUDA_ERROR_INVALID_VALUE" \
+	'graph second instantiate while the first exec exists: CUDA_ERROR_NOT_SUPPORTED' \
+	'graph cuGraphClone of a graph with memory nodes: CUDA_ERROR_NOT_SUPPORTED' \
+	'graph child graph node with an alloc node: CUDA_ERROR_NOT_SUPPORTED' \
+	"graph free node of another graph's allocation: CUDA_SUCCESS" \
+	'graph cross-graph, after the freeing launch, DEVICE_POINTER: CUDA_ERROR_INVALID_VALUE' \
+	'graph captured alloc and free, nodes: CUDA_SUCCESS 3 MEM_ALLOC MEMSET MEM_FREE' \
+	'graph captured alloc and free, alloc node dptr: the captured address' \
+	'graph captured alloc alone, after launch, reads the captured memset: yes'
+
 # -------------------------------------------- the real driver, line by line
 # probe-h200-driver580.txt is the probe's output on an NVIDIA H200 with driver
 # 580.159.04 (CUDA 13.0). Every fact the fixture prints must have the value the
@@ -166,10 +232,10 @@ if grep -Eq '0x[0-9a-f]{6,}' "$tmp/out"; then
 fi
 
 # ------------------------------------------------- exports == X-macro list
-# probe.c counts the exports of the recording and those added since on two
-# lines; together they must be the whole list.
+# probe.c counts the exports on three lines (the first recording's, those
+# added after it, capture and graphs); together they must be the whole list.
 n=$(grep -c '^	X(' "$list")
-found=$(sed -n 's/^dlsym \(later \)\{0,1\}exports found: \([0-9]*\) of \([0-9]*\)$/\2 \3/p' "$tmp/out" |
+found=$(sed -n 's/^dlsym \(later \|capture and graph \)\{0,1\}exports found: \([0-9]*\) of \([0-9]*\)$/\2 \3/p' "$tmp/out" |
 	awk '{ f += $1; t += $2 } END { print f " of " t }')
 [ "$found" = "$n of $n" ] || fail "dlsym exports found: $found, want $n of $n"
 if command -v nm >/dev/null 2>&1; then
@@ -244,6 +310,15 @@ FAKECUDA_FAIL_CALL='cuInit=2;cuNoSuchCall=1' "$probe" >"$tmp/fcbad" 2>&1
 expect "$tmp/fcbad" 'cuInit: CUDA_SUCCESS'
 grep -q 'ignoring malformed FAKECUDA_FAIL_CALL' "$tmp/fcbad" ||
 	fail "FAKECUDA_FAIL_CALL: a malformed list was not reported"
+
+# The new entry points fail by name too: a capture that cannot begin, a
+# launch that fails and leaves nothing live.
+FAKECUDA_FAIL_CALL='cuStreamBeginCapture_v2=1;cuGraphLaunch=1@CUDA_ERROR_LAUNCH_FAILED' \
+	"$probe" >"$tmp/fcg" 2>&1
+expect "$tmp/fcg" 'capture global, same thread, cuCtxSynchronize, begin: CUDA_ERROR_UNKNOWN' \
+	'capture global, same thread, cuStreamSynchronize of another stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED' \
+	'graph cuGraphLaunch: CUDA_ERROR_LAUNCH_FAILED' \
+	'graph after launch, 3 MiB+4096 (no free node), DEVICE_POINTER: CUDA_ERROR_INVALID_VALUE'
 
 FAKECUDA_NO_CONCURRENT_MANAGED=1 "$probe" >"$tmp/ncm" 2>&1
 expect "$tmp/ncm" 'attribute CONCURRENT_MANAGED_ACCESS: CUDA_SUCCESS 0' \

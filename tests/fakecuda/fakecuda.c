@@ -1171,7 +1171,7 @@ ctx_sync(CUcontext h)
 	uint64_t t;
 
 	fc_enter();
-	if ((r = ctx_or_current(h, &ctx))) {
+	if ((r = ctx_or_current(h, &ctx)) || (r = fc_capture_ctx_sync(ctx->device))) {
 		fc_leave();
 		return r;
 	}

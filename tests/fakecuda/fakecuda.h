@@ -72,6 +72,8 @@ struct fakecuda_counters {
 	unsigned long live_vmm_handles;       /* cuMemCreate handles not yet destroyed */
 	unsigned long live_vmm_mappings;
 	unsigned long live_ipc;
+	unsigned long live_graph;             /* graph allocations made live by a launch,
+	                                         not yet freed */
 };
 
 /* Fills *out. */

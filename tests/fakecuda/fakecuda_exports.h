@@ -175,4 +175,53 @@
 	X(cuArray3DCreate_v2, cuArray3DCreate, 3020, 0, total_calls) \
 	X(cuArrayDestroy, cuArrayDestroy, 2000, 0, total_calls) \
 	X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, 0, total_calls) \
-	X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, 0, total_calls)
+	X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, 0, total_calls) \
+	X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0, total_calls) \
+	X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000, 1, total_calls) \
+	X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, 0, total_calls) \
+	X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010, 1, total_calls) \
+	X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030, 0, total_calls) \
+	X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph, 12030, 1, total_calls) \
+	X(cuStreamEndCapture, cuStreamEndCapture, 10000, 0, total_calls) \
+	X(cuStreamEndCapture_ptsz, cuStreamEndCapture, 10000, 1, total_calls) \
+	X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, 0, total_calls) \
+	X(cuStreamIsCapturing_ptsz, cuStreamIsCapturing, 10000, 1, total_calls) \
+	X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, 10010, 0, total_calls) \
+	X(cuStreamGetCaptureInfo_ptsz, cuStreamGetCaptureInfo, 10010, 1, total_calls) \
+	X(cuStreamGetCaptureInfo_v2, cuStreamGetCaptureInfo, 11030, 0, total_calls) \
+	X(cuStreamGetCaptureInfo_v2_ptsz, cuStreamGetCaptureInfo, 11030, 1, total_calls) \
+	X(cuStreamGetCaptureInfo_v3, cuStreamGetCaptureInfo, 12030, 0, total_calls) \
+	X(cuStreamGetCaptureInfo_v3_ptsz, cuStreamGetCaptureInfo, 12030, 1, total_calls) \
+	X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010, 0, total_calls) \
+	X(cuGraphCreate, cuGraphCreate, 10000, 0, total_calls) \
+	X(cuGraphDestroy, cuGraphDestroy, 10000, 0, total_calls) \
+	X(cuGraphClone, cuGraphClone, 10000, 0, total_calls) \
+	X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, 0, total_calls) \
+	X(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode, 11040, 0, total_calls) \
+	X(cuGraphMemAllocNodeGetParams, cuGraphMemAllocNodeGetParams, 11040, 0, total_calls) \
+	X(cuGraphMemFreeNodeGetParams, cuGraphMemFreeNodeGetParams, 11040, 0, total_calls) \
+	X(cuGraphAddKernelNode, cuGraphAddKernelNode, 10000, 0, total_calls) \
+	X(cuGraphAddKernelNode_v2, cuGraphAddKernelNode, 12000, 0, total_calls) \
+	X(cuGraphAddMemsetNode, cuGraphAddMemsetNode, 10000, 0, total_calls) \
+	X(cuGraphAddMemcpyNode, cuGraphAddMemcpyNode, 10000, 0, total_calls) \
+	X(cuGraphAddEmptyNode, cuGraphAddEmptyNode, 10000, 0, total_calls) \
+	X(cuGraphAddChildGraphNode, cuGraphAddChildGraphNode, 10000, 0, total_calls) \
+	X(cuGraphAddNode, cuGraphAddNode, 12020, 0, total_calls) \
+	X(cuGraphAddNode_v2, cuGraphAddNode, 12030, 0, total_calls) \
+	X(cuGraphGetNodes, cuGraphGetNodes, 10000, 0, total_calls) \
+	X(cuGraphNodeGetType, cuGraphNodeGetType, 10000, 0, total_calls) \
+	X(cuGraphDestroyNode, cuGraphDestroyNode, 10000, 0, total_calls) \
+	X(cuGraphInstantiate, cuGraphInstantiate, 10000, 0, total_calls) \
+	X(cuGraphInstantiate_v2, cuGraphInstantiate, 11000, 0, total_calls) \
+	X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, 0, total_calls) \
+	X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000, 0, total_calls) \
+	X(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiateWithParams, 12000, 1, total_calls) \
+	X(cuGraphLaunch, cuGraphLaunch, 10000, 0, total_calls) \
+	X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1, total_calls) \
+	X(cuGraphUpload, cuGraphUpload, 11010, 0, total_calls) \
+	X(cuGraphUpload_ptsz, cuGraphUpload, 11010, 1, total_calls) \
+	X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0, total_calls) \
+	X(cuDeviceGraphMemTrim, cuDeviceGraphMemTrim, 11040, 0, total_calls) \
+	X(cuDeviceGetGraphMemAttribute, cuDeviceGetGraphMemAttribute, 11040, 0, total_calls) \
+	X(cuStreamAttachMemAsync, cuStreamAttachMemAsync, 6000, 0, total_calls) \
+	X(cuStreamAttachMemAsync_ptsz, cuStreamAttachMemAsync, 7000, 1, total_calls)

@@ -9,6 +9,13 @@
  *             finishes (done, CLOCK_MONOTONIC ns).
  *   fence     the writer rwlock: taking it for write after a deadline has
  *             passed guarantees that no simulated writer still writes.
+ *   capture   a stream capture: the stream, its mode, the thread that began
+ *             it, the graph it builds and the nodes new work depends on.
+ *   graph     nodes with their parameters, in the order they were added (a
+ *             topological order); an exec is a copy of them, launched in
+ *             that order.
+ *   gmem      a graph allocation's address range: reserved when its alloc
+ *             node is made, live (a record) from a launch until freed.
  *
  * Locking: one mutex (fc_lock) guards everything below; it is never held while
  * sleeping for simulated work. Exported functions take it through fc_enter().
@@ -80,6 +87,10 @@ CUresult fc_inject_call(int idx);
 typedef struct fc_ctx_s fc_ctx_t;
 typedef struct fc_stream_s fc_stream_t;
 typedef struct fc_pool_s fc_pool_t;
+typedef struct fc_capture_s fc_capture_t;
+typedef struct fc_graph_s fc_graph_t;
+typedef struct fc_node_s fc_node_t;
+typedef struct fc_gmem_s fc_gmem_t;
 
 typedef enum {
 	FC_KIND_DEVICE,     /* cuMemAlloc_v2, cuMemAllocPitch_v2 */
@@ -110,6 +121,8 @@ typedef struct fc_rec_s {
 	                         in pool->used) */
 	uint64_t free_time;
 	struct fc_rec_s *next_pending;
+	fc_gmem_t *gmem;      /* async: a graph allocation (its range outlives
+	                         the record; pool NULL) */
 } fc_rec_t;
 
 struct fc_ctx_s {
@@ -132,6 +145,7 @@ struct fc_stream_s {
 	bool legacy;          /* the context's NULL stream */
 	bool per_thread;      /* a thread's per-thread default stream */
 	uint64_t done;        /* when its last work finishes */
+	fc_capture_t *capture;  /* the capture it is in, or NULL */
 	fc_stream_t *next_all;
 };
 
@@ -221,7 +235,86 @@ void *fc_mem_translate(uintptr_t p, size_t n);
 void fc_mem_pool_init(fc_pool_t *pool, int dev, bool is_default);
 void fc_mem_live(struct fakecuda_counters *out);
 
+/* One node's parameters: what the fixture can run. */
+typedef struct {
+	CUgraphNodeType type;
+	union {
+		struct { uintptr_t dst; size_t pitch, width, height; unsigned value, elem; } memset;
+		struct { uintptr_t dst, src; size_t n; } memcpy;
+		struct { fc_gmem_t *gmem; uintptr_t dptr; size_t size; int device; } alloc;
+		struct { uintptr_t dptr; } free;
+		/* fakecuda_launch_busy/writer: work of dur ns; a writer writes byte
+		 * over [p, p + n) meanwhile */
+		struct { uint64_t dur; uintptr_t p; size_t n; unsigned char byte; bool writer; } kernel;
+		struct { fc_graph_t *graph; } child;
+	} u;
+} fc_nparams_t;
+
+/* "fakecuda_mem.c": graph memory */
+/* Reserves span bytes of device addresses (2 MiB aligned), neither committed
+ * nor counted; 0 when none are left. Lock held. */
+uintptr_t fc_mem_va_reserve(int dev, size_t span);
+void fc_mem_va_release(int dev, uintptr_t p, size_t span);
+/* Makes [p, p + size) of a reservation live memory: a stream-ordered record
+ * owned by g. Returns the driver's code. Lock held. */
+CUresult fc_mem_graph_map(fc_gmem_t *g, int dev, uintptr_t p, size_t size, size_t span,
+    fc_rec_t **out);
+fc_rec_t *fc_rec_exact(uintptr_t p);
+/* Frees a record of any kind now. Lock held. */
+void fc_mem_release(fc_rec_t *r);
+/* Frees a stream-ordered record when the clock reaches t. Lock held. */
+void fc_mem_free_at(fc_rec_t *r, uint64_t t);
+/* A set or copy as a node runs it: the ranges are checked again (a range not
+ * live is skipped). Lock held. */
+CUresult fc_mem_set_now(uintptr_t dst, unsigned v, unsigned elem, size_t count);
+CUresult fc_mem_copy_now(uintptr_t dst, uintptr_t src, size_t n);
+/* The range lies in live memory (device kinds) or a graph reservation, or is
+ * host memory: a node may name it. Lock held. */
+bool fc_mem_node_range_ok(uintptr_t p, size_t n);
+
+/* "fakecuda_capture.c" */
+/* A potentially unsafe call (cuda.h, cuThreadExchangeStreamCaptureMode) by
+ * this thread: when its mode prohibits it, the captures that prohibit it
+ * are invalidated and CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED returned. Lock held. */
+CUresult fc_capture_unsafe(void);
+/* cuCtxSynchronize: refused while any stream of the device captures. */
+CUresult fc_capture_ctx_sync(int dev);
+/* Work enqueued on s: *cap is its capture when s captures (the work is to be
+ * a node), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED when that capture was
+ * invalidated, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT (captures invalidated) for
+ * the legacy stream while a blocking stream of its context captures. */
+CUresult fc_capture_work(fc_stream_t *s, fc_capture_t **cap);
+/* A synchronise or query of s itself. */
+CUresult fc_capture_wait(fc_stream_t *s);
+/* Adds a node to the capture, after its dependencies; fills p (alloc: the
+ * address). Lock held. */
+CUresult fc_capture_add(fc_capture_t *c, fc_nparams_t *p);
+void fc_capture_invalidate(fc_capture_t *c);
+bool fc_capture_active(const fc_capture_t *c);
+/* A stream goes away: its capture ends, its graph is destroyed. */
+void fc_capture_stream_gone(fc_stream_t *s);
+/* The capture of that id while it goes on (not yet ended), or NULL. */
+fc_capture_t *fc_capture_find(unsigned long long id);
+unsigned long long fc_capture_id(const fc_capture_t *c);
+
+/* "fakecuda_graph.c" */
+fc_graph_t *fc_graph_new(void);
+void fc_graph_free(fc_graph_t *g);
+bool fc_graph_valid(const fc_graph_t *g);
+bool fc_node_valid(const fc_node_t *n);
+/* Adds a node after deps; fills p's outputs (alloc: the reserved address).
+ * Returns the driver's code. Lock held. */
+CUresult fc_graph_add(fc_graph_t *g, fc_node_t *const *deps, size_t ndeps,
+    fc_nparams_t *p, fc_node_t **out);
+/* The range is (part of) a graph allocation's reservation. Lock held. */
+bool fc_graph_va_has(uintptr_t p, size_t n);
+/* A graph allocation's record was freed (by any path). Lock held. */
+void fc_graph_mem_released(fc_gmem_t *g, int dev, size_t span);
+
 /* "fakecuda_stream.c" */
+/* Starts a writer on s (fakecuda_launch_writer's work). Lock held. */
+CUresult fc_stream_writer(fc_stream_t *s, uintptr_t p, size_t n, uint64_t dur,
+    unsigned char byte);
 /* Resolve a stream handle as seen by a legacy (ptsz false) or per-thread
  * (ptsz true) entry point. Lock held. */
 CUresult fc_stream_get(CUstream h, bool ptsz, fc_stream_t **out);

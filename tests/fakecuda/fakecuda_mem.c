@@ -18,6 +18,11 @@
  * pointer is a fresh range of the exporter's size (as IPC: data not shared).
  * Imported memory is the exporter's: it does not count in device.used.
  *
+ * Graph memory: an alloc node reserves device addresses (never reused while
+ * the reservation lives); a launch makes them a stream-ordered record that
+ * carries its gmem; freeing that record drops its pages and leaves the
+ * addresses reserved (fakecuda_graph.c counts the bytes).
+ *
  * Invariants: records are sorted by base and never overlap; a record's span
  * (device kinds) is exactly what its arena lent; device.used is the sum of
  * spans plus VMM physical sizes. All under fc_lock.
@@ -227,6 +232,17 @@ arena_alloc(fc_arena_t *a, size_t len, size_t align)
 	return 0;
 }
 
+/* Drops the shadow pages of [p, p + len) (the data is gone). */
+static void
+arena_drop(fc_arena_t *a, uintptr_t p, size_t len)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t s = round_up(p, pg), e = (p + len) / pg * pg;
+
+	if (e > s)
+		madvise(arena_shadow(a, s), e - s, MADV_DONTNEED);
+}
+
 /* Release [p, p + len) for reuse, if it is at least hint bytes wide, drop its
  * shadow pages. */
 static void
@@ -316,6 +332,12 @@ rec_exact(uintptr_t p)
 	fc_rec_t *r = fc_rec_find(p);
 
 	return r && r->base == p ? r : NULL;
+}
+
+fc_rec_t *
+fc_rec_exact(uintptr_t p)
+{
+	return rec_exact(p);
 }
 
 /* Returns true on error. */
@@ -435,9 +457,11 @@ rec_release(fc_rec_t *r)
 	fc_device_t *d = &fc_devices[r->device];
 
 	rec_remove(r);
-	switch (r->kind) {
-	case FC_KIND_DEVICE:
+	if (r->gmem)        /* graph memory: the addresses stay reserved */
+		arena_drop(&d->va, r->base, r->span);
+	else switch (r->kind) {
 	case FC_KIND_ASYNC:
+	case FC_KIND_DEVICE:
 	case FC_KIND_ARRAY:
 		if (!r->imported)
 			d->used -= r->span;
@@ -466,6 +490,8 @@ rec_release(fc_rec_t *r)
 		if (*pp)
 			*pp = r->next_pending;
 	}
+	if (r->gmem)
+		fc_graph_mem_released(r->gmem, r->device, r->span);
 	free(r);
 }
 
@@ -528,7 +554,12 @@ fc_mem_live(struct fakecuda_counters *out)
 		case FC_KIND_MANAGED: out->live_managed++; break;
 		case FC_KIND_PINNED: out->live_pinned++; break;
 		case FC_KIND_REGISTERED: out->live_registered++; break;
-		case FC_KIND_ASYNC: out->live_async++; break;
+		case FC_KIND_ASYNC:
+			if (r->gmem)
+				out->live_graph++;
+			else
+				out->live_async++;
+			break;
 		case FC_KIND_IPC: out->live_ipc++; break;
 		case FC_KIND_ARRAY: break;
 		case FC_KIND_VARANGE: continue;
@@ -640,7 +671,7 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 	FC_COUNT(cuMemAlloc_v2);
 	fc_enter();
-	if ((r = alloc_prologue(dptr, bytesize, &ctx)))
+	if ((r = alloc_prologue(dptr, bytesize, &ctx)) || (r = fc_capture_unsafe()))
 		goto out;
 	if (fc_inject_alloc()) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -665,7 +696,8 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 
 	FC_COUNT(cuMemAllocPitch_v2);
 	fc_enter();
-	if ((r = alloc_prologue(dptr, WidthInBytes * Height, &ctx)))
+	if ((r = alloc_prologue(dptr, WidthInBytes * Height, &ctx)) ||
+	    (r = fc_capture_unsafe()))
 		goto out;
 	if (!pPitch || (ElementSizeBytes != 4 && ElementSizeBytes != 8 &&
 	    ElementSizeBytes != 16)) {
@@ -696,7 +728,7 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 
 	FC_COUNT(cuMemAllocManaged);
 	fc_enter();
-	if ((r = alloc_prologue(dptr, bytesize, &ctx)))
+	if ((r = alloc_prologue(dptr, bytesize, &ctx)) || (r = fc_capture_unsafe()))
 		goto out;
 	if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) {
 		r = CUDA_ERROR_INVALID_VALUE;
@@ -722,7 +754,8 @@ pinned_alloc(void **pp, size_t bytesize, unsigned int flags)
 	CUresult r;
 
 	fc_enter();
-	if ((r = alloc_prologue(pp, bytesize ? bytesize : 1, &ctx)))
+	if ((r = alloc_prologue(pp, bytesize ? bytesize : 1, &ctx)) ||
+	    (r = fc_capture_unsafe()))
 		goto out;
 	if (bytesize == 0) {        /* success and NULL (driver 580) */
 		*pp = NULL;
@@ -895,7 +928,7 @@ cuMemFree_v2(CUdeviceptr dptr)
 
 	FC_COUNT(cuMemFree_v2);
 	fc_enter();
-	if ((r = free_ctx(&ctx)) || dptr == 0)
+	if ((r = free_ctx(&ctx)) || (r = fc_capture_unsafe()) || dptr == 0)
 		goto out;
 	r = free_sync((uintptr_t)dptr, is_mem_free_kind, CUDA_ERROR_INVALID_VALUE);
 out:
@@ -911,7 +944,7 @@ cuMemFreeHost(void *p)
 
 	FC_COUNT(cuMemFreeHost);
 	fc_enter();
-	if ((r = free_ctx(&ctx)) || !p)
+	if ((r = free_ctx(&ctx)) || (r = fc_capture_unsafe()) || !p)
 		goto out;
 	r = free_sync((uintptr_t)p, is_pinned, CUDA_ERROR_INVALID_VALUE);
 out:
@@ -927,7 +960,7 @@ cuMemHostUnregister(void *p)
 
 	FC_COUNT(cuMemHostUnregister);
 	fc_enter();
-	if ((r = free_ctx(&ctx)))
+	if ((r = free_ctx(&ctx)) || (r = fc_capture_unsafe()))
 		goto out;
 	if (!p) {
 		r = CUDA_ERROR_INVALID_VALUE;
@@ -1290,6 +1323,7 @@ static CUresult
 do_copy(uintptr_t dst, bool dst_dev, uintptr_t src, bool src_dev, size_t n,
     CUstream h, bool pt)
 {
+	fc_capture_t *cap = NULL;
 	fc_ctx_t *ctx;
 	fc_stream_t *s;
 	void *d, *sp;
@@ -1299,8 +1333,23 @@ do_copy(uintptr_t dst, bool dst_dev, uintptr_t src, bool src_dev, size_t n,
 	fc_enter();
 	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s)))
 		goto out;
+	if ((r = fc_capture_work(s, &cap)))
+		goto out;
 	if (n == 0)
 		goto out;
+	if (cap) {          /* a node: the ranges need only exist when it runs */
+		fc_nparams_t np = { .type = CU_GRAPH_NODE_TYPE_MEMCPY };
+
+		if (!fc_mem_node_range_ok(dst, n) || !fc_mem_node_range_ok(src, n)) {
+			r = CUDA_ERROR_INVALID_VALUE;
+			goto out;
+		}
+		np.u.memcpy.dst = dst;
+		np.u.memcpy.src = src;
+		np.u.memcpy.n = n;
+		r = fc_capture_add(cap, &np);
+		goto out;
+	}
 	if ((r = side(dst, n, dst_dev, &d)) || (r = side(src, n, src_dev, &sp)))
 		goto out;
 	t = fc_stream_enqueue(s, 0, NULL);
@@ -1316,6 +1365,7 @@ out:
 static CUresult
 do_set(uintptr_t dst, unsigned v, unsigned width, size_t count, CUstream h, bool pt)
 {
+	fc_capture_t *cap = NULL;
 	fc_ctx_t *ctx;
 	fc_stream_t *s;
 	void *d;
@@ -1325,10 +1375,27 @@ do_set(uintptr_t dst, unsigned v, unsigned width, size_t count, CUstream h, bool
 	fc_enter();
 	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s)))
 		goto out;
+	if ((r = fc_capture_work(s, &cap)))
+		goto out;
 	if (count == 0)
 		goto out;
 	if (dst % width || count > SIZE_MAX / width) {
 		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if (cap) {
+		fc_nparams_t np = { .type = CU_GRAPH_NODE_TYPE_MEMSET };
+
+		if (!fc_mem_node_range_ok(dst, count * width)) {
+			r = CUDA_ERROR_INVALID_VALUE;
+			goto out;
+		}
+		np.u.memset.dst = dst;
+		np.u.memset.width = count;
+		np.u.memset.height = 1;
+		np.u.memset.value = v;
+		np.u.memset.elem = width;
+		r = fc_capture_add(cap, &np);
 		goto out;
 	}
 	if ((r = side(dst, count * width, true, &d)))
@@ -1629,6 +1696,165 @@ cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation locat
 	return prefetch(devPtr, count, location, flags, hStream, true);
 }
 
+/* cuStreamAttachMemAsync: a managed allocation's base with length 0 or its
+ * whole size, one attach flag; the fixture moves nothing. */
+static CUresult
+attach_mem(CUstream h, CUdeviceptr dptr, size_t length, unsigned flags, bool pt)
+{
+	fc_capture_t *cap = NULL;
+	fc_ctx_t *ctx;
+	fc_stream_t *s;
+	fc_rec_t *rec;
+	CUresult r;
+
+	fc_enter();
+	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s)))
+		goto out;
+	rec = fc_rec_find(U(dptr));
+	if ((flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST &&
+	    flags != CU_MEM_ATTACH_SINGLE) || !rec || rec->kind != FC_KIND_MANAGED ||
+	    rec->base != U(dptr) || (length != 0 && length != rec->size)) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if ((r = fc_capture_work(s, &cap)) || cap)
+		goto out;
+	fc_stream_enqueue(s, 0, NULL);
+out:
+	fc_leave();
+	return r;
+}
+
+FC_EXPORT CUresult CUDAAPI
+cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length,
+    unsigned int flags)
+{
+	FC_COUNT(cuStreamAttachMemAsync);
+	return attach_mem(hStream, dptr, length, flags, false);
+}
+
+FC_EXPORT CUresult CUDAAPI
+cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length,
+    unsigned int flags)
+{
+	FC_COUNT(cuStreamAttachMemAsync_ptsz);
+	return attach_mem(hStream, dptr, length, flags, true);
+}
+
+/* ======================================================= graph memory */
+
+uintptr_t
+fc_mem_va_reserve(int dev, size_t span)
+{
+	return arena_alloc(&fc_devices[dev].va, span, FC_GRANULARITY);
+}
+
+void
+fc_mem_va_release(int dev, uintptr_t p, size_t span)
+{
+	arena_free(&fc_devices[dev].va, p, span);
+}
+
+CUresult
+fc_mem_graph_map(fc_gmem_t *g, int dev, uintptr_t p, size_t size, size_t span,
+    fc_rec_t **out)
+{
+	fc_device_t *d = &fc_devices[dev];
+	fc_rec_t *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (arena_commit(&d->va, p, span)) {
+		free(r);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r->base = p;
+	r->size = size;
+	r->span = span;
+	r->kind = FC_KIND_ASYNC;
+	r->device = dev;
+	r->gmem = g;
+	if (rec_insert(r)) {
+		free(r);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*out = r;
+	return CUDA_SUCCESS;
+}
+
+void
+fc_mem_release(fc_rec_t *r)
+{
+	rec_release(r);
+}
+
+void
+fc_mem_free_at(fc_rec_t *r, uint64_t t)
+{
+	r->free_time = t;
+	r->free_pending = true;
+	r->next_pending = pending_frees;
+	pending_frees = r;
+	fc_mem_reap();
+}
+
+bool
+fc_mem_node_range_ok(uintptr_t p, size_t n)
+{
+	fc_rec_t *r;
+
+	if (n == 0 || p + n < p)
+		return false;
+	if (fc_graph_va_has(p, n))
+		return true;
+	if (in_device_space(p))
+		return fc_mem_translate(p, n) != NULL;
+	r = fc_rec_find(p);
+	return p != 0 && (!r || n <= r->size - (p - r->base));
+}
+
+/* The host address of one side of a node's copy or set: device space must
+ * be live, anything else is host memory. */
+static void *
+node_side(uintptr_t p, size_t n)
+{
+	return in_device_space(p) ? fc_mem_translate(p, n) : (void *)p;
+}
+
+CUresult
+fc_mem_set_now(uintptr_t dst, unsigned v, unsigned elem, size_t count)
+{
+	void *d = node_side(dst, count * elem);
+
+	if (!d)
+		return CUDA_ERROR_ILLEGAL_ADDRESS;
+	if (elem == 1) {
+		memset(d, (int)v, count);
+	} else if (elem == 2) {
+		uint16_t *q = d;
+
+		for (size_t i = 0; i < count; i++)
+			q[i] = (uint16_t)v;
+	} else {
+		uint32_t *q = d;
+
+		for (size_t i = 0; i < count; i++)
+			q[i] = v;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult
+fc_mem_copy_now(uintptr_t dst, uintptr_t src, size_t n)
+{
+	void *d = node_side(dst, n), *s = node_side(src, n);
+
+	if (!d || !s)
+		return CUDA_ERROR_ILLEGAL_ADDRESS;
+	memmove(d, s, n);
+	return CUDA_SUCCESS;
+}
+
 /* ============================================= stream-ordered and pools */
 
 void
@@ -1656,6 +1882,7 @@ static CUresult
 alloc_async(CUdeviceptr *dptr, size_t size, fc_pool_t *pool, bool explicit_pool,
     CUstream h, bool pt)
 {
+	fc_capture_t *cap = NULL;
 	fc_ctx_t *ctx;
 	fc_stream_t *s;
 	fc_rec_t *rec;
@@ -1668,12 +1895,27 @@ alloc_async(CUdeviceptr *dptr, size_t size, fc_pool_t *pool, bool explicit_pool,
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
+	if ((r = fc_capture_work(s, &cap)))
+		goto out;
+	/* on a stream that does not capture it is a potentially unsafe call
+	 * (H200, driver 580: probe part capture) */
+	if (!cap && (r = fc_capture_unsafe()))
+		goto out;
 	if (size == 0) {            /* success and 0 (driver 580) */
 		*dptr = 0;
 		goto out;
 	}
 	if (!explicit_pool)
 		pool = fc_devices[s->ctx->device].current_pool;
+	if (cap) {          /* an alloc node: its address, reserved, not yet backed */
+		fc_nparams_t np = { .type = CU_GRAPH_NODE_TYPE_MEM_ALLOC };
+
+		np.u.alloc.size = size;
+		np.u.alloc.device = pool->device;
+		if (!(r = fc_capture_add(cap, &np)))
+			*dptr = np.u.alloc.dptr;
+		goto out;
+	}
 	if (fc_inject_alloc()) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
@@ -1724,14 +1966,23 @@ cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool po
 static CUresult
 free_async(CUdeviceptr dptr, CUstream h, bool pt)
 {
+	fc_capture_t *cap = NULL;
 	fc_ctx_t *ctx;
 	fc_stream_t *s;
 	fc_rec_t *rec;
 	CUresult r;
 
 	fc_enter();
-	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s)))
+	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s)) ||
+	    (r = fc_capture_work(s, &cap)))
 		goto out;
+	if (cap) {          /* a free node (fc_graph_add checks the address) */
+		fc_nparams_t np = { .type = CU_GRAPH_NODE_TYPE_MEM_FREE };
+
+		np.u.free.dptr = U(dptr);
+		r = fc_capture_add(cap, &np);
+		goto out;
+	}
 	rec = rec_exact(U(dptr));
 	if (!rec || (rec->kind != FC_KIND_ASYNC && rec->kind != FC_KIND_DEVICE) ||
 	    rec->free_pending) {

@@ -10,6 +10,10 @@
  * per-thread default stream per context (never freed: a thread-local cache
  * points at it).
  *
+ * During a capture (fakecuda_capture.c) work enqueued on a capturing stream
+ * becomes graph nodes instead; an event recorded there belongs to the
+ * capture (capture_id) until it is recorded again.
+ *
  * Waiting (synchronise, queries that answer "done", synchronous frees) sleeps
  * without fc_lock until the deadline, then takes the writer rwlock for write
  * once (fc_fence): writers hold it for read around each chunk they write and
@@ -33,6 +37,7 @@ typedef struct fc_event_s {
 	unsigned flags;
 	bool recorded;
 	uint64_t time;
+	unsigned long long capture_id;  /* last recorded in that capture, or 0 */
 	struct fc_event_s *next_all;
 } fc_event_t;
 
@@ -222,6 +227,7 @@ fc_stream_ctx_teardown(fc_ctx_t *ctx)
 
 		if (s->ctx == ctx && !s->legacy && !s->per_thread) {
 			*ps = s->next_all;
+			fc_capture_stream_gone(s);
 			s->magic = 0;
 			free(s);
 		} else {
@@ -299,7 +305,8 @@ stream_destroy(CUstream h)
 		r = CUDA_ERROR_INVALID_HANDLE;
 		goto out;
 	}
-	/* Its work still counts in the device's done time. */
+	/* Its work still counts in the device's done time; a capture ends. */
+	fc_capture_stream_gone(s);
 	for (fc_stream_t **ps = &all_streams; *ps; ps = &(*ps)->next_all) {
 		if (*ps == s) {
 			*ps = s->next_all;
@@ -336,7 +343,8 @@ stream_sync(CUstream h, bool pt)
 	uint64_t t;
 
 	fc_enter();
-	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s))) {
+	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s)) ||
+	    (r = fc_capture_wait(s))) {
 		fc_leave();
 		return r;
 	}
@@ -369,7 +377,8 @@ stream_query(CUstream h, bool pt)
 	bool done;
 
 	fc_enter();
-	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s))) {
+	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, pt, &s)) ||
+	    (r = fc_capture_wait(s))) {
 		fc_leave();
 		return r;
 	}
@@ -415,6 +424,14 @@ stream_wait_event(CUstream h, CUevent he, unsigned flags, bool pt)
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
+	if (e->capture_id && fc_capture_find(e->capture_id)) {
+		/* joining another stream into a capture: not simulated */
+		if (!s->capture || fc_capture_id(s->capture) != e->capture_id)
+			r = CUDA_ERROR_NOT_SUPPORTED;
+		goto out;
+	}
+	if (s->capture)     /* an outside event: no node (not simulated) */
+		goto out;
 	if (e->recorded && e->time > s->done)
 		s->done = e->time;
 out:
@@ -584,6 +601,17 @@ event_record(CUevent he, CUstream h, unsigned flags, bool pt)
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
+	{
+		fc_capture_t *cap;
+
+		if ((r = fc_capture_work(s, &cap)))
+			goto out;
+		if (cap) {          /* the event now belongs to the capture */
+			e->capture_id = fc_capture_id(cap);
+			goto out;
+		}
+	}
+	e->capture_id = 0;
 	e->time = fc_stream_enqueue(s, 0, NULL);
 	e->recorded = true;
 out:
@@ -628,10 +656,17 @@ event_time(CUevent he, uint64_t *t)
 
 	fc_enter();
 	if (!(r = fc_check_init())) {
+		fc_capture_t *c;
+
 		e = event_lookup(he);
 		if (!e)
 			r = CUDA_ERROR_INVALID_HANDLE;
-		else
+		else if (e->capture_id && (c = fc_capture_find(e->capture_id))) {
+			/* an event of a capture still going on: refused, and the
+			 * capture invalidated, in every mode (H200) */
+			fc_capture_invalidate(c);
+			r = CUDA_ERROR_CAPTURED_EVENT;
+		} else if (!(r = fc_capture_unsafe()))
 			*t = e->recorded ? e->time : 0;
 	}
 	fc_leave();
@@ -755,8 +790,20 @@ fakecuda_launch_busy(CUstream h, unsigned ms)
 	CUresult r;
 
 	fc_enter();
-	if (!(r = fc_need_ctx(&ctx)) && !(r = fc_stream_get(h, false, &s)))
-		fc_stream_enqueue(s, (uint64_t)ms * 1000000u, NULL);
+	if (!(r = fc_need_ctx(&ctx)) && !(r = fc_stream_get(h, false, &s))) {
+		fc_capture_t *cap;
+
+		if (!(r = fc_capture_work(s, &cap))) {
+			if (cap) {          /* a kernel node */
+				fc_nparams_t np = { .type = CU_GRAPH_NODE_TYPE_KERNEL };
+
+				np.u.kernel.dur = (uint64_t)ms * 1000000u;
+				r = fc_capture_add(cap, &np);
+			} else {
+				fc_stream_enqueue(s, (uint64_t)ms * 1000000u, NULL);
+			}
+		}
+	}
 	fc_leave();
 	return r;
 }
@@ -807,31 +854,24 @@ writer_main(void *arg)
 	}
 }
 
-FC_EXPORT CUresult
-fakecuda_launch_writer(CUstream h, CUdeviceptr p, size_t n, unsigned ms,
+CUresult
+fc_stream_writer(fc_stream_t *s, uintptr_t p, size_t n, uint64_t dur,
     unsigned char byte)
 {
 	struct writer_s *w;
 	pthread_attr_t attr;
 	pthread_t tid;
-	fc_ctx_t *ctx;
-	fc_stream_t *s;
 	void *addr;
-	CUresult r;
+	CUresult r = CUDA_SUCCESS;
 
-	fc_enter();
-	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, false, &s)))
-		goto out;
-	addr = fc_mem_translate((uintptr_t)p, n);
+	addr = fc_mem_translate(p, n);
 	w = addr ? malloc(sizeof(*w)) : NULL;
-	if (!addr || !w) {
-		r = addr ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
-		goto out;
-	}
+	if (!addr || !w)
+		return addr ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
 	w->addr = addr;
 	w->n = n;
 	w->byte = byte;
-	w->end = fc_stream_enqueue(s, (uint64_t)ms * 1000000u, &w->start);
+	w->end = fc_stream_enqueue(s, dur, &w->start);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 << 10);
@@ -840,6 +880,38 @@ fakecuda_launch_writer(CUstream h, CUdeviceptr p, size_t n, unsigned ms,
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	pthread_attr_destroy(&attr);
+	return r;
+}
+
+FC_EXPORT CUresult
+fakecuda_launch_writer(CUstream h, CUdeviceptr p, size_t n, unsigned ms,
+    unsigned char byte)
+{
+	fc_capture_t *cap;
+	fc_ctx_t *ctx;
+	fc_stream_t *s;
+	CUresult r;
+
+	fc_enter();
+	if ((r = fc_need_ctx(&ctx)) || (r = fc_stream_get(h, false, &s)) ||
+	    (r = fc_capture_work(s, &cap)))
+		goto out;
+	if (cap) {          /* a kernel node that writes when the graph runs */
+		fc_nparams_t np = { .type = CU_GRAPH_NODE_TYPE_KERNEL };
+
+		if (!fc_mem_node_range_ok((uintptr_t)p, n)) {
+			r = CUDA_ERROR_INVALID_VALUE;
+			goto out;
+		}
+		np.u.kernel.dur = (uint64_t)ms * 1000000u;
+		np.u.kernel.p = (uintptr_t)p;
+		np.u.kernel.n = n;
+		np.u.kernel.byte = byte;
+		np.u.kernel.writer = true;
+		r = fc_capture_add(cap, &np);
+		goto out;
+	}
+	r = fc_stream_writer(s, (uintptr_t)p, n, (uint64_t)ms * 1000000u, byte);
 out:
 	fc_leave();
 	return r;

@@ -37,6 +37,8 @@ en(CUresult r)
 {
 	const char *s = NULL;
 
+	if (r == (CUresult)-1)
+		return "not run";
 	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s) {
 		static char buf[32];
 
@@ -673,123 +675,1106 @@ part_exact(void)
 	 * itself, SIGSEGV: not probed.) */
 }
 
-/* Stream capture, measured for the pools' fence (what a barrier of the
- * helper thread does to another thread's capture, in each mode) and for
- * pool mode's answers during a capture.  The entry points are looked up
- * at run time, and every line is "info:" until the simulated driver
- * learns capture: on a driver without them the part says so. */
-typedef CUresult (*begin_fn)(CUstream, CUstreamCaptureMode);
-typedef CUresult (*end_fn)(CUstream, CUgraph *);
-typedef CUresult (*xmode_fn)(CUstreamCaptureMode *);
-typedef CUresult (*attach_fn)(CUstream, CUdeviceptr, size_t, unsigned int);
-typedef CUresult (*graph_destroy_fn)(CUgraph);
+/* ================================================== capture and graphs */
 
+/* Stream capture, CUDA graphs with memory nodes and cuStreamAttachMemAsync:
+ * what the pools' fence may do during another thread's capture, and the
+ * model of graph memory a leak checker needs.  These entry points are
+ * looked up at run time, so that the probe builds and runs against a driver
+ * that lacks them: each missing one says "info: NAME not exported" and the
+ * parts that need it are left out. */
 static struct {
-	begin_fn begin;
-	end_fn end;
-	xmode_fn xmode;
-	int relaxed;        /* the other thread exchanges its mode first */
-	CUevent ev;
-	CUresult sync, query, alloc;
-} cap;
+	CUresult (*begin)(CUstream, CUstreamCaptureMode);
+	CUresult (*begin_v1)(CUstream);
+	CUresult (*end)(CUstream, CUgraph *);
+	CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*info_v2)(CUstream, CUstreamCaptureStatus *, cuuint64_t *,
+	    CUgraph *, const CUgraphNode **, size_t *);
+	CUresult (*info_v3)(CUstream, CUstreamCaptureStatus *, cuuint64_t *,
+	    CUgraph *, const CUgraphNode **, const CUgraphEdgeData **, size_t *);
+	CUresult (*xmode)(CUstreamCaptureMode *);
+	CUresult (*attach)(CUstream, CUdeviceptr, size_t, unsigned int);
+	CUresult (*create)(CUgraph *, unsigned int);
+	CUresult (*destroy)(CUgraph);
+	CUresult (*clone)(CUgraph *, CUgraph);
+	CUresult (*add_alloc)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUDA_MEM_ALLOC_NODE_PARAMS *);
+	CUresult (*alloc_params)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
+	CUresult (*add_free)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUdeviceptr);
+	CUresult (*free_params)(CUgraphNode, CUdeviceptr *);
+	CUresult (*add_memset)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, const CUDA_MEMSET_NODE_PARAMS *, CUcontext);
+	CUresult (*add_child)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUgraph);
+	CUresult (*add_node)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    const CUgraphEdgeData *, size_t, CUgraphNodeParams *);
+	CUresult (*get_nodes)(CUgraph, CUgraphNode *, size_t *);
+	CUresult (*node_type)(CUgraphNode, CUgraphNodeType *);
+	CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+	CUresult (*launch)(CUgraphExec, CUstream);
+	CUresult (*exec_destroy)(CUgraphExec);
+	CUresult (*trim)(CUdevice);
+	CUresult (*mem_attr)(CUdevice, CUgraphMem_attribute, void *);
+	int loaded, quiet, have_capture, have_graph;
+} G;
+
+static int
+g_sym(void *h, const char *name, void *slot)
+{
+	void *p = h ? dlsym(h, name) : NULL;
+
+	memcpy(slot, &p, sizeof(p));
+	if (!p && !G.quiet)
+		printf("info: %s not exported\n", name);
+	return p != NULL;
+}
+
+static void
+g_load(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int c = 1, g = 1;
+
+	if (G.loaded)
+		return;
+	G.loaded = 1;
+	c &= g_sym(h, "cuStreamBeginCapture_v2", &G.begin);
+	g_sym(h, "cuStreamBeginCapture", &G.begin_v1);
+	c &= g_sym(h, "cuStreamEndCapture", &G.end);
+	c &= g_sym(h, "cuStreamIsCapturing", &G.is_capturing);
+	g_sym(h, "cuStreamGetCaptureInfo_v2", &G.info_v2);
+	g_sym(h, "cuStreamGetCaptureInfo_v3", &G.info_v3);
+	c &= g_sym(h, "cuThreadExchangeStreamCaptureMode", &G.xmode);
+	g_sym(h, "cuStreamAttachMemAsync", &G.attach);
+	g &= g_sym(h, "cuGraphCreate", &G.create);
+	g &= g_sym(h, "cuGraphDestroy", &G.destroy);
+	g &= g_sym(h, "cuGraphClone", &G.clone);
+	g &= g_sym(h, "cuGraphAddMemAllocNode", &G.add_alloc);
+	g &= g_sym(h, "cuGraphMemAllocNodeGetParams", &G.alloc_params);
+	g &= g_sym(h, "cuGraphAddMemFreeNode", &G.add_free);
+	g &= g_sym(h, "cuGraphMemFreeNodeGetParams", &G.free_params);
+	g &= g_sym(h, "cuGraphAddMemsetNode", &G.add_memset);
+	g &= g_sym(h, "cuGraphAddChildGraphNode", &G.add_child);
+	g &= g_sym(h, "cuGraphAddNode_v2", &G.add_node);
+	g &= g_sym(h, "cuGraphGetNodes", &G.get_nodes);
+	g &= g_sym(h, "cuGraphNodeGetType", &G.node_type);
+	g &= g_sym(h, "cuGraphInstantiateWithFlags", &G.instantiate);
+	g &= g_sym(h, "cuGraphLaunch", &G.launch);
+	g &= g_sym(h, "cuGraphExecDestroy", &G.exec_destroy);
+	g &= g_sym(h, "cuDeviceGraphMemTrim", &G.trim);
+	g &= g_sym(h, "cuDeviceGetGraphMemAttribute", &G.mem_attr);
+	G.have_capture = c;
+	G.have_graph = c && g;
+}
+
+static const char *
+cap_status(CUstreamCaptureStatus s)
+{
+	switch (s) {
+	case CU_STREAM_CAPTURE_STATUS_NONE: return "NONE";
+	case CU_STREAM_CAPTURE_STATUS_ACTIVE: return "ACTIVE";
+	case CU_STREAM_CAPTURE_STATUS_INVALIDATED: return "INVALIDATED";
+	default: return "?";
+	}
+}
+
+static const char *
+node_type_name(CUgraphNodeType t)
+{
+	switch (t) {
+	case CU_GRAPH_NODE_TYPE_KERNEL: return "KERNEL";
+	case CU_GRAPH_NODE_TYPE_MEMCPY: return "MEMCPY";
+	case CU_GRAPH_NODE_TYPE_MEMSET: return "MEMSET";
+	case CU_GRAPH_NODE_TYPE_HOST: return "HOST";
+	case CU_GRAPH_NODE_TYPE_GRAPH: return "GRAPH";
+	case CU_GRAPH_NODE_TYPE_EMPTY: return "EMPTY";
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return "WAIT_EVENT";
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return "EVENT_RECORD";
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return "MEM_ALLOC";
+	case CU_GRAPH_NODE_TYPE_MEM_FREE: return "MEM_FREE";
+	default: return "OTHER";
+	}
+}
+
+/* ------------------------------------------------------------ capture */
+
+/* One case: a fresh capture of a fresh stream in a mode, one operation by
+ * one thread, then the capture's status and cuStreamEndCapture's answer,
+ * so that no line measures a capture an earlier case invalidated. */
+enum cap_who { WHO_SAME, WHO_OTHER, WHO_OTHER_RELAXED, WHO_SAME_RELAXED, WHO_N };
+static const char *const cap_who_name[] = { "same thread", "other thread",
+	"other thread relaxed", "same thread relaxed" };
+
+enum cap_op {
+	OP_CTX_SYNC, OP_STREAM_SYNC, OP_EVENT_QUERY, OP_EVENT_SYNC, OP_ALLOC,
+	OP_FREE, OP_FREE0, OP_FREE_INTERIOR, OP_HOST, OP_MANAGED, OP_GETINFO,
+	OP_ASYNC_OTHER, OP_ASYNC_CAPTURED, OP_RECORD, OP_QUERY_CAPTURING,
+	OP_SYNC_CAPTURING, OP_MEMSET_SYNC, OP_N
+};
+static const char *const cap_op_name[] = {
+	"cuCtxSynchronize", "cuStreamSynchronize of another stream",
+	"cuEventQuery of another stream's event",
+	"cuEventSynchronize of another stream's event", "cuMemAlloc",
+	"cuMemFree of an earlier allocation", "cuMemFree(0)",
+	"cuMemFree of an interior pointer", "cuMemAllocHost", "cuMemAllocManaged",
+	"cuMemGetInfo", "cuMemAllocAsync on another stream",
+	"cuMemAllocAsync on the capturing stream",
+	"cuEventRecord on the capturing stream",
+	"cuStreamQuery of the capturing stream",
+	"cuStreamSynchronize of the capturing stream", "cuMemsetD8 (synchronous)",
+};
+/* modes 0-2 are CUstreamCaptureMode; 3 is cuStreamBeginCapture (v1) */
+static const char *const cap_mode_name[] = { "global", "thread_local",
+	"relaxed", "v1 begin" };
+
+#define NOT_RUN ((CUresult)-1)
+/* a graph that did not instantiate is not launched (a NULL exec could
+ * crash a driver) */
+#define LAUNCH(e, s) ((e) ? G.launch(e, s) : NOT_RUN)
+
+static CUresult
+g_destroy(CUgraph g)
+{
+	return g ? G.destroy(g) : NOT_RUN;
+}
+
+static CUresult
+gx_destroy(CUgraphExec e)
+{
+	return e ? G.exec_destroy(e) : NOT_RUN;
+}
+
+struct cap_case {
+	enum cap_op op;
+	int relax;
+	CUstream s, other;
+	CUevent ev_other, ev_cap;
+	CUdeviceptr pre, dev, managed, async_other;
+	void *host;
+	int same_addr;
+	CUresult r[4];
+};
+
+static void
+cap_op_run(struct cap_case *c)
+{
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUdeviceptr a = 0, b = 0, dp = 0;
+	size_t sz = 0, fr = 0, tot = 0;
+
+	if (c->relax)
+		G.xmode(&m);
+	switch (c->op) {
+	case OP_CTX_SYNC: c->r[0] = cuCtxSynchronize(); break;
+	case OP_STREAM_SYNC: c->r[0] = cuStreamSynchronize(c->other); break;
+	case OP_EVENT_QUERY: c->r[0] = cuEventQuery(c->ev_other); break;
+	case OP_EVENT_SYNC: c->r[0] = cuEventSynchronize(c->ev_other); break;
+	case OP_ALLOC: c->r[0] = cuMemAlloc(&c->dev, 4096); break;
+	case OP_FREE:
+		c->r[0] = cuMemFree(c->pre);
+		if (c->r[0] == CUDA_SUCCESS)
+			c->pre = 0;
+		break;
+	case OP_FREE0: c->r[0] = cuMemFree(0); break;
+	case OP_FREE_INTERIOR: c->r[0] = cuMemFree(c->pre + 256); break;
+	case OP_HOST:
+		c->r[0] = cuMemAllocHost(&c->host, 4096);
+		if (c->r[0] == CUDA_SUCCESS) {
+			c->r[1] = cuMemFreeHost(c->host);
+			if (c->r[1] == CUDA_SUCCESS)
+				c->host = NULL;
+		}
+		break;
+	case OP_MANAGED:
+		c->r[0] = cuMemAllocManaged(&c->managed, 4096, CU_MEM_ATTACH_GLOBAL);
+		break;
+	case OP_GETINFO: c->r[0] = cuMemGetInfo(&fr, &tot); break;
+	case OP_ASYNC_OTHER:
+		c->r[0] = cuMemAllocAsync(&c->async_other, 4096, c->other);
+		break;
+	case OP_ASYNC_CAPTURED:
+		c->r[0] = cuMemAllocAsync(&a, 4096, c->s);
+		if (c->r[0] != CUDA_SUCCESS)
+			break;
+		c->r[1] = cuPointerGetAttribute(&dp,
+		    CU_POINTER_ATTRIBUTE_DEVICE_POINTER, a);
+		c->same_addr = dp == a;
+		c->r[2] = cuMemGetAddressRange(&b, &sz, a);
+		c->r[3] = cuMemFreeAsync(a, c->s);
+		break;
+	case OP_RECORD:
+		c->r[0] = cuEventRecord(c->ev_cap, c->s);
+		if (c->r[0] == CUDA_SUCCESS)
+			c->r[1] = cuEventQuery(c->ev_cap);
+		break;
+	case OP_QUERY_CAPTURING: c->r[0] = cuStreamQuery(c->s); break;
+	case OP_SYNC_CAPTURING: c->r[0] = cuStreamSynchronize(c->s); break;
+	case OP_MEMSET_SYNC: c->r[0] = cuMemsetD8(c->pre, 7, 4096); break;
+	default: break;
+	}
+	if (c->relax)
+		G.xmode(&m);    /* back to the mode it had */
+}
 
 static void *
-capture_other(void *arg)
+cap_thread(void *arg)
 {
-	CUdeviceptr d = 0;
-
-	(void)arg;
 	cuCtxSetCurrent(primary);
-	if (cap.relaxed) {
-		CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
-		cap.xmode(&m);
-	}
-	cap.sync = cuCtxSynchronize();
-	cap.query = cuEventQuery(cap.ev);
-	cap.alloc = cuMemAlloc(&d, 4096);
-	if (cap.alloc == CUDA_SUCCESS)
-		cuMemFree(d);
+	cap_op_run(arg);
 	return NULL;
+}
+
+static CUresult
+cap_begin(CUstream s, int mode)
+{
+	return mode == 3 ? G.begin_v1(s) : G.begin(s, (CUstreamCaptureMode)mode);
+}
+
+static void
+cap_case(int mode, enum cap_who who, enum cap_op op)
+{
+	struct cap_case c;
+	char key[200];
+	CUstreamCaptureStatus st = (CUstreamCaptureStatus)99;
+	CUgraph g = NULL;
+	CUresult r;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.relax = who == WHO_OTHER_RELAXED || who == WHO_SAME_RELAXED;
+	for (int i = 0; i < 4; i++)
+		c.r[i] = NOT_RUN;
+	snprintf(key, sizeof(key), "capture %s, %s, %s", cap_mode_name[mode],
+	    cap_who_name[who], cap_op_name[op]);
+	cuStreamCreate(&c.s, CU_STREAM_NON_BLOCKING);
+	cuStreamCreate(&c.other, CU_STREAM_NON_BLOCKING);
+	cuEventCreate(&c.ev_other, CU_EVENT_DISABLE_TIMING);
+	cuEventCreate(&c.ev_cap, CU_EVENT_DISABLE_TIMING);
+	cuMemAlloc(&c.pre, 1 << 16);
+	cuEventRecord(c.ev_other, c.other);
+	cuStreamSynchronize(c.other);
+	r = cap_begin(c.s, mode);
+	if (r != CUDA_SUCCESS) {
+		printf("%s, begin: %s\n", key, en(r));
+		goto out;
+	}
+	if (who == WHO_SAME || who == WHO_SAME_RELAXED) {
+		cap_op_run(&c);
+	} else {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, cap_thread, &c) == 0)
+			pthread_join(th, NULL);
+	}
+	printf("%s: %s\n", key, en(c.r[0]));
+	if (op == OP_HOST && c.r[1] != NOT_RUN)
+		printf("%s, then cuMemFreeHost: %s\n", key, en(c.r[1]));
+	if (op == OP_ASYNC_CAPTURED && c.r[0] == CUDA_SUCCESS) {
+		printf("%s, DEVICE_POINTER of it: %s%s\n", key, en(c.r[1]),
+		    c.r[1] != CUDA_SUCCESS ? "" : c.same_addr ? " the address" :
+		    " another address");
+		printf("%s, cuMemGetAddressRange of it: %s\n", key, en(c.r[2]));
+		printf("%s, then cuMemFreeAsync: %s\n", key, en(c.r[3]));
+	}
+	if (op == OP_RECORD && c.r[1] != NOT_RUN)
+		printf("%s, then cuEventQuery of it: %s\n", key, en(c.r[1]));
+	r = G.is_capturing(c.s, &st);
+	printf("%s, status: %s %s\n", key, en(r), cap_status(st));
+	printf("%s, end: %s\n", key, en(G.end(c.s, &g)));
+	if (g != NULL)
+		g_destroy(g);
+out:
+	cuStreamSynchronize(c.s);
+	cuStreamSynchronize(c.other);
+	if (c.dev)
+		cuMemFree(c.dev);
+	if (c.managed)
+		cuMemFree(c.managed);
+	if (c.host)
+		cuMemFreeHost(c.host);
+	if (c.async_other) {
+		cuMemFreeAsync(c.async_other, c.other);
+		cuStreamSynchronize(c.other);
+	}
+	if (c.pre)
+		cuMemFree(c.pre);
+	cuEventDestroy(c.ev_other);
+	cuEventDestroy(c.ev_cap);
+	cuStreamDestroy(c.s);
+	cuStreamDestroy(c.other);
+}
+
+/* End a capture from another thread than the one that began it. */
+struct cap_end_s {
+	CUstream s;
+	CUgraph g;
+	CUresult r;
+};
+
+static void *
+cap_end_thread(void *arg)
+{
+	struct cap_end_s *e = arg;
+
+	cuCtxSetCurrent(primary);
+	e->r = G.end(e->s, &e->g);
+	return NULL;
+}
+
+static void
+capture_misc(void)
+{
+	CUstream s, b;
+	CUdeviceptr d = 0;
+	CUgraph g = NULL, gi = NULL;
+	CUstreamCaptureStatus st = (CUstreamCaptureStatus)99;
+	cuuint64_t id = 0;
+	const CUgraphNode *deps = NULL;
+	const CUgraphEdgeData *edges = NULL;
+	size_t nd = 99;
+	unsigned char byte = 0xff;
+
+	cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+	cuMemAlloc(&d, 1 << 16);
+	cuMemsetD8(d, 0, 1 << 16);
+	/* the graph during the capture, and what the capture did not run */
+	SAY("capture info, stream not capturing", G.info_v3(s, &st, &id, &gi,
+	    &deps, &edges, &nd));
+	printf("capture info, stream not capturing, status: %s\n", cap_status(st));
+	SAY("capture begin global", G.begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	SAY("capture cuMemsetD8Async on the capturing stream",
+	    cuMemsetD8Async(d, 0x5a, 4096, s));
+	SAY("capture info_v3 during capture", G.info_v3(s, &st, &id, &gi, &deps,
+	    &edges, &nd));
+	printf("capture info_v3 during capture, status: %s\n", cap_status(st));
+	printf("capture info_v3 during capture, dependencies: %zu\n", nd);
+	printf("capture info_v3 during capture, id: %s\n", id ? "nonzero" : "0");
+	printf("capture info_v3 during capture, graph: %s\n", gi ? "set" : "NULL");
+	{
+		CUgraph g2 = NULL;
+		cuuint64_t id2 = 0;
+
+		SAY("capture info_v2 during capture", G.info_v2(s, &st, &id2, &g2,
+		    &deps, &nd));
+		printf("capture info_v2 during capture: same graph and id as v3: %s\n",
+		    g2 == gi && id2 == id ? "yes" : "no");
+	}
+	SAY("capture end", G.end(s, &g));
+	printf("capture graph from info is the ended one: %s\n", g && g == gi ?
+	    "same" : "different");
+	cuCtxSynchronize();
+	cuMemcpyDtoH(&byte, d, 1);
+	printf("capture captured memset ran: %s\n", byte == 0x5a ? "yes" : "no");
+	if (g) {
+		CUgraphNode n[4];
+		size_t nn = 4;
+		CUgraphNodeType t = (CUgraphNodeType)99;
+
+		SAY("capture captured graph cuGraphGetNodes", G.get_nodes(g, n, &nn));
+		printf("capture captured graph nodes: %zu\n", nn);
+		if (nn >= 1 && G.node_type(n[0], &t) == CUDA_SUCCESS)
+			printf("capture captured graph node type: %s\n",
+			    node_type_name(t));
+		g_destroy(g);
+		g = NULL;
+	}
+	SAY("capture end, stream not capturing", G.end(s, &g));
+	G.begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+	SAY("capture begin on a capturing stream", G.begin(s,
+	    CU_STREAM_CAPTURE_MODE_GLOBAL));
+	G.is_capturing(s, &st);
+	printf("capture begin on a capturing stream, status: %s\n", cap_status(st));
+	SAY("capture begin on a capturing stream, end", G.end(s, &g));
+	if (g)
+		g_destroy(g);
+	g = NULL;
+	SAY("capture begin on the NULL stream", G.begin(NULL,
+	    CU_STREAM_CAPTURE_MODE_RELAXED));
+	if (G.is_capturing(NULL, &st) == CUDA_SUCCESS &&
+	    st != CU_STREAM_CAPTURE_STATUS_NONE) {
+		G.end(NULL, &g);
+		if (g)
+			g_destroy(g);
+		g = NULL;
+	}
+	/* cuStreamEndCapture from another thread, per mode */
+	for (int mode = 0; mode < 3; mode++) {
+		struct cap_end_s e = { s, NULL, NOT_RUN };
+		pthread_t th;
+		char key[120];
+
+		G.begin(s, (CUstreamCaptureMode)mode);
+		if (pthread_create(&th, NULL, cap_end_thread, &e) == 0)
+			pthread_join(th, NULL);
+		snprintf(key, sizeof(key), "capture %s, end from another thread",
+		    cap_mode_name[mode]);
+		SAY(key, e.r);
+		if (e.g)
+			g_destroy(e.g);
+		if (G.is_capturing(s, &st) == CUDA_SUCCESS &&
+		    st != CU_STREAM_CAPTURE_STATUS_NONE) {
+			printf("capture %s, after it: %s\n", cap_mode_name[mode],
+			    cap_status(st));
+			snprintf(key, sizeof(key), "capture %s, end by the capturing thread after it",
+			    cap_mode_name[mode]);
+			SAY(key, G.end(s, &g));
+			if (g)
+				g_destroy(g);
+			g = NULL;
+		} else {
+			printf("capture %s, after it: NONE\n", cap_mode_name[mode]);
+		}
+	}
+	/* the legacy stream while a blocking or a non-blocking stream captures */
+	cuStreamCreate(&b, 0);
+	for (int blocking = 0; blocking < 2; blocking++) {
+		CUstream c = blocking ? b : s;
+		const char *k = blocking ? "blocking" : "non-blocking";
+		char key[160];
+
+		G.begin(c, CU_STREAM_CAPTURE_MODE_RELAXED);
+		snprintf(key, sizeof(key), "capture relaxed, %s stream, cuMemsetD8Async on the legacy stream", k);
+		SAY(key, cuMemsetD8Async(d, 1, 16, CU_STREAM_LEGACY));
+		snprintf(key, sizeof(key), "capture relaxed, %s stream, cuMemsetD8Async on the NULL stream", k);
+		SAY(key, cuMemsetD8Async(d, 1, 16, NULL));
+		/* beside a non-blocking capture the legacy stream's sets may
+		 * or may not have ended: info */
+		snprintf(key, sizeof(key), "%scapture relaxed, %s stream, cuStreamQuery of the legacy stream",
+		    blocking ? "" : "info: ", k);
+		SAY(key, cuStreamQuery(CU_STREAM_LEGACY));
+		G.is_capturing(c, &st);
+		printf("capture relaxed, %s stream, legacy work, status: %s\n", k,
+		    cap_status(st));
+		snprintf(key, sizeof(key), "capture relaxed, %s stream, legacy work, end", k);
+		SAY(key, G.end(c, &g));
+		if (g)
+			g_destroy(g);
+		g = NULL;
+		cuCtxSynchronize();
+	}
+	cuStreamDestroy(b);
+	cuMemFree(d);
+	cuStreamDestroy(s);
 }
 
 static void
 part_capture(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	static const char *const mname[] = { "global", "thread_local",
-		"relaxed" };
 	CUstream s;
-	CUdeviceptr d = 0, m = 0, a = 0;
-	CUgraph g;
+	CUdeviceptr m = 0, d = 0;
+	void *h = NULL;
 
-	cap.begin = lib ? (begin_fn)dlsym(lib, "cuStreamBeginCapture_v2") : NULL;
-	cap.end = lib ? (end_fn)dlsym(lib, "cuStreamEndCapture") : NULL;
-	cap.xmode = lib ? (xmode_fn)dlsym(lib,
-	    "cuThreadExchangeStreamCaptureMode") : NULL;
-	attach_fn attach = lib ? (attach_fn)dlsym(lib,
-	    "cuStreamAttachMemAsync") : NULL;
-	graph_destroy_fn gdestroy = lib ? (graph_destroy_fn)dlsym(lib,
-	    "cuGraphDestroy") : NULL;
-	if (cap.begin == NULL || cap.end == NULL || cap.xmode == NULL ||
-	    attach == NULL || gdestroy == NULL) {
-		printf("info: capture: not exported by this driver\n");
+	g_load();
+	if (!G.have_capture) {
+		printf("info: capture: not measured (entry points missing)\n");
+		return;
+	}
+	for (int mode = 0; mode < 3; mode++)
+		for (int who = 0; who < WHO_N; who++)
+			for (int op = 0; op < OP_N; op++)
+				cap_case(mode, (enum cap_who)who, (enum cap_op)op);
+	/* the mode cuStreamBeginCapture (v1) captures in */
+	if (G.begin_v1) {
+		cap_case(3, WHO_SAME, OP_ALLOC);
+		cap_case(3, WHO_OTHER, OP_ALLOC);
+	}
+	if (G.info_v2 && G.info_v3)
+		capture_misc();
+	if (!G.attach)
+		return;
+
+	/* cuStreamAttachMemAsync */
+	cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+	cuMemAllocManaged(&m, 1 << 20, CU_MEM_ATTACH_GLOBAL);
+	cuMemAlloc(&d, 1 << 20);
+	cuMemAllocHost(&h, 4096);
+#define ATTACH(label, p, len, fl) do { \
+		SAY("attach " label, G.attach(s, p, len, fl)); \
+		cuStreamSynchronize(s); \
+	} while (0)
+	ATTACH("managed base, length 0", m, 0, CU_MEM_ATTACH_SINGLE);
+	ATTACH("managed interior, length 0", m + 4096, 0, CU_MEM_ATTACH_SINGLE);
+	ATTACH("managed base, length the allocation's size", m, 1 << 20,
+	    CU_MEM_ATTACH_SINGLE);
+	ATTACH("managed base, a partial length", m, 4096, CU_MEM_ATTACH_SINGLE);
+	ATTACH("managed interior with a length", m + 4096, 4096,
+	    CU_MEM_ATTACH_SINGLE);
+	ATTACH("managed base, longer than the allocation", m, 2 << 20,
+	    CU_MEM_ATTACH_SINGLE);
+	ATTACH("managed base, CU_MEM_ATTACH_HOST", m, 0, CU_MEM_ATTACH_HOST);
+	ATTACH("managed base, CU_MEM_ATTACH_GLOBAL", m, 0, CU_MEM_ATTACH_GLOBAL);
+	ATTACH("managed base, bad flags", m, 0, 8);
+	ATTACH("device memory (cuMemAlloc), length 0", d, 0, CU_MEM_ATTACH_SINGLE);
+	ATTACH("device memory (cuMemAlloc), whole length", d, 1 << 20,
+	    CU_MEM_ATTACH_SINGLE);
+	ATTACH("pinned host memory", (CUdeviceptr)(uintptr_t)h, 0,
+	    CU_MEM_ATTACH_SINGLE);
+#undef ATTACH
+	cuStreamSynchronize(s);
+	cuMemFreeHost(h);
+	cuMemFree(d);
+	cuMemFree(m);
+	cuStreamDestroy(s);
+}
+
+/* -------------------------------------------------------------- graphs */
+
+static void
+gmem(const char *when)
+{
+	cuuint64_t u = 0, r = 0;
+	CUresult ru = G.mem_attr(dev0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &u);
+	CUresult rr = G.mem_attr(dev0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &r);
+
+	printf("graph mem %s, USED_MEM_CURRENT: %s %llu\n", when, en(ru),
+	    (unsigned long long)u);
+	printf("graph mem %s, RESERVED_MEM_CURRENT: %s %llu\n", when, en(rr),
+	    (unsigned long long)r);
+}
+
+/* Host-side questions about a graph allocation's address: no access. */
+static void
+gptr(const char *when, CUdeviceptr p, size_t size)
+{
+	CUdeviceptr dp = 0, base = 0;
+	size_t sz = 0;
+	CUresult r = cuPointerGetAttribute(&dp,
+	    CU_POINTER_ATTRIBUTE_DEVICE_POINTER, p);
+
+	printf("graph %s, DEVICE_POINTER: %s%s\n", when, en(r),
+	    r != CUDA_SUCCESS ? "" : dp == p ? " the address" : " another address");
+	r = cuMemGetAddressRange(&base, &sz, p);
+	printf("graph %s, cuMemGetAddressRange: %s%s\n", when, en(r),
+	    r != CUDA_SUCCESS ? "" : base == p && sz == size ? " base, size" :
+	    base == p ? " base, another size" : " another base");
+}
+
+static CUresult
+galloc(CUgraphNode *n, CUgraph g, const CUgraphNode *dep, size_t ndep,
+    size_t bytes, CUdeviceptr *out)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS p;
+	CUresult r;
+
+	memset(&p, 0, sizeof(p));
+	p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p.poolProps.location.id = 0;
+	p.bytesize = bytes;
+	r = G.add_alloc(n, g, dep, ndep, &p);
+	*out = r == CUDA_SUCCESS ? p.dptr : 0;
+	return r;
+}
+
+static void
+gtypes(const char *label, CUgraph g)
+{
+	CUgraphNode n[16];
+	size_t nn = 16;
+	CUresult r = G.get_nodes(g, n, &nn);
+
+	printf("%s: %s %zu", label, en(r), r == CUDA_SUCCESS ? nn : 0);
+	for (size_t i = 0; r == CUDA_SUCCESS && i < nn && i < 16; i++) {
+		CUgraphNodeType t = (CUgraphNodeType)99;
+
+		G.node_type(n[i], &t);
+		printf(" %s", node_type_name(t));
+	}
+	printf("\n");
+}
+
+/* The graph-memory lifecycle, step by step. */
+static void
+part_graph(void)
+{
+	CUstream s;
+	CUgraph g1 = NULL, gtmp = NULL;
+	CUgraphExec e1 = NULL, etmp = NULL;
+	CUgraphNode a1 = NULL, a2 = NULL, ms = NULL, f1 = NULL, ntmp = NULL;
+	CUdeviceptr p1 = 0, p2 = 0, ptmp = 0;
+	const size_t s1 = 1 << 20, s2 = (3 << 20) + 4096;
+	CUresult r;
+
+	g_load();
+	if (!G.have_graph) {
+		printf("info: graph: not measured (entry points missing)\n");
 		return;
 	}
 	cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
-	cuEventCreate(&cap.ev, CU_EVENT_DISABLE_TIMING);
-	cuMemAlloc(&d, 1 << 20);
-	for (int mode = 0; mode < 3; mode++)
-		for (int relaxed = 0; relaxed < 2; relaxed++) {
-			pthread_t th;
-			cuEventRecord(cap.ev, s);
-			cuStreamSynchronize(s);
-			cap.relaxed = relaxed;
-			printf("info: capture %s: begin: %s\n", mname[mode],
-			    en(cap.begin(s, (CUstreamCaptureMode)mode)));
-			cuMemsetD8Async(d, 1, 1 << 20, s);
-			if (pthread_create(&th, NULL, capture_other, NULL) == 0)
-				pthread_join(th, NULL);
-			printf("info: capture %s, other thread%s: cuCtxSynchronize "
-			    "%s, cuEventQuery %s, cuMemAlloc %s\n", mname[mode],
-			    relaxed ? " relaxed" : "", en(cap.sync),
-			    en(cap.query), en(cap.alloc));
-			CUdeviceptr x = 0;
-			CUresult ra = cuMemAlloc(&x, 4096);
-			CUresult rf = ra == CUDA_SUCCESS ? cuMemFree(x) :
-			    CUDA_ERROR_NOT_FOUND;
-			CUresult rq = cuEventQuery(cap.ev);
-			CUresult ras = cuMemAllocAsync(&a, 4096, s);
-			CUresult rfs = ras == CUDA_SUCCESS ?
-			    cuMemFreeAsync(a, s) : CUDA_ERROR_NOT_FOUND;
-			printf("info: capture %s, same thread: cuMemAlloc %s, "
-			    "cuMemFree %s, cuEventQuery %s, cuMemAllocAsync %s, "
-			    "cuMemFreeAsync %s\n", mname[mode], en(ra), en(rf),
-			    en(rq), en(ras), en(rfs));
-			g = NULL;
-			printf("info: capture %s%s: end: %s\n", mname[mode],
-			    relaxed ? " (other relaxed)" : "",
-			    en(cap.end(s, &g)));
-			if (g != NULL)
-				gdestroy(g);
-			CUstreamCaptureMode back = CU_STREAM_CAPTURE_MODE_GLOBAL;
-			cap.xmode(&back);
-			cuStreamSynchronize(s);
-		}
-	/* cuStreamAttachMemAsync: the base, an interior pointer, a length. */
-	cuMemAllocManaged(&m, 1 << 20, CU_MEM_ATTACH_GLOBAL);
-	printf("info: attach base: %s\n", en(attach(s, m, 0,
-	    CU_MEM_ATTACH_SINGLE)));
-	printf("info: attach interior: %s\n", en(attach(s, m + 4096, 0,
-	    CU_MEM_ATTACH_SINGLE)));
-	printf("info: attach base, whole length: %s\n", en(attach(s, m,
-	    1 << 20, CU_MEM_ATTACH_SINGLE)));
-	printf("info: attach interior with a length: %s\n", en(attach(s,
-	    m + 4096, 4096, CU_MEM_ATTACH_SINGLE)));
+	SAY("graph cuDeviceGraphMemTrim at start", G.trim(dev0));
+	gmem("at start");
+	SAY("graph cuGraphCreate", G.create(&g1, 0));
+	r = galloc(&a1, g1, NULL, 0, s1, &p1);
+	printf("graph alloc node 1 MiB: %s\n", en(r));
+	printf("graph alloc node 1 MiB, dptr: %s\n", p1 ? "set" : "0");
+	r = galloc(&a2, g1, &a1, 1, s2, &p2);
+	printf("graph alloc node 3 MiB+4096: %s\n", en(r));
+	printf("graph alloc node 3 MiB+4096, dptr: %s\n", p2 ? "set" : "0");
+	printf("graph alloc nodes' ranges: %s\n", p1 + s1 <= p2 || p2 + s2 <= p1 ?
+	    "disjoint" : "overlap");
+	{
+		CUDA_MEM_ALLOC_NODE_PARAMS q;
+
+		memset(&q, 0, sizeof(q));
+		SAY("graph cuGraphMemAllocNodeGetParams", G.alloc_params(a1, &q));
+		printf("graph cuGraphMemAllocNodeGetParams, dptr: %s\n", q.dptr == p1 ?
+		    "the node's" : "another");
+		printf("graph cuGraphMemAllocNodeGetParams, bytesize: %zu\n", q.bytesize);
+		printf("graph cuGraphMemAllocNodeGetParams, location: %d %d\n",
+		    (int)q.poolProps.location.type, q.poolProps.location.id);
+	}
+	gptr("before launch, 1 MiB", p1, s1);
+	gmem("after adding alloc nodes");
+	{
+		CUDA_MEMSET_NODE_PARAMS mp;
+
+		memset(&mp, 0, sizeof(mp));
+		mp.dst = p1;
+		mp.value = 0x5a;
+		mp.elementSize = 1;
+		mp.width = s1;
+		mp.height = 1;
+		SAY("graph memset node on the allocation", G.add_memset(&ms, g1, &a2,
+		    1, &mp, primary));
+	}
+	SAY("graph free node", G.add_free(&f1, g1, &ms, 1, p1));
+	{
+		CUdeviceptr q = 0;
+
+		SAY("graph cuGraphMemFreeNodeGetParams", G.free_params(f1, &q));
+		printf("graph cuGraphMemFreeNodeGetParams, dptr: %s\n", q == p1 ?
+		    "the allocation's" : "another");
+	}
+	gtypes("graph nodes", g1);
+	{
+		CUdeviceptr d = 0;
+
+		cuMemAlloc(&d, 4096);
+		CUgraphNode x = NULL, y = NULL, z = NULL;
+
+		G.create(&gtmp, 0);
+		galloc(&x, gtmp, NULL, 0, s1, &ptmp);
+		G.add_free(&y, gtmp, &x, 1, ptmp);
+		SAY("graph second free node of the same allocation", G.add_free(&z,
+		    gtmp, &y, 1, ptmp));
+		g_destroy(gtmp);
+		G.create(&gtmp, 0);
+		SAY("graph free node of a cuMemAlloc pointer", G.add_free(&ntmp,
+		    gtmp, NULL, 0, d));
+		SAY("graph free node of an unknown address", G.add_free(&ntmp,
+		    gtmp, NULL, 0, (CUdeviceptr)4096));
+		g_destroy(gtmp);
+		gtmp = NULL;
+		cuMemFree(d);
+	}
+	SAY("graph cuGraphInstantiateWithFlags", G.instantiate(&e1, g1, 0));
+	gmem("after instantiate");
+	r = G.instantiate(&etmp, g1, 0);
+	printf("graph second instantiate while the first exec exists: %s\n", en(r));
+	if (r == CUDA_SUCCESS)
+		gx_destroy(etmp);
+	etmp = NULL;
+	SAY("graph cuGraphLaunch", LAUNCH(e1, s));
+	SAY("graph cuStreamSynchronize after launch", cuStreamSynchronize(s));
+	gmem("after launch");
+	gptr("after launch, 1 MiB (freed by its node)", p1, s1);
+	gptr("after launch, 3 MiB+4096 (no free node)", p2, s2);
+	{
+		unsigned char b[2] = { 0, 0 };
+
+		SAY("graph after launch, cuMemsetD8 of the live allocation",
+		    cuMemsetD8(p2, 0x33, s2));
+		cuMemcpyDtoH(&b[0], p2, 1);
+		cuMemcpyDtoH(&b[1], p2 + s2 - 1, 1);
+		printf("graph after launch, the live allocation reads back: %s\n",
+		    b[0] == 0x33 && b[1] == 0x33 ? "ok" : "wrong");
+	}
+	SAY("graph relaunch while an allocation is live", LAUNCH(e1, s));
+	SAY("graph cuStreamSynchronize after the refused relaunch",
+	    cuStreamSynchronize(s));
+	gmem("after the refused relaunch");
+	SAY("graph cuMemFree of a live graph allocation", cuMemFree(p2));
+	SAY("graph cuMemFree of it again", cuMemFree(p2));
+	gptr("after cuMemFree", p2, s2);
+	gmem("after cuMemFree");
+	SAY("graph relaunch after cuMemFree", LAUNCH(e1, s));
 	cuStreamSynchronize(s);
-	cuMemFree(m);
-	cuMemFree(d);
-	cuEventDestroy(cap.ev);
+	gptr("after the second launch", p2, s2);
+	gmem("after the second launch");
+	SAY("graph cuMemFreeAsync of a live graph allocation", cuMemFreeAsync(p2, s));
+	SAY("graph cuStreamSynchronize after cuMemFreeAsync", cuStreamSynchronize(s));
+	gptr("after cuMemFreeAsync", p2, s2);
+	gmem("after cuMemFreeAsync");
+	SAY("graph cuDeviceGraphMemTrim", G.trim(dev0));
+	gmem("after trim");
+
+	/* cuGraphClone, and a second exec of the clone */
+	{
+		CUgraph c = NULL;
+		CUgraphExec ec = NULL;
+
+		r = G.clone(&c, g1);
+		printf("graph cuGraphClone of a graph with memory nodes: %s\n", en(r));
+		if (r == CUDA_SUCCESS) {
+			CUgraphNode n[16];
+			size_t nn = 16;
+			CUdeviceptr cp = 0;
+
+			gtypes("graph clone's nodes", c);
+			if (G.get_nodes(c, n, &nn) == CUDA_SUCCESS) {
+				for (size_t i = 0; i < nn && i < 16; i++) {
+					CUgraphNodeType t;
+					CUDA_MEM_ALLOC_NODE_PARAMS q;
+
+					if (G.node_type(n[i], &t) == CUDA_SUCCESS &&
+					    t == CU_GRAPH_NODE_TYPE_MEM_ALLOC &&
+					    G.alloc_params(n[i], &q) == CUDA_SUCCESS &&
+					    cp == 0)
+						cp = q.dptr;
+				}
+			}
+			printf("graph clone's first alloc node dptr: %s\n", cp == p1 ?
+			    "the original's" : cp == p2 ? "the original's second" :
+			    cp ? "another" : "none");
+			r = G.instantiate(&ec, c, 0);
+			printf("graph instantiate the clone while the original's exec exists: %s\n",
+			    en(r));
+			if (r == CUDA_SUCCESS)
+				gx_destroy(ec);
+			g_destroy(c);
+		}
+	}
+	SAY("graph cuGraphExecDestroy", gx_destroy(e1));
+	e1 = NULL;
+	r = G.instantiate(&e1, g1, 0);
+	printf("graph instantiate again after cuGraphExecDestroy: %s\n", en(r));
+	if (r == CUDA_SUCCESS)
+		gx_destroy(e1);
+	e1 = NULL;
+
+	/* AUTO_FREE_ON_LAUNCH; then exec and graph destroyed while live */
+	G.create(&gtmp, 0);
+	galloc(&ntmp, gtmp, NULL, 0, s1, &ptmp);
+	r = G.instantiate(&etmp, gtmp, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+	printf("graph instantiate AUTO_FREE_ON_LAUNCH: %s\n", en(r));
+	if (r == CUDA_SUCCESS) {
+		SAY("graph auto-free launch", LAUNCH(etmp, s));
+		cuStreamSynchronize(s);
+		gptr("auto-free, after launch", ptmp, s1);
+		SAY("graph auto-free relaunch while an allocation is live",
+		    LAUNCH(etmp, s));
+		SAY("graph auto-free cuStreamSynchronize after relaunch",
+		    cuStreamSynchronize(s));
+		gptr("auto-free, after relaunch", ptmp, s1);
+		gmem("auto-free, after relaunch");
+		SAY("graph cuGraphExecDestroy while an allocation is live",
+		    gx_destroy(etmp));
+		gptr("after cuGraphExecDestroy while live", ptmp, s1);
+		gmem("after cuGraphExecDestroy while live");
+	}
+	etmp = NULL;
+	SAY("graph cuGraphDestroy while an allocation is live", g_destroy(gtmp));
+	gtmp = NULL;
+	gptr("after cuGraphDestroy while live", ptmp, s1);
+	{
+		unsigned char b = 0;
+
+		CUdeviceptr base = 0;
+		size_t sz = 0;
+
+		/* only live memory is touched (see graphrisk) */
+		if (cuMemGetAddressRange(&base, &sz, ptmp) == CUDA_SUCCESS) {
+			SAY("graph after exec and graph destroyed, cuMemsetD8",
+			    cuMemsetD8(ptmp, 0x44, s1));
+			cuMemcpyDtoH(&b, ptmp, 1);
+			printf("graph after exec and graph destroyed, reads back: %s\n",
+			    b == 0x44 ? "ok" : "wrong");
+		} else {
+			printf("graph after exec and graph destroyed, cuMemsetD8: not live\n");
+		}
+	}
+	SAY("graph cuMemFree after exec and graph destroyed", cuMemFree(ptmp));
+	gmem("after that cuMemFree");
+	ptmp = 0;
+
+	/* an alloc node's address never launched */
+	G.create(&gtmp, 0);
+	galloc(&ntmp, gtmp, NULL, 0, s1, &ptmp);
+	SAY("graph cuMemFree of an alloc node's address before instantiate",
+	    cuMemFree(ptmp));
+	G.instantiate(&etmp, gtmp, 0);
+	gptr("never launched", ptmp, s1);
+	SAY("graph cuMemFree of an alloc node's address never launched",
+	    cuMemFree(ptmp));
+	SAY("graph launch after those frees", LAUNCH(etmp, s));
+	cuStreamSynchronize(s);
+	gptr("never launched, then launched", ptmp, s1);
+	cuMemFree(ptmp);
+	gx_destroy(etmp);
+	g_destroy(gtmp);
+	etmp = NULL;
+	gtmp = NULL;
+	ptmp = 0;
+
+	/* a graph whose free node frees another graph's allocation */
+	{
+		CUgraph ga = NULL, gb = NULL;
+		CUgraphExec ea = NULL, eb = NULL;
+		CUgraphNode na, nb;
+		CUdeviceptr pa = 0;
+
+		G.create(&ga, 0);
+		galloc(&na, ga, NULL, 0, s1, &pa);
+		G.create(&gb, 0);
+		SAY("graph free node of another graph's allocation", G.add_free(&nb,
+		    gb, NULL, 0, pa));
+		SAY("graph instantiate the allocating graph", G.instantiate(&ea, ga, 0));
+		SAY("graph instantiate the freeing graph", G.instantiate(&eb, gb, 0));
+		SAY("graph launch the allocating graph", LAUNCH(ea, s));
+		cuStreamSynchronize(s);
+		gptr("cross-graph, after the allocating launch", pa, s1);
+		SAY("graph launch the freeing graph", LAUNCH(eb, s));
+		SAY("graph cuStreamSynchronize after the freeing launch",
+		    cuStreamSynchronize(s));
+		gptr("cross-graph, after the freeing launch", pa, s1);
+		SAY("graph relaunch the allocating graph after the other freed it",
+		    LAUNCH(ea, s));
+		cuStreamSynchronize(s);
+		gptr("cross-graph, after the relaunch", pa, s1);
+		cuMemFree(pa);
+		if (ea)
+			gx_destroy(ea);
+		if (eb)
+			gx_destroy(eb);
+		g_destroy(ga);
+		g_destroy(gb);
+	}
+
+	/* a graph with memory nodes as a child graph node */
+	{
+		CUgraph child = NULL, parent = NULL;
+		CUgraphExec ep = NULL;
+		CUgraphNode nc, np;
+		CUdeviceptr pc = 0;
+
+		G.create(&child, 0);
+		galloc(&nc, child, NULL, 0, s1, &pc);
+		G.create(&parent, 0);
+		r = G.add_child(&np, parent, NULL, 0, child);
+		printf("graph child graph node with an alloc node: %s\n", en(r));
+		if (r == CUDA_SUCCESS) {
+			r = G.instantiate(&ep, parent, 0);
+			printf("graph instantiate a parent of memory nodes: %s\n", en(r));
+			if (r == CUDA_SUCCESS) {
+				SAY("graph launch a parent of memory nodes", LAUNCH(ep, s));
+				cuStreamSynchronize(s);
+				gptr("child graph's allocation after the launch", pc, s1);
+				cuMemFree(pc);
+				gx_destroy(ep);
+			}
+		}
+		g_destroy(parent);
+		g_destroy(child);
+	}
+
+	/* captured cuMemAllocAsync + cuMemFreeAsync, and an alloc alone */
+	for (int withfree = 1; withfree >= 0; withfree--) {
+		CUgraph gc = NULL;
+		CUgraphExec ec = NULL;
+		CUdeviceptr a = 0;
+		const char *k = withfree ? "captured alloc and free" :
+		    "captured alloc alone";
+		char key[160];
+
+		G.begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+		snprintf(key, sizeof(key), "graph %s, cuMemAllocAsync", k);
+		SAY(key, cuMemAllocAsync(&a, s1, s));
+		snprintf(key, sizeof(key), "graph %s, cuMemsetD8Async", k);
+		SAY(key, cuMemsetD8Async(a, 0x66, s1, s));
+		if (withfree) {
+			snprintf(key, sizeof(key), "graph %s, cuMemFreeAsync", k);
+			SAY(key, cuMemFreeAsync(a, s));
+		}
+		snprintf(key, sizeof(key), "graph %s, end", k);
+		SAY(key, G.end(s, &gc));
+		if (!gc)
+			continue;
+		snprintf(key, sizeof(key), "graph %s, nodes", k);
+		gtypes(key, gc);
+		{
+			CUgraphNode n[16];
+			size_t nn = 16;
+			const char *rel = "none";
+
+			if (G.get_nodes(gc, n, &nn) == CUDA_SUCCESS)
+				for (size_t i = 0; i < nn && i < 16; i++) {
+					CUgraphNodeType t;
+					CUDA_MEM_ALLOC_NODE_PARAMS q;
+
+					if (G.node_type(n[i], &t) == CUDA_SUCCESS &&
+					    t == CU_GRAPH_NODE_TYPE_MEM_ALLOC &&
+					    G.alloc_params(n[i], &q) == CUDA_SUCCESS)
+						rel = q.dptr == a ? "the captured address" :
+						    "another";
+				}
+			printf("graph %s, alloc node dptr: %s\n", k, rel);
+		}
+		snprintf(key, sizeof(key), "graph %s, before launch", k);
+		gptr(key, a, s1);
+		snprintf(key, sizeof(key), "graph %s, instantiate", k);
+		SAY(key, G.instantiate(&ec, gc, 0));
+		snprintf(key, sizeof(key), "graph %s, launch", k);
+		SAY(key, LAUNCH(ec, s));
+		cuStreamSynchronize(s);
+		snprintf(key, sizeof(key), "graph %s, after launch", k);
+		gptr(key, a, s1);
+		gmem(key);
+		if (!withfree) {
+			unsigned char b = 0;
+
+			cuMemcpyDtoH(&b, a, 1);
+			printf("graph %s, after launch, reads the captured memset: %s\n",
+			    k, b == 0x66 ? "yes" : "no");
+			snprintf(key, sizeof(key), "graph %s, cuMemFree after launch", k);
+			SAY(key, cuMemFree(a));
+		}
+		gx_destroy(ec);
+		g_destroy(gc);
+	}
+
+	/* cuGraphAddNode_v2 with a CU_GRAPH_NODE_TYPE_MEM_ALLOC node */
+	{
+		CUgraphNodeParams np;
+		CUgraphNode n;
+		CUDA_MEM_ALLOC_NODE_PARAMS q;
+
+		G.create(&gtmp, 0);
+		memset(&np, 0, sizeof(np));
+		np.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+		np.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+		np.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		np.alloc.poolProps.location.id = 0;
+		np.alloc.bytesize = s1;
+		r = G.add_node(&n, gtmp, NULL, NULL, 0, &np);
+		printf("graph cuGraphAddNode_v2 MEM_ALLOC: %s\n", en(r));
+		printf("graph cuGraphAddNode_v2 MEM_ALLOC, dptr: %s\n",
+		    np.alloc.dptr ? "set" : "0");
+		if (r == CUDA_SUCCESS) {
+			memset(&q, 0, sizeof(q));
+			G.alloc_params(n, &q);
+			printf("graph cuGraphAddNode_v2 MEM_ALLOC, GetParams dptr: %s\n",
+			    q.dptr == np.alloc.dptr ? "the node's" : "another");
+			memset(&np, 0, sizeof(np));
+			np.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+			np.free.dptr = q.dptr;
+			SAY("graph cuGraphAddNode_v2 MEM_FREE", G.add_node(&ntmp,
+			    gtmp, &n, NULL, 1, &np));
+			gtypes("graph cuGraphAddNode_v2 nodes", gtmp);
+		}
+		g_destroy(gtmp);
+		gtmp = NULL;
+	}
+	SAY("graph cuDeviceGraphMemTrim at the end", G.trim(dev0));
+	gmem("at the end");
+	g_destroy(g1);
 	cuStreamDestroy(s);
+
+	/* Device accesses to a graph address that is not live could fault the
+	 * context on a real GPU: measured in a child, this program again. */
+	for (int which = 1; which <= 5; which++) {
+		char arg[8];
+		pid_t pid;
+		int st = 0;
+
+		snprintf(arg, sizeof(arg), "%d", which);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			unsetenv("FAKECUDA_CALL_LOG");
+			unsetenv("FAKECUDA_FAIL_CALL");
+			execl("/proc/self/exe", "probe", "graphrisk", arg, (char *)NULL);
+			_exit(127);
+		}
+		if (pid > 0 && waitpid(pid, &st, 0) == pid)
+			printf("graph risky %d, child: %s\n", which, WIFEXITED(st) ?
+			    (WEXITSTATUS(st) == 0 ? "exit 0" : "exit nonzero") :
+			    "killed by a signal");
+	}
+}
+
+/* probe graphrisk N: one access to a graph allocation that is not live,
+ * each in a process of its own (a fault is sticky: it would spoil the
+ * cases after it); then whether the context still works. */
+static int
+graph_risk_child(int which)
+{
+	CUdevice dv;
+	CUcontext c;
+	CUgraph g = NULL;
+	CUgraphExec e = NULL;
+	CUgraphNode a = NULL, f = NULL;
+	CUstream s;
+	CUdeviceptr p = 0, d = 0;
+	char key[160];
+
+	if (cuInit(0) || cuDeviceGet(&dv, 0) ||
+	    cuDevicePrimaryCtxRetain(&c, dv) || cuCtxSetCurrent(c))
+		return 99;
+	primary = c;
+	dev0 = dv;
+	G.quiet = 1;     /* the parent reported the lookups */
+	g_load();
+	if (!G.have_graph)
+		return 0;
+	cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+	G.create(&g, 0);
+	galloc(&a, g, NULL, 0, 1 << 20, &p);
+	if (which != 5)
+		G.add_free(&f, g, &a, 1, p);
+	G.instantiate(&e, g, 0);
+	switch (which) {
+	case 1:
+		SAY("graph risky 1: cuMemFreeAsync of an alloc node's address never launched",
+		    cuMemFreeAsync(p, s));
+		SAY("graph risky 1: cuStreamSynchronize after it", cuStreamSynchronize(s));
+		break;
+	case 2:
+		SAY("graph risky 2: cuMemsetD8 before any launch", cuMemsetD8(p, 1, 4096));
+		SAY("graph risky 2: cuCtxSynchronize after it", cuCtxSynchronize());
+		break;
+	case 3:
+		SAY("graph risky 3: cuMemsetD8Async before any launch",
+		    cuMemsetD8Async(p, 1, 4096, s));
+		SAY("graph risky 3: cuStreamSynchronize after it", cuStreamSynchronize(s));
+		break;
+	case 4:
+		SAY("graph risky 4: launch", LAUNCH(e, s));
+		cuStreamSynchronize(s);
+		SAY("graph risky 4: cuMemsetD8 after the free node ran",
+		    cuMemsetD8(p, 1, 4096));
+		SAY("graph risky 4: cuCtxSynchronize after it", cuCtxSynchronize());
+		break;
+	case 5:
+		SAY("graph risky 5: launch", LAUNCH(e, s));
+		cuStreamSynchronize(s);
+		SAY("graph risky 5: cuMemFreeAsync of the live allocation",
+		    cuMemFreeAsync(p, s));
+		SAY("graph risky 5: cuStreamSynchronize after it", cuStreamSynchronize(s));
+		SAY("graph risky 5: cuMemFreeAsync of it again", cuMemFreeAsync(p, s));
+		SAY("graph risky 5: cuStreamSynchronize after that",
+		    cuStreamSynchronize(s));
+		break;
+	default:
+		break;
+	}
+	snprintf(key, sizeof(key), "graph risky %d: cuMemAlloc afterwards", which);
+	SAY(key, cuMemAlloc(&d, 4096));
+	if (d)
+		cuMemFree(d);
+	gx_destroy(e);
+	g_destroy(g);
+	return 0;
 }
 
 static void
@@ -1078,6 +2063,45 @@ static const char *const exported_later[] = {
 };
 #define NEXPORTED_LATER (sizeof(exported_later) / sizeof(exported_later[0]))
 
+/* Stream capture, graphs and cuStreamAttachMemAsync, as cuda.h declares
+ * them: each is reported found or missing (a driver without them still
+ * runs the probe), and the base names are scanned through cuGetProcAddress
+ * over every version (which ABI each version gets). */
+static const char *const exported_graph[] = {
+	"cuStreamBeginCapture", "cuStreamBeginCapture_ptsz", "cuStreamBeginCapture_v2",
+	"cuStreamBeginCapture_v2_ptsz", "cuStreamBeginCaptureToGraph",
+	"cuStreamBeginCaptureToGraph_ptsz", "cuStreamEndCapture", "cuStreamEndCapture_ptsz",
+	"cuStreamIsCapturing", "cuStreamIsCapturing_ptsz", "cuStreamGetCaptureInfo",
+	"cuStreamGetCaptureInfo_ptsz", "cuStreamGetCaptureInfo_v2",
+	"cuStreamGetCaptureInfo_v2_ptsz", "cuStreamGetCaptureInfo_v3",
+	"cuStreamGetCaptureInfo_v3_ptsz", "cuThreadExchangeStreamCaptureMode",
+	"cuGraphCreate", "cuGraphDestroy", "cuGraphClone", "cuGraphAddMemAllocNode",
+	"cuGraphAddMemFreeNode", "cuGraphMemAllocNodeGetParams",
+	"cuGraphMemFreeNodeGetParams", "cuGraphAddKernelNode", "cuGraphAddKernelNode_v2",
+	"cuGraphAddMemsetNode", "cuGraphAddMemcpyNode", "cuGraphAddEmptyNode",
+	"cuGraphAddChildGraphNode", "cuGraphAddNode", "cuGraphAddNode_v2",
+	"cuGraphGetNodes", "cuGraphNodeGetType", "cuGraphDestroyNode",
+	"cuGraphInstantiate", "cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags",
+	"cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams_ptsz",
+	"cuGraphLaunch", "cuGraphLaunch_ptsz", "cuGraphUpload", "cuGraphUpload_ptsz",
+	"cuGraphExecDestroy", "cuDeviceGraphMemTrim", "cuDeviceGetGraphMemAttribute",
+	"cuStreamAttachMemAsync", "cuStreamAttachMemAsync_ptsz",
+};
+#define NEXPORTED_GRAPH (sizeof(exported_graph) / sizeof(exported_graph[0]))
+
+static const char *const scanned_graph[] = {
+	"cuStreamBeginCapture", "cuStreamBeginCaptureToGraph", "cuStreamEndCapture",
+	"cuStreamIsCapturing", "cuStreamGetCaptureInfo", "cuThreadExchangeStreamCaptureMode",
+	"cuGraphCreate", "cuGraphDestroy", "cuGraphClone", "cuGraphAddMemAllocNode",
+	"cuGraphAddMemFreeNode", "cuGraphMemAllocNodeGetParams", "cuGraphMemFreeNodeGetParams",
+	"cuGraphAddKernelNode", "cuGraphAddMemsetNode", "cuGraphAddMemcpyNode",
+	"cuGraphAddEmptyNode", "cuGraphAddChildGraphNode", "cuGraphAddNode",
+	"cuGraphGetNodes", "cuGraphNodeGetType", "cuGraphDestroyNode", "cuGraphInstantiate",
+	"cuGraphInstantiateWithFlags", "cuGraphInstantiateWithParams", "cuGraphLaunch",
+	"cuGraphUpload", "cuGraphExecDestroy", "cuDeviceGraphMemTrim",
+	"cuDeviceGetGraphMemAttribute", "cuStreamAttachMemAsync",
+};
+
 /* Lookups to compare, as cudart makes them: base name, version, flags. */
 static const struct {
 	const char *base;
@@ -1160,6 +2184,9 @@ name_of(const char *base, void *p)
 	for (size_t i = 0; i < NEXPORTED_LATER; i++)
 		if (dlsym(lib, exported_later[i]) == p)
 			return exported_later[i];
+	for (size_t i = 0; i < NEXPORTED_GRAPH; i++)
+		if (dlsym(lib, exported_graph[i]) == p)
+			return exported_graph[i];
 	return "unexported";
 }
 
@@ -1218,6 +2245,14 @@ part_dlsym_gpa(void)
 	}
 	printf("dlsym later exports found: %zu of %zu\n", NEXPORTED_LATER - missing,
 	    NEXPORTED_LATER);
+	missing = 0;
+	for (size_t i = 0; i < NEXPORTED_GRAPH; i++) {
+		printf("dlsym %s: %s\n", exported_graph[i],
+		    dlsym(lib, exported_graph[i]) ? "found" : "missing");
+		missing += !dlsym(lib, exported_graph[i]);
+	}
+	printf("dlsym capture and graph exports found: %zu of %zu\n",
+	    NEXPORTED_GRAPH - missing, NEXPORTED_GRAPH);
 	{
 		static const char *const v1[] = { "cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
 		    "cuMemGetInfo", "cuMemAllocHost", "cuMemGetAddressRange",
@@ -1296,6 +2331,28 @@ part_dlsym_gpa(void)
 		snprintf(label, sizeof(label), "gpa %s@13000 f2", lookups[i].base);
 		gpa_line(gpa, label, lookups[i].base, 13000,
 		    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+	}
+	/* capture and graphs: every version where the answer changes */
+	for (size_t i = 0; i < sizeof(scanned_graph) / sizeof(scanned_graph[0]); i++) {
+		for (cuuint64_t f = 0; f <= 2; f += 2) {
+			void *prev = NULL;
+			int any = 0;
+
+			printf("gpa scan %s f%d:", scanned_graph[i], (int)f);
+			for (int major = 2; major <= 13; major++)
+				for (int minor = 0; minor <= 9; minor++) {
+					void *q = NULL;
+					int v = 1000 * major + 10 * minor;
+
+					gpa(scanned_graph[i], &q, v, f, NULL);
+					if (q != prev) {
+						printf(" %d %s", v, name_of(scanned_graph[i], q));
+						prev = q;
+						any = 1;
+					}
+				}
+			printf("%s\n", any ? "" : " none");
+		}
 	}
 	/* every answer at 13000, flags 0 and 2, is an export: identity holds */
 	{
@@ -1389,6 +2446,74 @@ sim_thread(void *arg)
 			bad++;
 	}
 	return (void *)bad;
+}
+
+/* Captured work runs when the graph is launched; graph memory is host-backed
+ * memory from the launch until a free (no timing is asserted). */
+static void
+sim_graph(void)
+{
+	void *self = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int (*inject_call)(const char *, const char *, int);
+	struct sim_counters_s c;
+	CUstream gs = NULL;
+	CUgraph g = NULL;
+	CUgraphExec e = NULL;
+	CUdeviceptr a = 0;
+	const size_t n = 1 << 20;
+	unsigned char *al;
+
+	G.quiet = 1;
+	g_load();
+	*(void **)&inject_call = self ? dlsym(self, "fakecuda_inject_call") : NULL;
+	if (!G.have_graph || !inject_call) {
+		SIM_CHECK(0, "capture and graph entry points exported");
+		return;
+	}
+	cuStreamCreate(&gs, CU_STREAM_NON_BLOCKING);
+	SIM_CHECK(G.begin(gs, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS, "begin capture");
+	SIM_CHECK(cuMemAllocAsync(&a, n, gs) == CUDA_SUCCESS && a != 0,
+	    "captured cuMemAllocAsync gives an address");
+	SIM_CHECK(sim_alias(a, 16) == NULL, "that address is no memory before a launch");
+	SIM_CHECK(cuMemsetD8Async(a, 0x77, n, gs) == CUDA_SUCCESS, "captured set");
+	SIM_CHECK(sim_writer(gs, a, 4096, 20, 0x99) == CUDA_SUCCESS, "captured writer");
+	SIM_CHECK(G.end(gs, &g) == CUDA_SUCCESS && g != NULL, "end capture");
+	SIM_CHECK(G.instantiate(&e, g, 0) == CUDA_SUCCESS, "instantiate");
+	sim_counters(&c);
+	SIM_CHECK(c.live_graph == 0, "nothing live before the launch");
+	SIM_CHECK(G.launch(e, gs) == CUDA_SUCCESS, "launch");
+	cuStreamSynchronize(gs);
+	al = sim_alias(a, n);
+	SIM_CHECK(al != NULL, "the allocation is memory after the launch");
+	/* (the writer's window may pass before its thread writes: either byte) */
+	SIM_CHECK(al && (al[0] == 0x99 || al[0] == 0x77) && al[4096] == 0x77 &&
+	    al[n - 1] == 0x77, "the captured set ran at the launch");
+	sim_counters(&c);
+	SIM_CHECK(c.live_graph == 1, "one live graph allocation");
+	SIM_CHECK(G.launch(e, gs) == CUDA_ERROR_INVALID_VALUE,
+	    "relaunch while it is live: CUDA_ERROR_INVALID_VALUE");
+	SIM_CHECK(cuMemFree(a) == CUDA_SUCCESS, "cuMemFree of the graph allocation");
+	sim_counters(&c);
+	SIM_CHECK(c.live_graph == 0 && sim_alias(a, 16) == NULL, "freed");
+	SIM_CHECK(G.launch(e, gs) == CUDA_SUCCESS, "relaunch after the free");
+	cuStreamSynchronize(gs);
+	SIM_CHECK(sim_alias(a, 16) != NULL, "the same address is live again");
+	SIM_CHECK(cuMemFreeAsync(a, gs) == CUDA_SUCCESS, "cuMemFreeAsync of it");
+	cuStreamSynchronize(gs);
+	sim_counters(&c);
+	SIM_CHECK(c.live_graph == 0, "freed in stream order");
+	SIM_CHECK(inject_call("cuGraphLaunch", "1", CUDA_ERROR_LAUNCH_FAILED) == 0,
+	    "inject a cuGraphLaunch failure");
+	SIM_CHECK(G.launch(e, gs) == CUDA_ERROR_LAUNCH_FAILED, "injected launch fails");
+	cuStreamSynchronize(gs);
+	SIM_CHECK(sim_alias(a, 16) == NULL, "and allocates nothing");
+	SIM_CHECK(G.launch(e, gs) == CUDA_SUCCESS, "the next launch runs");
+	cuStreamSynchronize(gs);
+	SIM_CHECK(G.exec_destroy(e) == CUDA_SUCCESS && G.destroy(g) == CUDA_SUCCESS,
+	    "exec and graph destroyed while the allocation is live");
+	SIM_CHECK(sim_alias(a, 16) != NULL, "it stays live");
+	SIM_CHECK(cuMemFree(a) == CUDA_SUCCESS, "and is freed afterwards");
+	cuStreamDestroy(gs);
 }
 
 static int
@@ -1569,6 +2694,7 @@ sim(void)
 		SIM_CHECK(bad == 0, "8 threads x 500 alloc/free, own contexts");
 		SIM_CHECK(c1.live_allocations == c0.live_allocations, "live count back after threads");
 	}
+	sim_graph();
 	cuEventDestroy(e1);
 	cuEventDestroy(e2);
 	cuStreamDestroy(s);
@@ -1636,6 +2762,8 @@ main(int argc, char **argv)
 		return sim();
 	if (argc > 2 && strcmp(argv[1], "ipcopen") == 0)
 		return ipc_open_child(argv[2]);
+	if (argc > 2 && strcmp(argv[1], "graphrisk") == 0)
+		return graph_risk_child(atoi(argv[2]));
 
 	SAY("cuMemAlloc before cuInit", cuMemAlloc(&d, 4096));
 	SAY("cuDeviceGetCount before cuInit", cuDeviceGetCount(&n));
@@ -1676,6 +2804,7 @@ main(int argc, char **argv)
 	part_vmm();
 	part_exact();
 	part_capture();
+	part_graph();
 	part_ipc();
 	part_other_thread();
 	part_contexts();
