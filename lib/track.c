@@ -681,12 +681,10 @@ classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 
 /* What a context's destruction frees: its cuMemAlloc-family, managed,
  * pinned, registered and IPC-opened memory, and its arrays (NS_ARRAY).
- * graph memory made live in it (kind graph; its record has the context
- * current at the launch).  Stream-ordered and VMM memory belongs to no
- * context. */
+ * Stream-ordered, graph and VMM memory belongs to no context (graph
+ * memory stays live and freeable across cuDevicePrimaryCtxReset: H200). */
 #define TEARDOWN_KINDS (KBIT(KIND_DEVICE) | KBIT(KIND_MANAGED) | \
-	KBIT(KIND_PINNED) | KBIT(KIND_REGISTERED) | KBIT(KIND_IPC) | \
-	KBIT(KIND_GRAPH))
+	KBIT(KIND_PINNED) | KBIT(KIND_REGISTERED) | KBIT(KIND_IPC))
 
 typedef struct td_s {
 	uintptr_t ctx;
@@ -2662,7 +2660,6 @@ track_graph_launch(void *real, const char *api, CUgraphExec e, CUstream s)
 		if (!own)
 			graph_frees(f[j], st);
 	}
-	CUcontext ctx = current_ctx();
 	for (size_t i = 0; i < na; i++) {
 		if (a[i].freed_inside)
 			continue;
@@ -2676,7 +2673,7 @@ track_graph_launch(void *real, const char *api, CUgraphExec e, CUstream s)
 			remove_rec(h, st);
 		}
 		record_st(NS_ADDR, KIND_GRAPH, a[i].dptr, a[i].size,
-		    a[i].device, ctx, (uintptr_t)st, api, 0,
+		    a[i].device, NULL, (uintptr_t)st, api, 0,
 		    a[i].stack != 0 ? a[i].stack : st);
 		graphmem_node_launched(a[i].dptr);
 		GRAPHMEM_COUNT(made_live, 1);

@@ -26,9 +26,10 @@ for m in audit pool; do
 		'len(viols(type="double_free")) == 1' \
 		'len(viols(type="invalid_free")) == 1 and summ["violations"] == 2' \
 		'cov["untracked_frees"] == 0' \
-		'cov["graphs"]["launches"] >= 13' \
-		'cov["graphs"]["alloc_nodes"] == 10' \
-		'cov["graphs"]["made_live"] >= 8' \
+		'cov["graphs"]["launches"] == 14' \
+		'cov["graphs"]["alloc_nodes"] == 11' \
+		'cov["graphs"]["made_live"] == 9' \
+		'cov["teardown_frees"] == 0' \
 		'cov["graphs"]["freed_by_graph"] == 1'
 done
 

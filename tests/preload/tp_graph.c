@@ -16,6 +16,8 @@
  *          while live, then freed by cuMemFreeAsync
  *       I  relaunch while live (refused), then freed
  *       J  exec and graph destroyed while live, then freed
+ *       K  live across cuDevicePrimaryCtxReset (graph memory belongs to
+ *          no context: H200), then freed
  *   tp_graph capture  calls during a capture in each mode, from the
  *                     capturing thread, another thread, and another
  *                     thread in relaxed mode: what the driver answers,
@@ -205,6 +207,14 @@ memory(void)
 	SAY("J: cuGraphDestroy while live", cuGraphDestroy(g));
 	live("J after both", x);
 	SAY("J: cuMemFree", cuMemFree(x));
+	/* K */
+	one_alloc("K", 576 * 1024, false, &g, &e, &x, 0);
+	launch("K", e);
+	SAY("K: cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset(dev));
+	SAY("K: retain", cuDevicePrimaryCtxRetain(&ctx, dev));
+	SAY("K: cuCtxSetCurrent", cuCtxSetCurrent(ctx));
+	live("K after the reset", x);
+	SAY("K: cuMemFree", cuMemFree(x));
 	return 0;
 }
 
