@@ -147,6 +147,11 @@ fc_capture_add(fc_capture_t *c, fc_nparams_t *p)
 	fc_node_t *n;
 	CUresult r = fc_graph_add(c->graph, c->deps, c->ndeps, p, &n);
 
+	/* A free node of memory that is no graph memory (cuMemFreeAsync of a
+	 * cuMemAlloc pointer) is refused and leaves the capture as it was
+	 * (H200: probe graph risky 7); any other refusal breaks it. */
+	if (r == CUDA_ERROR_INVALID_VALUE && p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
+		return r;
 	if (r) {
 		fc_capture_invalidate(c);
 		return r;

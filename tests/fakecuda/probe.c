@@ -1682,7 +1682,7 @@ part_graph(void)
 
 	/* Device accesses to a graph address that is not live could fault the
 	 * context on a real GPU: measured in a child, this program again. */
-	for (int which = 1; which <= 5; which++) {
+	for (int which = 1; which <= 7; which++) {
 		char arg[8];
 		pid_t pid;
 		int st = 0;
@@ -1730,7 +1730,7 @@ graph_risk_child(int which)
 	cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
 	G.create(&g, 0);
 	galloc(&a, g, NULL, 0, 1 << 20, &p);
-	if (which != 5)
+	if (which != 5 && which != 6)
 		G.add_free(&f, g, &a, 1, p);
 	G.instantiate(&e, g, 0);
 	switch (which) {
@@ -1765,6 +1765,47 @@ graph_risk_child(int which)
 		SAY("graph risky 5: cuStreamSynchronize after that",
 		    cuStreamSynchronize(s));
 		break;
+	case 6: {
+		/* Graph memory and the primary context's reset. */
+		CUdeviceptr start = 0;
+		SAY("graph risky 6: launch", LAUNCH(e, s));
+		cuStreamSynchronize(s);
+		SAY("graph risky 6: cuDevicePrimaryCtxReset with graph memory live",
+		    cuDevicePrimaryCtxReset(dv));
+		SAY("graph risky 6: retain", cuDevicePrimaryCtxRetain(&c, dv));
+		cuCtxSetCurrent(c);
+		CUresult r = cuPointerGetAttribute(&start,
+		    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p);
+		printf("graph risky 6: after the reset, RANGE_START_ADDR: %s %s\n",
+		    en(r), r == CUDA_SUCCESS && start == p ? "the allocation's" :
+		    "-");
+		SAY("graph risky 6: cuMemFree of it after the reset", cuMemFree(p));
+		e = NULL; /* the reset took the exec */
+		g = NULL;
+		cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+		break;
+	}
+	case 7: {
+		/* A captured cuMemFreeAsync of cuMemAlloc memory (a free node
+		 * can free graph memory only). */
+		CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+		CUdeviceptr x = 0;
+		CUgraph cg = NULL;
+		cuMemAlloc(&x, 65536);
+		G.begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+		SAY("graph risky 7: captured cuMemFreeAsync of a cuMemAlloc pointer",
+		    cuMemFreeAsync(x, s));
+		G.is_capturing(s, &cs);
+		printf("graph risky 7: the capture after it: %s\n",
+		    cs == CU_STREAM_CAPTURE_STATUS_ACTIVE ? "ACTIVE" :
+		    cs == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? "INVALIDATED" :
+		    "NONE");
+		SAY("graph risky 7: end", G.end(s, &cg));
+		if (cg != NULL)
+			g_destroy(cg);
+		SAY("graph risky 7: cuMemFree of it after the capture", cuMemFree(x));
+		break;
+	}
 	default:
 		break;
 	}

@@ -18,6 +18,10 @@
  *       J  exec and graph destroyed while live, then freed
  *       K  live across cuDevicePrimaryCtxReset (graph memory belongs to
  *          no context: H200), then freed
+ *       L  cuMemFreeAsync of cuMemAlloc memory on a capturing stream:
+ *          refused (a free node frees graph memory only), the capture
+ *          goes on; then freed (pool mode: a pooled block, never shown
+ *          to the driver)
  *   tp_graph capture  calls during a capture in each mode, from the
  *                     capturing thread, another thread, and another
  *                     thread in relaxed mode: what the driver answers,
@@ -215,6 +219,17 @@ memory(void)
 	SAY("K: cuCtxSetCurrent", cuCtxSetCurrent(ctx));
 	live("K after the reset", x);
 	SAY("K: cuMemFree", cuMemFree(x));
+	/* L */
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	SAY("L: cuStreamCreate", cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
+	SAY("L: cuMemAlloc", cuMemAlloc(&x, 8192));
+	SAY("L: begin capture", cuStreamBeginCapture(cs,
+	    CU_STREAM_CAPTURE_MODE_GLOBAL));
+	SAY("L: captured cuMemFreeAsync of it", cuMemFreeAsync(x, cs));
+	SAY("L: cuStreamIsCapturing", cuStreamIsCapturing(cs, &st));
+	printf("  %-50s %d\n", "status", (int)st);
+	SAY("L: end capture", cuStreamEndCapture(cs, &g));
+	SAY("L: cuMemFree", cuMemFree(x));
 	return 0;
 }
 
