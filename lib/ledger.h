@@ -6,7 +6,7 @@
  *
  * Who adds: exactly one place per failed driver free -- direct_free
  * (every driver free of the library and the pools goes through it) and
- * track.c (the shim forwarding a program's own free).  cw_free does not
+ * the shim (shim/classify.c, forwarding a program's own free).  cw_free does not
  * add: it records the failed_free violation only.  A second failure of an
  * address already kept counts as a failure, not as a second entry.
  */

@@ -49,7 +49,6 @@
 #include <cuda.h>
 
 #include "fence.h"
-#include "graphmem.h"
 #include "ledger.h"
 #include "log.h"
 #include "nowait.h"
@@ -895,19 +894,17 @@ json_coverage(wr_t *w)
 	    (unsigned long long)c.gpa_redirects,
 	    (unsigned long long)c.dlsym_redirects,
 	    (unsigned long long)c.teardown_frees);
-	gm_counts_t g;
-	graphmem_count(&g);
+#define GL(f) (unsigned long long)__atomic_load_n(&stats_coverage.f, \
+	__ATOMIC_RELAXED)
 	w_fmt(w, "\"captures\": %llu, \"barriers_deferred\": %llu, "
 	    "\"graphs\": {\"alloc_nodes\": %llu, \"free_nodes\": %llu, "
 	    "\"instantiations\": %llu, \"launches\": %llu, "
 	    "\"made_live\": %llu, \"freed_by_graph\": %llu}},\n",
-	    (unsigned long long)__atomic_load_n(&stats_coverage.captures,
-	    __ATOMIC_RELAXED), (unsigned long long)fence_deferred(),
-	    (unsigned long long)g.alloc_nodes,
-	    (unsigned long long)g.free_nodes,
-	    (unsigned long long)g.instantiations,
-	    (unsigned long long)g.launches, (unsigned long long)g.made_live,
-	    (unsigned long long)g.freed_by_graph);
+	    GL(captures), (unsigned long long)fence_deferred(),
+	    GL(graph_alloc_nodes), GL(graph_free_nodes),
+	    GL(graph_instantiations), GL(graph_launches), GL(graph_made_live),
+	    GL(graph_freed_by_graph));
+#undef GL
 }
 
 static void

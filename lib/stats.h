@@ -39,6 +39,9 @@ typedef struct stats_coverage_s {
 	uint64_t dlsym_redirects; /* dlsym answers redirected to a hook */
 	uint64_t teardown_frees;  /* allocations freed by context teardown */
 	uint64_t captures;        /* stream captures begun */
+	/* graph memory (shim/graphmem.h) */
+	uint64_t graph_alloc_nodes, graph_free_nodes, graph_instantiations;
+	uint64_t graph_launches, graph_made_live, graph_freed_by_graph;
 } stats_coverage_t;
 
 extern stats_coverage_t stats_coverage; /* update with __atomic builtins */

@@ -21,7 +21,7 @@
  * Every driver wrapper is generated from hooks.def: lazy resolution of
  * the real entry points, a thread-local re-entrancy guard (a call made
  * while the thread is already inside a wrapper goes straight to the
- * driver), then lib/track.c does the work and returns the driver's
+ * driver), then the engine (shim/) does the work and returns the driver's
  * answer.
  *
  * dlsym is an x86-64 trampoline: anything but a hooked name (and every

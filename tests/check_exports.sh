@@ -25,6 +25,15 @@ check() { # object version-script
 tmpd=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmpd"' EXIT
 check "$top_builddir/lib/.libs/libcuwarden.so" "$top_srcdir/lib/libcuwarden.sym"
+# The shim's engine (shim/) is linked into the shim only: libcuwarden.so
+# holds none of its functions, exported or hidden.
+so=$top_builddir/lib/.libs/libcuwarden.so
+engine=$(nm "$so" 2>/dev/null | awk '$2 ~ /^[TtDdBb]$/ {print $3}' | grep -E '^(track_|shim_|graphmem_)' | head -5)
+if [ -n "$engine" ]; then
+	echo "FAIL: $so holds the shim's engine:"; echo "$engine" | sed 's/^/  /'; rc=1
+else
+	echo "PASS: $so holds no track_, shim_ or graphmem_ symbol"
+fi
 if [ -f "$top_srcdir/preload/libcuwarden_preload.sym" ]; then
 	check "$top_builddir/preload/.libs/libcuwarden_preload.so" "$top_srcdir/preload/libcuwarden_preload.sym"
 fi

@@ -583,7 +583,7 @@ part_vmm(void)
 	SAY("cuMemAddressFree double", cuMemAddressFree(va, 2 * g));
 }
 
-/* What pool mode answers in the driver's place (lib/track.c): ranges past
+/* What pool mode answers in the driver's place (shim/poolmode.c): ranges past
  * an allocation's end, sets and copies past it, host flags, whether a VMM
  * address is still mapped. */
 static void

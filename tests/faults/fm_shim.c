@@ -93,7 +93,7 @@ held(unsigned long long v)
 
 /* After a free-like call of v answered r: forget v on success; expect a
  * failed_free when the driver refused live memory for another reason than
- * not knowing it (the shim's rule, lib/track.c classify_free). */
+ * not knowing it (the shim's rule, shim/classify.c). */
 static void
 freed(unsigned long long v, CUresult r)
 {

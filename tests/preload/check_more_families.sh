@@ -3,7 +3,7 @@
 # mipmapped arrays, pointers imported from an IPC-capable pool, VMM handles
 # imported from a POSIX file descriptor.  One leak of each from a known call
 # site, one matched pair each, and the mistakes (an unknown handle, double
-# frees); the report says what lib/track.c records: an array's size is the
+# frees); the report says what the shim (shim/vmm.c) records: an array's size is the
 # product of its extents, element size and channels (level 0 for a mipmapped
 # array), an imported pool pointer is stream-ordered memory of the size the
 # driver reports, an imported VMM handle has no size or device.  Output and

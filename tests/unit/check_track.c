@@ -1,5 +1,5 @@
 /*
- * check_track.c -- the shim's engine (lib/track.c) called directly, with
+ * check_track.c -- the shim's engine (shim/) called directly, with
  * the simulated driver's own entry points as `real`: what it records,
  * how it classifies frees, context teardown, the VMM namespaces, and that
  * the driver's answer always comes back unchanged.  (tests/preload/ runs

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 
 #include "graphmem.h"
+#include "stats.h"
 
 typedef struct gm_node_s {
 	uintptr_t dptr;
@@ -40,7 +41,6 @@ static size_t nnodes, cap_nodes;
 static gm_exec_t **execs;
 static size_t nexecs, cap_execs;
 
-static gm_counts_t counts; /* atomics */
 
 static void *
 map(size_t bytes)
@@ -70,22 +70,6 @@ grow(void **arr, size_t *cap, size_t n, size_t esize)
 	return false;
 }
 
-void
-graphmem_bump(size_t offset, uint64_t n)
-{
-	__atomic_fetch_add((uint64_t *)((char *)&counts + offset), n,
-	    __ATOMIC_RELAXED);
-}
-
-void
-graphmem_count(gm_counts_t *out)
-{
-	const uint64_t *src = (const uint64_t *)&counts;
-	uint64_t *dst = (uint64_t *)out;
-	for (size_t i = 0; i < sizeof(counts) / sizeof(uint64_t); i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
-}
-
 /* ------------------------------------------------------------ nodes */
 
 void
@@ -106,7 +90,7 @@ graphmem_node(uintptr_t dptr, size_t size, int device, CUgraph g,
 	else if (!grow((void **)&nodes, &cap_nodes, nnodes, sizeof(*nodes)))
 		nodes[nnodes++] = n;
 	pthread_mutex_unlock(&gm_lock);
-	GRAPHMEM_COUNT(alloc_nodes, 1);
+	STATS_INC(graph_alloc_nodes);
 }
 
 bool
@@ -226,7 +210,7 @@ graphmem_exec_add(CUgraphExec e, const gm_alloc_t *allocs, size_t na,
 		exec_unref(x);
 	pthread_mutex_unlock(&gm_lock);
 	if (!err)
-		GRAPHMEM_COUNT(instantiations, 1);
+		STATS_INC(graph_instantiations);
 	return err;
 }
 
@@ -286,5 +270,4 @@ graphmem_reset(void)
 	execs = NULL;
 	nodes = NULL;
 	nexecs = cap_execs = nnodes = cap_nodes = 0;
-	memset(&counts, 0, sizeof(counts));
 }

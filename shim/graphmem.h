@@ -16,7 +16,7 @@
  *    graph it was instantiated from, read at instantiation (the exec is
  *    a copy: later edits of the graph do not change it).
  *
- * What is live is the registry's (kind KIND_GRAPH); track.c turns a
+ * What is live is the registry's (kind KIND_GRAPH); shim/graph.c turns a
  * launch into records and removals.  Both tables are small (graphs are
  * few and long-lived) and under one mutex (leaf), never held across a
  * driver call.  Memory: the private jemalloc.  Owner: shim.
@@ -72,16 +72,6 @@ void graphmem_exec_release(const gm_exec_t *x);
 size_t graphmem_exec_allocs(const gm_exec_t *x, const gm_alloc_t **allocs);
 size_t graphmem_exec_frees(const gm_exec_t *x, const uintptr_t **frees);
 void graphmem_exec_destroyed(CUgraphExec e);
-
-/* Counts for the report's coverage. */
-typedef struct gm_counts_s {
-	uint64_t alloc_nodes, free_nodes, instantiations, launches;
-	uint64_t made_live, freed_by_graph;
-} gm_counts_t;
-void graphmem_count(gm_counts_t *out);
-#define GRAPHMEM_COUNT(field, n) \
-	graphmem_bump(offsetof(gm_counts_t, field), (n))
-void graphmem_bump(size_t offset, uint64_t n);
 
 /* Fork child, tests. */
 void graphmem_reset(void);

@@ -1,0 +1,195 @@
+#include "preamble.h"
+/*
+ * attribution.c -- who made an allocation: the captured stack (without
+ * the engine's and the shim's own frames), its owner (the first frame
+ * outside CUDA's libraries, ours and CUWARDEN_OWNER_SKIP's patterns), and
+ * the caches that keep both cheap.
+ *
+ * Locking: none of its own; the caches are direct-mapped words written
+ * with relaxed atomics (a lost update costs one more lookup).
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "engine.h"
+
+/* Owner patterns: CUDA's own libraries, ours, and CUWARDEN_OWNER_SKIP. */
+static const char *owner_pats[MAX_OWNER_PATTERNS];
+static size_t nowner_pats;
+static char owner_skip_buf[1024];
+static owner_id_t module_owner[OWNER_CACHE];
+char shim_exe_path[512];
+
+/* The object the engine lives in: its frames are dropped from stacks. */
+static uintptr_t self_lo, self_hi;
+
+static const char *const cuda_libs[] = {
+	"libcuda.so*", "libcudart.so*", "libcublas.so*", "libcublasLt.so*",
+	"libcudnn*.so*", "libnccl.so*", "libcuwarden*",
+	/* Call trampolines, never owners: Python's ctypes calls the driver
+	 * through libffi (the owner is then the interpreter). */
+	"libffi.so*", "_ctypes*.so",
+};
+
+void
+shim_init_owner_patterns(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < CW_ARRAY_SIZE(cuda_libs); i++)
+		owner_pats[n++] = cuda_libs[i];
+	const char *skip = options_get_str(OPT_OWNER_SKIP);
+	if (skip != NULL) {
+		size_t len = strlen(skip);
+		if (len >= sizeof(owner_skip_buf)) {
+			log_warn("CUWARDEN_OWNER_SKIP is longer than %zu bytes; "
+			    "ignored", sizeof(owner_skip_buf) - 1);
+			len = 0;
+		}
+		memcpy(owner_skip_buf, skip, len);
+		owner_skip_buf[len] = '\0';
+		char *p = owner_skip_buf;
+		size_t dropped = 0;
+		while (*p != '\0') {
+			char *end = strchr(p, ':');
+			if (end != NULL)
+				*end = '\0';
+			if (*p != '\0') {
+				if (n < MAX_OWNER_PATTERNS)
+					owner_pats[n++] = p;
+				else
+					dropped++;
+			}
+			if (end == NULL)
+				break;
+			p = end + 1;
+		}
+		if (dropped != 0)
+			log_warn("CUWARDEN_OWNER_SKIP: %zu pattern%s past the "
+			    "first %zu ignored", dropped, dropped == 1 ? "" :
+			    "s", MAX_OWNER_PATTERNS - CW_ARRAY_SIZE(cuda_libs));
+	}
+	nowner_pats = n;
+}
+
+int
+shim_find_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t addr = (uintptr_t)arg;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		uintptr_t e = s + ph->p_memsz;
+		if (s < lo)
+			lo = s;
+		if (e > hi)
+			hi = e;
+	}
+	if (addr >= lo && addr < hi) {
+		self_lo = lo;
+		self_hi = hi;
+		return 1;
+	}
+	return 0;
+}
+
+/* The calling thread's stack without the engine's and the shim's own
+ * frames, stored in the depot. */
+stack_id_t
+shim_capture(void)
+{
+	void *ips[STACK_MAX_DEPTH + 16];
+	long long depth = options_get(OPT_STACK_DEPTH);
+
+	if (depth <= 0)
+		return 0;
+	if (depth > STACK_MAX_DEPTH)
+		depth = STACK_MAX_DEPTH;
+	/* Unwind only what is kept plus room for our own frames (a hook and
+	 * a few engine calls): deep stacks (Python) cost ~13 ns a frame. */
+	int n = unw_backtrace(ips, (int)depth + 16);
+	int skip = 0;
+	while (skip < n && (uintptr_t)ips[skip] >= self_lo &&
+	    (uintptr_t)ips[skip] < self_hi)
+		skip++;
+	n -= skip;
+	if (n <= 0)
+		return 0;
+	if (n > depth)
+		n = (int)depth;
+	return stack_intern((const uintptr_t *)(ips + skip), (size_t)n);
+}
+
+static owner_id_t
+intern_path(const char *path)
+{
+	owner_id_t id = owner_intern(path);
+
+	if (id == 0) {
+		/* Too long for an owner name: keep the file name. */
+		const char *slash = strrchr(path, '/');
+		if (slash != NULL)
+			id = owner_intern(slash + 1);
+	}
+	return id;
+}
+
+/* The owner of an allocation made with stack st: the module of its first
+ * frame outside CUDA's own libraries (and ours). */
+/* stack id -> owner, direct-mapped, one 64-bit word per entry (stack id
+ * high, owner low) so a reader never sees half an entry. */
+#define STACK_OWNER_CACHE 4096
+static uint64_t stack_owner[STACK_OWNER_CACHE];
+
+static owner_id_t
+owner_of_uncached(stack_id_t st)
+{
+	uint32_t m = stack_first_module_outside(st, owner_pats, nowner_pats);
+	if (m == UINT32_MAX)
+		return 0;
+	if (m < OWNER_CACHE) {
+		owner_id_t id = __atomic_load_n(&module_owner[m],
+		    __ATOMIC_RELAXED);
+		if (id != 0)
+			return id;
+	}
+	stack_module_t mod;
+	if (stack_module_get(m, &mod))
+		return 0;
+	const char *path = mod.path;
+	if (path == NULL || path[0] == '\0')
+		path = shim_exe_path;
+	if (path[0] == '\0')
+		return 0;
+	owner_id_t id = intern_path(path);
+	if (m < OWNER_CACHE && id != 0)
+		__atomic_store_n(&module_owner[m], id, __ATOMIC_RELAXED);
+	return id;
+}
+
+owner_id_t
+shim_owner_of(stack_id_t st)
+{
+	if (st == 0)
+		return 0;
+	uint64_t *slot = &stack_owner[st % STACK_OWNER_CACHE];
+	uint64_t e = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if ((stack_id_t)(e >> 32) == st)
+		return (owner_id_t)e;
+	owner_id_t id = owner_of_uncached(st);
+	__atomic_store_n(slot, (uint64_t)st << 32 | id, __ATOMIC_RELAXED);
+	return id;
+}

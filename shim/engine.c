@@ -1,0 +1,277 @@
+#include "preamble.h"
+/*
+ * engine.c -- the engine's state and its services to the rest of shim/:
+ * lazy initialisation, the driver handle and the few real entry points the
+ * engine calls itself, the calling thread's device and context, and the
+ * one place records and violations are made (shim_record, shim_record_st,
+ * shim_report_violation).
+ *
+ * Invariants: every registry insert is paired with one stats_on_alloc
+ * (counted before the insert: once inserted, another thread may free it);
+ * a record's device and context are those current when it was made.
+ * Locking: reals_lock guards the one-time resolution; nothing else here
+ * holds a lock of ours across a driver call.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static bool init_done;          /* acquire/release */
+bool shim_dead;               /* fork child */
+track_mode_t shim_mode;
+bool shim_report_done;        /* atomic exchange */
+pid_t shim_pid;          /* the process the engine belongs to */
+
+static void *drv_handle;        /* acquire/release */
+
+static ctx_get_device_fn real_ctx_get_device;
+static ctx_get_current_fn real_ctx_get_current;
+ctx_set_current_fn shim_real_ctx_set_current;
+primary_get_state_fn shim_real_primary_get_state;
+primary_retain_fn shim_real_primary_retain;
+primary_release_fn shim_real_primary_release;
+static addr_range_fn real_addr_range;
+ptr_attr_fn shim_real_ptr_attr;
+array_desc_fn shim_real_array_desc;
+static bool reals_done;         /* acquire/release */
+static pthread_mutex_t reals_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+track_loaded(void)
+{
+	__atomic_store_n(&shim_pid, getpid(), __ATOMIC_RELAXED);
+	/* setuid/setgid: the environment is the caller's, not the
+	 * program's owner's; the shim must not act on it at all. */
+	if (getauxval(AT_SECURE) != 0)
+		__atomic_store_n(&shim_dead, true, __ATOMIC_RELAXED);
+}
+
+static void
+do_init(void)
+{
+	options_init();
+	fork_init();
+	/* After fork.c's handlers, so ours runs after the modules' own
+	 * child handlers have re-initialised their locks. */
+	pthread_atfork(NULL, NULL, track_postfork_child);
+	shim_mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
+	    TRACK_AUDIT;
+	shim_init_owner_patterns();
+	/* Loaded without the constructor (a unit test): this process. */
+	if (__atomic_load_n(&shim_pid, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&shim_pid, getpid(), __ATOMIC_RELAXED);
+	dl_iterate_phdr(shim_find_self_cb, (void *)(uintptr_t)&do_init);
+	ssize_t n = readlink("/proc/self/exe", shim_exe_path, sizeof(shim_exe_path) - 1);
+	shim_exe_path[n > 0 ? n : 0] = '\0';
+	__atomic_store_n(&init_done, true, __ATOMIC_RELEASE);
+}
+
+void
+track_init(void)
+{
+	if (likely(__atomic_load_n(&init_done, __ATOMIC_ACQUIRE)))
+		return;
+	pthread_once(&init_once, do_init);
+}
+
+bool
+track_alive(void)
+{
+	return !__atomic_load_n(&shim_dead, __ATOMIC_RELAXED);
+}
+
+void
+track_hook_ran(void)
+{
+	if (unlikely(__atomic_load_n(&stats_coverage.hooks_active,
+	    __ATOMIC_RELAXED) == 0))
+		__atomic_store_n(&stats_coverage.hooks_active, 1,
+		    __ATOMIC_RELAXED);
+}
+
+void
+track_set_hooked_entry_points(uint64_t n)
+{
+	__atomic_store_n(&stats_coverage.hooked_entry_points, n,
+	    __ATOMIC_RELAXED);
+}
+
+void *
+track_driver_handle(void)
+{
+	void *h = __atomic_load_n(&drv_handle, __ATOMIC_ACQUIRE);
+
+	if (likely(h != NULL))
+		return h;
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (h == NULL)
+		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		log_error("cannot load libcuda.so.1: %s", dlerror());
+		return NULL;
+	}
+	void *expected = NULL;
+	if (!__atomic_compare_exchange_n(&drv_handle, &expected, h, false,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		dlclose(h); /* another thread won; drop our reference */
+		h = expected;
+	}
+	return h;
+}
+
+void *
+track_real(const char *name)
+{
+	void *h = track_driver_handle();
+
+	if (h == NULL)
+		return NULL;
+	return driver_real_dlsym(h, name);
+}
+
+void
+shim_resolve_reals(void)
+{
+	if (likely(__atomic_load_n(&reals_done, __ATOMIC_ACQUIRE)))
+		return;
+	pthread_mutex_lock(&reals_lock);
+	if (!reals_done) {
+		real_ctx_get_device =
+		    (ctx_get_device_fn)track_real("cuCtxGetDevice");
+		real_ctx_get_current =
+		    (ctx_get_current_fn)track_real("cuCtxGetCurrent");
+		shim_real_ctx_set_current =
+		    (ctx_set_current_fn)track_real("cuCtxSetCurrent");
+		shim_real_primary_get_state = (primary_get_state_fn)track_real(
+		    "cuDevicePrimaryCtxGetState");
+		shim_real_primary_retain =
+		    (primary_retain_fn)track_real("cuDevicePrimaryCtxRetain");
+		shim_real_primary_release = (primary_release_fn)track_real(
+		    "cuDevicePrimaryCtxRelease_v2");
+		real_addr_range = (addr_range_fn)track_real(
+		    "cuMemGetAddressRange_v2");
+		shim_real_ptr_attr = (ptr_attr_fn)track_real(
+		    "cuPointerGetAttribute");
+		shim_real_array_desc = (array_desc_fn)track_real(
+		    "cuArray3DGetDescriptor_v2");
+		__atomic_store_n(&reals_done, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&reals_lock);
+}
+
+/* The device of the calling thread's current context, -1 if none. */
+int
+shim_current_device(void)
+{
+	CUdevice d;
+
+	shim_resolve_reals();
+	if (real_ctx_get_device == NULL ||
+	    real_ctx_get_device(&d) != CUDA_SUCCESS)
+		return -1;
+	return (int)d;
+}
+
+/* The size of the driver allocation at base (IPC and pool imports, whose
+ * size the call does not say), 0 if unknown. */
+size_t
+shim_driver_size_of(CUdeviceptr base)
+{
+	size_t size = 0;
+
+	shim_resolve_reals();
+	if (real_addr_range == NULL ||
+	    real_addr_range(NULL, &size, base) != CUDA_SUCCESS)
+		return 0;
+	return size;
+}
+
+CUcontext
+shim_current_ctx(void)
+{
+	CUcontext c = NULL;
+
+	shim_resolve_reals();
+	if (real_ctx_get_current == NULL ||
+	    real_ctx_get_current(&c) != CUDA_SUCCESS)
+		return NULL;
+	return c;
+}
+
+/* Records a live allocation made by api, with this thread's stack. */
+void
+shim_record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
+    CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags)
+{
+	shim_record_st(ns, kind, base, size, device, ctx, aux, api, flags,
+	    shim_capture());
+}
+
+/* The same, with the stack st. */
+void
+shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
+    CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags,
+    stack_id_t st)
+{
+	reg_rec_t rec, old;
+	reg_handle_t h;
+	bool had = false;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.base = base;
+	rec.size = size;
+	rec.ctx = (uintptr_t)ctx;
+	rec.aux = aux;
+	rec.api = api;
+	rec.alloc_stack = st;
+	rec.owner = shim_owner_of(rec.alloc_stack);
+	rec.refcount = 1;
+	rec.flags = flags;
+	rec.kind = (uint8_t)kind;
+	rec.ns = (uint8_t)ns;
+	rec.device = (int16_t)device;
+	STATS_INC(allocations);
+	/* Counted before the insert: once inserted, another thread may free
+	 * it (and count the free) at once. */
+	stats_on_alloc(kind, size);
+	if (registry_insert(&rec, &h, &old, &had)) {
+		stats_on_free(kind, size);
+		log_warn("out of metadata memory: %s at %#lx not tracked",
+		    api, (unsigned long)base);
+		return;
+	}
+	if (had) /* freed behind our back (a teardown we did not see) */
+		stats_on_free((kind_t)old.kind, old.size);
+}
+
+void
+shim_report_violation(vtype_t type, const char *api, uintptr_t addr,
+    const reg_rec_t *rec, CUresult r, stack_id_t st)
+{
+	violation_t v;
+
+	memset(&v, 0, sizeof(v));
+	v.type = type;
+	v.api = api;
+	v.address = addr;
+	v.kind = -1;
+	v.device = -1;
+	v.cuda_error = (int)r;
+	v.stack = st;
+	if (rec != NULL) {
+		v.size = rec->size;
+		v.kind = rec->kind;
+		v.device = rec->device;
+		v.owner = rec->owner;
+		v.alloc_stack = rec->alloc_stack;
+		v.free_stack = rec->free_stack;
+	}
+	violation_record(&v);
+}

@@ -1,0 +1,130 @@
+/*
+ * engine.h -- what the files of shim/ share (the engine's internals;
+ * track.h is its interface to preload/).  Functions and variables here are
+ * hidden (-fvisibility=hidden): the engine is linked into the shim and its
+ * unit tests only.  shim_* names cross a file of shim/; everything else in
+ * a file is static.  Owner: shim.
+ */
+#ifndef CUWARDEN_ENGINE_H
+#define CUWARDEN_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cuda.h>
+
+#include "capture.h"
+#include "driver.h"
+#include "fork.h"
+#include "graphmem.h"
+#include "lasterr.h"
+#include "ledger.h"
+#include "log.h"
+#include "nowait.h"
+#include "options.h"
+#include "owner.h"
+#include "pool.h"
+#include "registry.h"
+#include "report.h"
+#include "stackdepot.h"
+#include "stats.h"
+#include "track.h"
+#include "violation.h"
+
+#define MAX_DEVICES 64
+#define MAX_OWNER_PATTERNS 32
+#define OWNER_CACHE 4096
+
+typedef CUresult (*ctx_get_device_fn)(CUdevice *);
+typedef CUresult (*ctx_get_current_fn)(CUcontext *);
+typedef CUresult (*ctx_set_current_fn)(CUcontext);
+typedef CUresult (*primary_get_state_fn)(CUdevice, unsigned int *, int *);
+typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
+typedef CUresult (*primary_release_fn)(CUdevice);
+typedef CUresult (*addr_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
+typedef CUresult (*ptr_attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
+typedef CUresult (*array_desc_fn)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
+
+/* What a free call saw before the real call: the live record at addr. */
+typedef struct pre_s {
+	bool found;
+	reg_handle_t h;
+	reg_rec_t rec;
+} pre_t;
+
+#define KBIT(k) (1u << (k))
+#define FREE_DEVICE_KINDS \
+	(KBIT(KIND_DEVICE) | KBIT(KIND_MANAGED) | KBIT(KIND_ASYNC) | \
+	KBIT(KIND_GRAPH))
+
+/* A pooled record's aux: the pool's device, and for pinned memory the
+ * flags the program asked for (cuMemHostGetFlags answers them). */
+#define POOL_AUX(dev, hflags) \
+	((uintptr_t)(uint32_t)(dev) | (uintptr_t)(hflags) << 32)
+#define POOL_AUX_DEV(aux) ((int)(uint32_t)(aux))
+#define POOL_AUX_HFLAGS(aux) ((unsigned)((uint64_t)(aux) >> 32))
+
+/* Where an address stands in pool mode. */
+typedef enum pq_e {
+	PQ_NONE,  /* in no pool's segment: the driver's to answer */
+	PQ_LIVE,  /* in a live pooled allocation, as the program asked for it */
+	PQ_DEAD   /* in the pools' memory, outside what the program holds */
+} pq_t;
+
+#define CALL(real, type, args) (((type)(real)) args)
+
+/* A free forwarded to the driver and classified after its answer: look
+ * the key up first (the record may be gone once the driver has freed it
+ * and another thread reused the address), call, classify, return the
+ * driver's answer. */
+#define FORWARD_FREE(ns, kinds, key, fn_t, args) \
+	do { \
+		pre_t pre_; \
+		shim_pre_lookup((ns), (uintptr_t)(key), &pre_); \
+		CUresult r_ = CALL(real, fn_t, args); \
+		shim_classify_free((ns), (kinds), (uintptr_t)(key), r_, api, \
+		    &pre_); \
+		return r_; \
+	} while (0)
+
+struct dl_phdr_info;
+
+stack_id_t shim_capture(void);
+void shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r, const char *api, const pre_t *pre);
+bool shim_concurrent_managed(int dev);
+CUcontext shim_current_ctx(void);
+int shim_current_device(void);
+size_t shim_driver_size_of(CUdeviceptr base);
+void shim_failed_keep(const char *api, uintptr_t addr, const reg_rec_t *rec, CUresult r, stack_id_t st);
+int shim_find_self_cb(struct dl_phdr_info *info, size_t size, void *arg);
+void shim_init_owner_patterns(void);
+owner_id_t shim_owner_of(stack_id_t st);
+bool shim_pool_mode(void);
+bool shim_pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, unsigned hflags, const char *api, CUresult *res);
+bool shim_pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async, const char *api, CUresult *res);
+pq_t shim_pooled_at(uintptr_t p, reg_rec_t *rec, kind_t *kind);
+void shim_pre_lookup(ns_t ns, uintptr_t addr, pre_t *pre);
+CUcontext shim_primary_ctx_of(CUdevice dev);
+void shim_record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags);
+void shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags, stack_id_t st);
+void shim_remove_rec(reg_handle_t h, stack_id_t st);
+void shim_report_violation(vtype_t type, const char *api, uintptr_t addr, const reg_rec_t *rec, CUresult r, stack_id_t st);
+void shim_resolve_reals(void);
+bool shim_stream_capturing(CUstream s, CUgraph *g);
+CUstream shim_stream_of(const char *api, CUstream s);
+bool shim_unknown_to_driver(CUresult r);
+extern bool shim_dead;
+extern char shim_exe_path[512];
+extern track_mode_t shim_mode;
+extern array_desc_fn shim_real_array_desc;
+extern ctx_set_current_fn shim_real_ctx_set_current;
+extern primary_get_state_fn shim_real_primary_get_state;
+extern primary_release_fn shim_real_primary_release;
+extern primary_retain_fn shim_real_primary_retain;
+extern ptr_attr_fn shim_real_ptr_attr;
+extern bool shim_report_done;
+extern pid_t shim_pid;
+
+#endif /* CUWARDEN_ENGINE_H */

@@ -1,0 +1,90 @@
+#include "preamble.h"
+/*
+ * exit.c -- the report at exit (once per process, never from a vfork
+ * child or a setuid process) and the fork child's handler.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+bool
+track_report_due(void)
+{
+	if (!track_alive())
+		return false;
+	/* A vfork child (or posix_spawn's) shares our memory and may call
+	 * _exit before the parent ever used CUDA: it must touch nothing,
+	 * not even the engine's initialisation, nor mark the report written.
+	 * The pid is the one seen at load. */
+	pid_t owner = __atomic_load_n(&shim_pid, __ATOMIC_RELAXED);
+	if (owner != 0 && getpid() != owner)
+		return false;
+	if (__atomic_load_n(&shim_report_done, __ATOMIC_ACQUIRE))
+		return false;
+	/* CUDA never used: inert, unless a report is asked for anyway
+	 * (cuwarden-audit does: the report proves the shim was loaded). */
+	return __atomic_load_n(&stats_coverage.hooks_active, __ATOMIC_RELAXED)
+	    != 0 || options_get_bool(OPT_REPORT_ALWAYS);
+}
+
+void
+track_write_report(const char *how, int status, bool inside)
+{
+	report_meta_t meta;
+
+	if (!track_report_due())
+		return;
+	track_init();
+	if (__atomic_exchange_n(&shim_report_done, true, __ATOMIC_ACQ_REL))
+		return;
+	meta.mode = shim_mode == TRACK_POOL ? "pool" : "audit";
+	meta.exit_how = how;
+	meta.exit_status = status;
+	if (inside)
+		nowait_begin();
+	report_write_env(&meta);
+	uint64_t hidden = violation_not_shown();
+	if (hidden != 0)
+		log_printf("%llu violation%s not printed (%d of each type "
+		    "are): the report lists them", (unsigned long long)hidden,
+		    hidden == 1 ? " was" : "s were", VIOLATION_SHOW);
+	if (inside) {
+		uint64_t n = nowait_skipped();
+		nowait_end();
+		if (n != 0)
+			log_warn("the program exited from a signal handler that "
+			    "interrupted a CUDA call; %llu part%s of the report "
+			    "locked by that call %s left out",
+			    (unsigned long long)n, n == 1 ? "" : "s",
+			    n == 1 ? "was" : "were");
+	}
+	if (options_get_bool(OPT_SHOW_STATS)) {
+		log_printf("coverage: %llu allocations, %llu frees (%llu "
+		    "untracked), %llu violations, %llu hooked entry points",
+		    (unsigned long long)stats_coverage.allocations,
+		    (unsigned long long)stats_coverage.frees,
+		    (unsigned long long)stats_coverage.untracked_frees,
+		    (unsigned long long)violation_count(),
+		    (unsigned long long)stats_coverage.hooked_entry_points);
+		cw_stats_print(NULL, NULL);
+	}
+}
+
+void
+track_postfork_child(void)
+{
+	/* CUDA is unusable here until exec: pass every call through, write
+	 * no report, and drop what the parent recorded (fork.c's handlers
+	 * ran before this one: the locks are usable). */
+	__atomic_store_n(&shim_dead, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&stats_coverage.hooks_active, 0, __ATOMIC_RELAXED);
+	registry_reset();
+	capture_reset();
+	graphmem_reset();
+}

@@ -1,0 +1,572 @@
+#include "preamble.h"
+/*
+ * graph.c -- stream capture (lib/capture.h) and graph memory
+ * (graphmem.h): the capture hooks keep the table of captures in
+ * progress; the graph hooks keep the node and exec tables and turn a
+ * launch into records of kind graph and frees; in pool mode, attachments
+ * of pooled managed memory (doc/shim.md "Stream capture and graphs").
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+/*
+ * Stream capture (capture.h) and graph memory (graphmem.h).  The capture
+ * hooks keep the table of captures in progress; the graph hooks keep the
+ * node and exec tables and turn a launch into records: each allocation
+ * node of the exec that no free node of it frees becomes a live record of
+ * kind graph (the stack that made the node; aux: the launch's stack),
+ * and each free node frees the record at its address.
+ */
+
+typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+typedef CUresult (*capture_info2_fn)(CUstream, CUstreamCaptureStatus *,
+    cuuint64_t *, CUgraph *, const CUgraphNode **, size_t *);
+typedef CUresult (*capture_info3_fn)(CUstream, CUstreamCaptureStatus *,
+    cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **,
+    size_t *);
+typedef CUresult (*graph_get_nodes_fn)(CUgraph, CUgraphNode *, size_t *);
+typedef CUresult (*node_get_type_fn)(CUgraphNode, CUgraphNodeType *);
+typedef CUresult (*alloc_params_fn)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
+typedef CUresult (*free_params_fn)(CUgraphNode, CUdeviceptr *);
+typedef CUresult (*child_graph_fn)(CUgraphNode, CUgraph *);
+typedef CUresult (*dev_attr_fn)(int *, CUdevice_attribute, CUdevice);
+
+static struct {
+	is_capturing_fn is_capturing, is_capturing_ptsz;
+	capture_info2_fn info2, info2_ptsz;
+	capture_info3_fn info3, info3_ptsz;
+	graph_get_nodes_fn get_nodes;
+	node_get_type_fn node_type;
+	alloc_params_fn alloc_params;
+	free_params_fn free_params;
+	child_graph_fn child_graph;
+	dev_attr_fn dev_attr;
+} gr;
+static pthread_once_t gr_once = PTHREAD_ONCE_INIT;
+
+static void
+gr_resolve_once(void)
+{
+	gr.is_capturing = (is_capturing_fn)track_real("cuStreamIsCapturing");
+	gr.is_capturing_ptsz =
+	    (is_capturing_fn)track_real("cuStreamIsCapturing_ptsz");
+	gr.info2 = (capture_info2_fn)track_real("cuStreamGetCaptureInfo_v2");
+	gr.info2_ptsz = (capture_info2_fn)track_real(
+	    "cuStreamGetCaptureInfo_v2_ptsz");
+	gr.info3 = (capture_info3_fn)track_real("cuStreamGetCaptureInfo_v3");
+	gr.info3_ptsz = (capture_info3_fn)track_real(
+	    "cuStreamGetCaptureInfo_v3_ptsz");
+	gr.get_nodes = (graph_get_nodes_fn)track_real("cuGraphGetNodes");
+	gr.node_type = (node_get_type_fn)track_real("cuGraphNodeGetType");
+	gr.alloc_params = (alloc_params_fn)track_real(
+	    "cuGraphMemAllocNodeGetParams");
+	gr.free_params = (free_params_fn)track_real(
+	    "cuGraphMemFreeNodeGetParams");
+	gr.child_graph = (child_graph_fn)track_real(
+	    "cuGraphChildGraphNodeGetGraph");
+	gr.dev_attr = (dev_attr_fn)track_real("cuDeviceGetAttribute");
+}
+
+static void
+gr_resolve(void)
+{
+	pthread_once(&gr_once, gr_resolve_once);
+}
+
+/* The per-thread variants name the calling thread's default stream by
+ * the handle 0: the same stream as CU_STREAM_PER_THREAD. */
+CUstream
+shim_stream_of(const char *api, CUstream s)
+{
+	size_t n = strlen(api);
+	if (s == NULL && n > 5 && strcmp(api + n - 5, "_ptsz") == 0)
+		return CU_STREAM_PER_THREAD;
+	return s;
+}
+
+/* Whether stream s (normalised) is capturing; *g gets the graph being
+ * captured when the driver says (else NULL).  Asked of the driver only
+ * while a capture is in progress somewhere. */
+bool
+shim_stream_capturing(CUstream s, CUgraph *g)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUgraph graph = NULL;
+
+	*g = NULL;
+	if (!capture_active())
+		return false;
+	gr_resolve();
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+	if (gr.info3 != NULL)
+		r = gr.info3(s, &st, NULL, &graph, NULL, NULL, NULL);
+	else if (gr.info2 != NULL)
+		r = gr.info2(s, &st, NULL, &graph, NULL, NULL);
+	else if (gr.is_capturing != NULL)
+		r = gr.is_capturing(s, &st);
+	if (r != CUDA_SUCCESS)
+		return false;
+	if (st == CU_STREAM_CAPTURE_STATUS_NONE)
+		return false;
+	*g = graph;
+	return true;
+}
+
+/* After the driver's answer to a begin: the capture is in progress (a
+ * success), or never was. */
+static CUresult
+begun(CUresult r, CUstream s)
+{
+	if (r == CUDA_SUCCESS) {
+		STATS_INC(captures);
+		log_debug(2, "stream capture begun on %p (%u in progress)",
+		    (void *)s, capture_count());
+	} else {
+		capture_abort(s);
+	}
+	return r;
+}
+
+CUresult
+track_begin_capture_v1(void *real, const char *api, CUstream s)
+{
+	CUstream k = shim_stream_of(api, s);
+
+	/* The mode-less ABI of CUDA 10.0 captures in relaxed mode (H200,
+	 * driver 580: probe part capture). */
+	capture_begin(k, CU_STREAM_CAPTURE_MODE_RELAXED);
+	return begun(CALL(real, CUresult (*)(CUstream), (s)), k);
+}
+
+CUresult
+track_begin_capture(void *real, const char *api, CUstream s,
+    CUstreamCaptureMode m)
+{
+	CUstream k = shim_stream_of(api, s);
+
+	capture_begin(k, (int)m);
+	return begun(CALL(real, CUresult (*)(CUstream, CUstreamCaptureMode),
+	    (s, m)), k);
+}
+
+CUresult
+track_begin_capture_to_graph(void *real, const char *api, CUstream s,
+    CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+    size_t ndeps, CUstreamCaptureMode m)
+{
+	typedef CUresult (*fn_t)(CUstream, CUgraph, const CUgraphNode *,
+	    const CUgraphEdgeData *, size_t, CUstreamCaptureMode);
+	CUstream k = shim_stream_of(api, s);
+
+	capture_begin(k, (int)m);
+	return begun(CALL(real, fn_t, (s, g, deps, edges, ndeps, m)), k);
+}
+
+CUresult
+track_end_capture(void *real, const char *api, CUstream s, CUgraph *pg)
+{
+	CUstream k = shim_stream_of(api, s);
+	CUresult r = CALL(real, CUresult (*)(CUstream, CUgraph *), (s, pg));
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+
+	/* The capture is over unless the driver says the stream still
+	 * captures (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: a strict
+	 * capture ended on another thread goes on). */
+	gr_resolve();
+	is_capturing_fn f = k == CU_STREAM_PER_THREAD &&
+	    gr.is_capturing_ptsz != NULL ? gr.is_capturing_ptsz :
+	    gr.is_capturing;
+	if (r != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD &&
+	    (f == NULL || f(s, &st) != CUDA_SUCCESS ||
+	    st == CU_STREAM_CAPTURE_STATUS_NONE))
+		capture_end(k);
+	return r;
+}
+
+CUresult
+track_exchange_capture_mode(void *real, const char *api,
+    CUstreamCaptureMode *m)
+{
+	CUstreamCaptureMode want = m != NULL ? *m : CU_STREAM_CAPTURE_MODE_GLOBAL;
+	CUresult r = CALL(real, CUresult (*)(CUstreamCaptureMode *), (m));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		capture_set_thread_mode((int)want);
+	return r;
+}
+
+CUresult
+track_graph_add_mem_alloc(void *real, const char *api, CUgraphNode *node,
+    CUgraph g, const CUgraphNode *deps, size_t ndeps,
+    CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	typedef CUresult (*fn_t)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUDA_MEM_ALLOC_NODE_PARAMS *);
+	CUresult r = CALL(real, fn_t, (node, g, deps, ndeps, p));
+
+	(void)api;
+	if (r == CUDA_SUCCESS && p != NULL)
+		graphmem_node((uintptr_t)p->dptr, p->bytesize,
+		    p->poolProps.location.id, g, shim_capture());
+	return r;
+}
+
+CUresult
+track_graph_add_mem_free(void *real, const char *api, CUgraphNode *node,
+    CUgraph g, const CUgraphNode *deps, size_t ndeps, CUdeviceptr dptr)
+{
+	typedef CUresult (*fn_t)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUdeviceptr);
+	CUresult r = CALL(real, fn_t, (node, g, deps, ndeps, dptr));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		STATS_INC(graph_free_nodes);
+	return r;
+}
+
+/* cuGraphAddNode's parameters, after the driver filled them in. */
+static void
+node_added(CUgraph g, const CUgraphNodeParams *p)
+{
+	if (p == NULL)
+		return;
+	if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+		graphmem_node((uintptr_t)p->alloc.dptr, p->alloc.bytesize,
+		    p->alloc.poolProps.location.id, g, shim_capture());
+	else if (p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
+		STATS_INC(graph_free_nodes);
+}
+
+CUresult
+track_graph_add_node_v1(void *real, const char *api, CUgraphNode *node,
+    CUgraph g, const CUgraphNode *deps, size_t ndeps, CUgraphNodeParams *p)
+{
+	typedef CUresult (*fn_t)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUgraphNodeParams *);
+	CUresult r = CALL(real, fn_t, (node, g, deps, ndeps, p));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		node_added(g, p);
+	return r;
+}
+
+CUresult
+track_graph_add_node(void *real, const char *api, CUgraphNode *node,
+    CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+    size_t ndeps, CUgraphNodeParams *p)
+{
+	typedef CUresult (*fn_t)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    const CUgraphEdgeData *, size_t, CUgraphNodeParams *);
+	CUresult r = CALL(real, fn_t, (node, g, deps, edges, ndeps, p));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		node_added(g, p);
+	return r;
+}
+
+/* The memory nodes of g (and of its child graphs), gathered for an exec. */
+typedef struct scan_s {
+	gm_alloc_t *allocs;
+	uintptr_t *frees;
+	size_t na, nf, cap;
+	bool failed;
+} scan_t;
+
+static void *
+scan_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+scan_graph(CUgraph g, scan_t *sc, int depth)
+{
+	size_t n = 0;
+
+	if (depth > 8 || gr.get_nodes == NULL || gr.node_type == NULL ||
+	    gr.get_nodes(g, NULL, &n) != CUDA_SUCCESS || n == 0)
+		return;
+	size_t bytes = n * sizeof(CUgraphNode);
+	CUgraphNode *nodes = scan_map(bytes);
+	if (nodes == NULL) {
+		sc->failed = true;
+		return;
+	}
+	size_t got = n;
+	if (gr.get_nodes(g, nodes, &got) != CUDA_SUCCESS)
+		got = 0;
+	for (size_t i = 0; i < got && i < n && !sc->failed; i++) {
+		CUgraphNodeType t;
+		if (gr.node_type(nodes[i], &t) != CUDA_SUCCESS)
+			continue;
+		if (t == CU_GRAPH_NODE_TYPE_GRAPH && gr.child_graph != NULL) {
+			CUgraph child;
+			if (gr.child_graph(nodes[i], &child) == CUDA_SUCCESS)
+				scan_graph(child, sc, depth + 1);
+			continue;
+		}
+		if (t != CU_GRAPH_NODE_TYPE_MEM_ALLOC &&
+		    t != CU_GRAPH_NODE_TYPE_MEM_FREE)
+			continue;
+		if (sc->na == sc->cap || sc->nf == sc->cap) {
+			sc->failed = true; /* more than the graph had nodes */
+			break;
+		}
+		if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+			CUDA_MEM_ALLOC_NODE_PARAMS p;
+			memset(&p, 0, sizeof(p));
+			if (gr.alloc_params == NULL ||
+			    gr.alloc_params(nodes[i], &p) != CUDA_SUCCESS)
+				continue;
+			gm_alloc_t *a = &sc->allocs[sc->na++];
+			memset(a, 0, sizeof(*a));
+			a->dptr = (uintptr_t)p.dptr;
+			a->size = p.bytesize;
+			a->device = p.poolProps.location.id;
+			graphmem_node_find(a->dptr, NULL, NULL, &a->stack);
+		} else {
+			CUdeviceptr d = 0;
+			if (gr.free_params == NULL ||
+			    gr.free_params(nodes[i], &d) != CUDA_SUCCESS)
+				continue;
+			sc->frees[sc->nf++] = (uintptr_t)d;
+		}
+	}
+	munmap(nodes, bytes);
+}
+
+/* Reads the memory nodes of g for the new exec e. */
+static void
+model_exec(CUgraphExec e, CUgraph g)
+{
+	size_t n = 0;
+
+	gr_resolve();
+	if (gr.get_nodes == NULL || gr.get_nodes(g, NULL, &n) != CUDA_SUCCESS)
+		return;
+	/* Child graphs may hold more: room for 4x the top level's nodes,
+	 * and at least 1024. */
+	scan_t sc = { .cap = n * 4 < 1024 ? 1024 : n * 4 };
+	size_t bytes = sc.cap * (sizeof(gm_alloc_t) + sizeof(uintptr_t));
+	void *buf = scan_map(bytes);
+	if (buf == NULL)
+		return;
+	sc.allocs = buf;
+	sc.frees = (uintptr_t *)(sc.allocs + sc.cap);
+	scan_graph(g, &sc, 0);
+	if (sc.failed)
+		log_warn("graph %p: its memory nodes could not all be read; "
+		    "its launches are not modelled", (void *)g);
+	else if (sc.na + sc.nf > 0) {
+		for (size_t i = 0; i < sc.na; i++)
+			for (size_t j = 0; j < sc.nf; j++)
+				if (sc.frees[j] == sc.allocs[i].dptr)
+					sc.allocs[i].freed_inside = true;
+		if (graphmem_exec_add(e, sc.allocs, sc.na, sc.frees, sc.nf))
+			log_warn("out of memory: graph exec %p not modelled",
+			    (void *)e);
+	}
+	munmap(buf, bytes);
+}
+
+#define INSTANTIATED(r, pe, g) \
+	do { \
+		if ((r) == CUDA_SUCCESS && (pe) != NULL) \
+			model_exec(*(pe), (g)); \
+	} while (0)
+
+CUresult
+track_graph_instantiate_v1(void *real, const char *api, CUgraphExec *pe,
+    CUgraph g, CUgraphNode *err_node, char *log, size_t log_size)
+{
+	typedef CUresult (*fn_t)(CUgraphExec *, CUgraph, CUgraphNode *,
+	    char *, size_t);
+	CUresult r = CALL(real, fn_t, (pe, g, err_node, log, log_size));
+
+	(void)api;
+	INSTANTIATED(r, pe, g);
+	return r;
+}
+
+CUresult
+track_graph_instantiate(void *real, const char *api, CUgraphExec *pe,
+    CUgraph g, unsigned long long flags)
+{
+	typedef CUresult (*fn_t)(CUgraphExec *, CUgraph, unsigned long long);
+	CUresult r = CALL(real, fn_t, (pe, g, flags));
+
+	(void)api;
+	INSTANTIATED(r, pe, g);
+	return r;
+}
+
+CUresult
+track_graph_instantiate_params(void *real, const char *api,
+    CUgraphExec *pe, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+	typedef CUresult (*fn_t)(CUgraphExec *, CUgraph,
+	    CUDA_GRAPH_INSTANTIATE_PARAMS *);
+	CUresult r = CALL(real, fn_t, (pe, g, p));
+
+	(void)api;
+	INSTANTIATED(r, pe, g);
+	return r;
+}
+
+/* A free node ran: the live record at d is freed (graph memory, or
+ * stream-ordered memory made before). */
+static void
+graph_frees(uintptr_t d, stack_id_t st)
+{
+	reg_handle_t h;
+	reg_rec_t rec;
+
+	/* Nothing live there (the driver's business), or a pooled block,
+	 * whose address the driver never saw (no free node can name it). */
+	if (registry_find(NS_ADDR, d, &h, &rec) || (rec.flags & REC_F_POOLED))
+		return;
+	STATS_INC(graph_freed_by_graph);
+	STATS_INC(frees);
+	shim_remove_rec(h, st);
+}
+
+CUresult
+track_graph_launch(void *real, const char *api, CUgraphExec e, CUstream s)
+{
+	CUresult r = CALL(real, CUresult (*)(CUgraphExec, CUstream), (e, s));
+	CUgraph cg;
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	STATS_INC(graph_launches);
+	/* Launched into a capture, it is a node of that graph: nothing
+	 * runs now. */
+	if (shim_stream_capturing(shim_stream_of(api, s), &cg))
+		return r;
+	const gm_exec_t *x = graphmem_exec_acquire(e);
+	if (x == NULL)
+		return r;
+	const gm_alloc_t *a;
+	const uintptr_t *f;
+	size_t na = graphmem_exec_allocs(x, &a);
+	size_t nf = graphmem_exec_frees(x, &f);
+	stack_id_t st = shim_capture();
+	for (size_t j = 0; j < nf; j++) {
+		bool own = false;
+		for (size_t i = 0; i < na && !own; i++)
+			own = a[i].dptr == f[j];
+		if (!own)
+			graph_frees(f[j], st);
+	}
+	for (size_t i = 0; i < na; i++) {
+		if (a[i].freed_inside)
+			continue;
+		reg_handle_t h;
+		reg_rec_t rec;
+		/* Still live from an earlier launch: the driver accepted the
+		 * launch, so it freed it (CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_
+		 * FREE_ON_LAUNCH). */
+		if (!registry_find(NS_ADDR, a[i].dptr, &h, &rec)) {
+			STATS_INC(frees);
+			shim_remove_rec(h, st);
+		}
+		shim_record_st(NS_ADDR, KIND_GRAPH, a[i].dptr, a[i].size,
+		    a[i].device, NULL, (uintptr_t)st, api, 0,
+		    a[i].stack != 0 ? a[i].stack : st);
+		graphmem_node_launched(a[i].dptr);
+		STATS_INC(graph_made_live);
+	}
+	graphmem_exec_release(x);
+	return r;
+}
+
+CUresult
+track_graph_exec_destroy(void *real, const char *api, CUgraphExec e)
+{
+	CUresult r = CALL(real, CUresult (*)(CUgraphExec), (e));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		graphmem_exec_destroyed(e);
+	return r;
+}
+
+CUresult
+track_graph_destroy(void *real, const char *api, CUgraph g)
+{
+	CUresult r = CALL(real, CUresult (*)(CUgraph), (g));
+
+	(void)api;
+	if (r == CUDA_SUCCESS)
+		graphmem_graph_destroyed(g);
+	return r;
+}
+
+/* Whether device dev lets the CPU and the GPU use managed memory at once
+ * (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS): there a stream
+ * attachment changes no result, so a pooled managed block needs none of
+ * the driver's. */
+bool
+shim_concurrent_managed(int dev)
+{
+	static int cache[MAX_DEVICES]; /* 0 unknown, 1 yes, 2 no */
+	if (dev < 0 || dev >= MAX_DEVICES)
+		return false;
+	int c = __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
+	if (c == 0) {
+		int v = 0;
+		gr_resolve();
+		if (gr.dev_attr == NULL || gr.dev_attr(&v,
+		    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+		    (CUdevice)dev) != CUDA_SUCCESS)
+			v = 0;
+		c = v ? 1 : 2;
+		__atomic_store_n(&cache[dev], c, __ATOMIC_RELAXED);
+	}
+	return c == 1;
+}
+
+CUresult
+track_stream_attach_mem(void *real, const char *api, CUstream s,
+    CUdeviceptr dptr, size_t length, unsigned int flags)
+{
+	typedef CUresult (*fn_t)(CUstream, CUdeviceptr, size_t, unsigned int);
+	reg_rec_t rec;
+	kind_t k;
+
+	if (shim_pool_mode()) {
+		switch (shim_pooled_at((uintptr_t)dptr, &rec, &k)) {
+		case PQ_LIVE:
+			if (rec.kind != KIND_MANAGED)
+				return CUDA_ERROR_INVALID_VALUE;
+			/* As on a driver allocation of that size: its start,
+			 * all of it (H200, probe part capture). */
+			if ((uintptr_t)dptr != rec.base ||
+			    (length != 0 && length != rec.size) ||
+			    (flags != CU_MEM_ATTACH_GLOBAL &&
+			    flags != CU_MEM_ATTACH_HOST &&
+			    flags != CU_MEM_ATTACH_SINGLE))
+				return CUDA_ERROR_INVALID_VALUE;
+			return CUDA_SUCCESS;
+		case PQ_DEAD:
+			return CUDA_ERROR_INVALID_VALUE;
+		case PQ_NONE:
+			break;
+		}
+	}
+	(void)api;
+	return CALL(real, fn_t, (s, dptr, length, flags));
+}
