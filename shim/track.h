@@ -1,7 +1,7 @@
 /*
  * track.h -- the shim's engine: what happens around every hooked driver
  * call (preload/preload.c holds only the wrappers, generated from
- * preload/hooks.def, and calls these).
+ * shim/hooks.def, and calls these).
  *
  * Audit mode (CUWARDEN_MODE=audit, the default): each allocation is
  * recorded in the registry (kind, size, device, api, owner, stack,
@@ -83,182 +83,24 @@ void track_write_report(const char *how, int status, bool inside);
 bool track_report_due(void);
 
 /* ------------------------------------------------------------ families
- * One function per signature family; `real` has the family's signature.
- * For the legacy/versioned variants of a family the ABI is the same. */
-
-/* cuInit: nothing to track; proof that CUDA is in use (coverage). */
-CUresult track_cu_init(void *real, const char *api, unsigned int flags);
-
-/* Allocations. */
-CUresult track_mem_alloc(void *real, const char *api, CUdeviceptr *dptr,
-    size_t bytesize);
-CUresult track_mem_alloc_pitch(void *real, const char *api,
-    CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
-    unsigned int elem);
-CUresult track_mem_alloc_managed(void *real, const char *api,
-    CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
-CUresult track_mem_alloc_async(void *real, const char *api,
-    CUdeviceptr *dptr, size_t bytesize, CUstream stream);
-CUresult track_mem_alloc_from_pool(void *real, const char *api,
-    CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream);
-CUresult track_mem_host_alloc(void *real, const char *api, void **pp,
-    size_t bytesize, unsigned int flags);
-CUresult track_mem_alloc_host(void *real, const char *api, void **pp,
-    size_t bytesize);
-CUresult track_mem_host_register(void *real, const char *api, void *p,
-    size_t bytesize, unsigned int flags);
-CUresult track_mem_pool_import(void *real, const char *api,
-    CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *data);
-CUresult track_ipc_open(void *real, const char *api, CUdeviceptr *pdptr,
-    CUipcMemHandle handle, unsigned int flags);
-
-/* Frees. */
-CUresult track_mem_free(void *real, const char *api, CUdeviceptr dptr);
-CUresult track_mem_free_async(void *real, const char *api, CUdeviceptr dptr,
-    CUstream stream);
-CUresult track_mem_free_host(void *real, const char *api, void *p);
-CUresult track_mem_host_unregister(void *real, const char *api, void *p);
-CUresult track_ipc_close(void *real, const char *api, CUdeviceptr dptr);
-
-/* VMM: physical handles (NS_VMM), reservations (NS_VA), mappings
- * (NS_MAP). */
-CUresult track_mem_create(void *real, const char *api,
-    CUmemGenericAllocationHandle *handle, size_t size,
-    const CUmemAllocationProp *prop, unsigned long long flags);
-CUresult track_mem_import(void *real, const char *api,
-    CUmemGenericAllocationHandle *handle, void *os_handle,
-    CUmemAllocationHandleType type);
-CUresult track_mem_release(void *real, const char *api,
-    CUmemGenericAllocationHandle handle);
-CUresult track_mem_address_reserve(void *real, const char *api,
-    CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
-    unsigned long long flags);
-CUresult track_mem_address_free(void *real, const char *api, CUdeviceptr ptr,
-    size_t size);
-CUresult track_mem_map(void *real, const char *api, CUdeviceptr ptr,
-    size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-    unsigned long long flags);
-CUresult track_mem_unmap(void *real, const char *api, CUdeviceptr ptr,
-    size_t size);
-
-/* Arrays (NS_ARRAY). */
-CUresult track_array_create(void *real, const char *api, CUarray *handle,
-    const CUDA_ARRAY_DESCRIPTOR *desc);
-CUresult track_array3d_create(void *real, const char *api, CUarray *handle,
-    const CUDA_ARRAY3D_DESCRIPTOR *desc);
-CUresult track_mipmapped_create(void *real, const char *api,
-    CUmipmappedArray *handle, const CUDA_ARRAY3D_DESCRIPTOR *desc,
-    unsigned int levels);
-CUresult track_array_destroy(void *real, const char *api, CUarray handle);
-CUresult track_mipmapped_destroy(void *real, const char *api,
-    CUmipmappedArray handle);
-
-/* Lifetime events. */
-CUresult track_ctx_destroy(void *real, const char *api, CUcontext ctx);
-CUresult track_primary_retain(void *real, const char *api, CUcontext *pctx,
-    CUdevice dev);
-CUresult track_primary_release(void *real, const char *api, CUdevice dev);
-CUresult track_primary_reset(void *real, const char *api, CUdevice dev);
-CUresult track_mem_pool_destroy(void *real, const char *api,
-    CUmemoryPool pool);
-
-/* Queries kept consistent in pool mode (pass-through in audit mode). */
-CUresult track_mem_get_info(void *real, const char *api, size_t *free_bytes,
-    size_t *total_bytes);
-CUresult track_mem_get_address_range(void *real, const char *api,
-    CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr);
-CUresult track_pointer_get_attribute(void *real, const char *api, void *data,
-    CUpointer_attribute attribute, CUdeviceptr ptr);
-CUresult track_pointer_get_attributes(void *real, const char *api,
-    unsigned int count, CUpointer_attribute *attributes, void **data,
-    CUdeviceptr ptr);
-CUresult track_mem_host_get_flags(void *real, const char *api,
-    unsigned int *pflags, void *p);
-CUresult track_ipc_get_mem_handle(void *real, const char *api,
-    CUipcMemHandle *handle, CUdeviceptr dptr);
-
-/* Copies and sets: with CUWARDEN_CHECK_BOUNDS=1, each range that starts
- * inside a tracked allocation must end inside it, else an out_of_bounds
- * violation is recorded (the call is forwarded all the same); otherwise
- * straight through. */
-CUresult track_memcpy(void *real, const char *api, CUdeviceptr dst,
-    CUdeviceptr src, size_t n);
-CUresult track_memcpy_async(void *real, const char *api, CUdeviceptr dst,
-    CUdeviceptr src, size_t n, CUstream stream);
-CUresult track_memcpy_htod(void *real, const char *api, CUdeviceptr dst,
-    const void *src, size_t n);
-CUresult track_memcpy_htod_async(void *real, const char *api,
-    CUdeviceptr dst, const void *src, size_t n, CUstream stream);
-CUresult track_memcpy_dtoh(void *real, const char *api, void *dst,
-    CUdeviceptr src, size_t n);
-CUresult track_memcpy_dtoh_async(void *real, const char *api, void *dst,
-    CUdeviceptr src, size_t n, CUstream stream);
-CUresult track_memset_d8(void *real, const char *api, CUdeviceptr dst,
-    unsigned char v, size_t n);
-CUresult track_memset_d16(void *real, const char *api, CUdeviceptr dst,
-    unsigned short v, size_t n);
-CUresult track_memset_d32(void *real, const char *api, CUdeviceptr dst,
-    unsigned int v, size_t n);
-CUresult track_memset_d8_async(void *real, const char *api, CUdeviceptr dst,
-    unsigned char v, size_t n, CUstream stream);
-CUresult track_memset_d16_async(void *real, const char *api, CUdeviceptr dst,
-    unsigned short v, size_t n, CUstream stream);
-CUresult track_memset_d32_async(void *real, const char *api, CUdeviceptr dst,
-    unsigned int v, size_t n, CUstream stream);
-
-/* ------------------------------------------- stream capture and graphs */
-/* Captures: the table of captures in progress (capture.h), kept from the
- * begins and ends the driver accepted, and each thread's interaction
- * mode.  Graphs: allocation nodes (made or captured), execs' memory nodes
- * read at instantiation, and each launch turned into records of kind
- * graph and frees (graphmem.h, doc/shim.md "Graphs").  Attach: in pool
- * mode, a pooled managed block answers as a driver allocation of its
- * size. */
-CUresult track_begin_capture_v1(void *real, const char *api, CUstream s);
-CUresult track_begin_capture(void *real, const char *api, CUstream s,
-    CUstreamCaptureMode m);
-CUresult track_begin_capture_to_graph(void *real, const char *api,
-    CUstream s, CUgraph g, const CUgraphNode *deps,
-    const CUgraphEdgeData *edges, size_t ndeps, CUstreamCaptureMode m);
-CUresult track_end_capture(void *real, const char *api, CUstream s,
-    CUgraph *pg);
-CUresult track_exchange_capture_mode(void *real, const char *api,
-    CUstreamCaptureMode *m);
-CUresult track_graph_add_mem_alloc(void *real, const char *api,
-    CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t ndeps,
-    CUDA_MEM_ALLOC_NODE_PARAMS *p);
-CUresult track_graph_add_mem_free(void *real, const char *api,
-    CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t ndeps,
-    CUdeviceptr dptr);
-CUresult track_graph_add_node_v1(void *real, const char *api,
-    CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t ndeps,
-    CUgraphNodeParams *p);
-CUresult track_graph_add_node(void *real, const char *api, CUgraphNode *node,
-    CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
-    size_t ndeps, CUgraphNodeParams *p);
-CUresult track_graph_instantiate_v1(void *real, const char *api,
-    CUgraphExec *pe, CUgraph g, CUgraphNode *err_node, char *log,
-    size_t log_size);
-CUresult track_graph_instantiate(void *real, const char *api,
-    CUgraphExec *pe, CUgraph g, unsigned long long flags);
-CUresult track_graph_instantiate_params(void *real, const char *api,
-    CUgraphExec *pe, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p);
-CUresult track_graph_launch(void *real, const char *api, CUgraphExec e,
-    CUstream s);
-CUresult track_graph_exec_destroy(void *real, const char *api,
-    CUgraphExec e);
-CUresult track_graph_destroy(void *real, const char *api, CUgraph g);
-CUresult track_stream_attach_mem(void *real, const char *api, CUstream s,
-    CUdeviceptr dptr, size_t length, unsigned int flags);
+ * One engine function per family of hooks.def (the table of hooked
+ * symbols, in this directory): track_<family>(real, api, the call's own
+ * parameters), where `real` is the driver's entry point of the variant
+ * called (every variant of a family has the same ABI) and `api` its name.
+ * The prototypes are generated from the table: adding a hook is its line
+ * in hooks.def and, for a new family, its function (doc/shim.md). */
+#define TRACK_UNPAREN(...) __VA_ARGS__
+#define HOOK(sym, fam, params, args) \
+	CUresult track_##fam(void *real, const char *api, TRACK_UNPAREN params);
+#define GPA(sym)
+#include "hooks.def"
+#undef HOOK
+#undef GPA
 
 /* ------------------------------------------------------------ fork */
 /* The child marks the engine dead and drops the parent's live set
  * (registered by track_init after fork_init, so it runs after the
  * modules' own child handlers). */
 void track_postfork_child(void);
-
-/* ------------------------------------------------------------ tests */
-/* Forget everything (mode re-read, counters kept by stats.h). */
-void track_reset(void);
 
 #endif /* CUWARDEN_TRACK_H */

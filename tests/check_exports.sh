@@ -34,7 +34,7 @@ if [ -n "$engine" ]; then
 else
 	echo "PASS: $so holds no track_, shim_ or graphmem_ symbol"
 fi
-if [ -f "$top_srcdir/preload/libcuwarden_preload.sym" ]; then
-	check "$top_builddir/preload/.libs/libcuwarden_preload.so" "$top_srcdir/preload/libcuwarden_preload.sym"
+if [ -f "$top_builddir/preload/libcuwarden_preload.sym" ]; then
+	check "$top_builddir/preload/.libs/libcuwarden_preload.so" "$top_builddir/preload/libcuwarden_preload.sym"
 fi
 exit $rc

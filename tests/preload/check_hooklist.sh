@@ -7,7 +7,7 @@
 
 cuda_h=${CUDA_DIR:-/usr/local/cuda}/include/cuda.h
 [ -f "$cuda_h" ] || { echo "SKIP: $cuda_h not found"; exit 77; }
-def=$top_srcdir/preload/hooks.def
+def=$top_srcdir/shim/hooks.def
 if "$PY" "$top_srcdir/tests/preload/hooklist.py" "$cuda_h" "$def"; then
 	pass "hooks.def agrees with cuda.h"
 else

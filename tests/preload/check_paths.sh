@@ -43,7 +43,7 @@ check "$WORK/gpa.json" \
 
 # The whole table: every name of hooks.def the driver exports is
 # redirected (a wrapper wired to the wrong entry would show here).
-names=$(sed -n 's/^[[:space:]]*\(HOOK\|GPA\)(\(cu[A-Za-z0-9_]*\).*/\2/p' "$top_srcdir/preload/hooks.def")
+names=$(sed -n 's/^[[:space:]]*\(HOOK\|GPA\)(\(cu[A-Za-z0-9_]*\).*/\2/p' "$top_srcdir/shim/hooks.def")
 run table "$TP/tp_dlopen" table hooked $names
 expect_rc 0 "every hooked name redirected by dlsym"
 cat "$WORK/table.out"

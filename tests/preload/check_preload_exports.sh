@@ -7,7 +7,7 @@
 . "${top_srcdir:-.}/tests/preload/lib.sh"
 
 NM=${NM:-nm}
-sed -n 's/^[[:space:]]*\(HOOK\|GPA\)(\(cu[A-Za-z0-9_]*\).*/\2/p' "$top_srcdir/preload/hooks.def" >"$WORK/want"
+sed -n 's/^[[:space:]]*\(HOOK\|GPA\)(\(cu[A-Za-z0-9_]*\).*/\2/p' "$top_srcdir/shim/hooks.def" >"$WORK/want"
 sed -n 's/^[[:space:]]*\(cw_[a-z_]*\);.*/\1/p' "$top_srcdir/lib/libcuwarden.sym" >>"$WORK/want"
 printf '%s\n' 'dlsym@@GLIBC_2.34' 'dlsym@GLIBC_2.2.5' '_exit@@GLIBC_2.2.5' '_Exit@@GLIBC_2.2.5' >>"$WORK/want"
 sort -u "$WORK/want" -o "$WORK/want"
@@ -17,8 +17,8 @@ if cmp -s "$WORK/want" "$WORK/have"; then
 else
 	fail "exported set differs (< wanted, > exported)"; diff "$WORK/want" "$WORK/have"
 fi
-# The version script lists the same hooks as hooks.def.
-sed -n 's/^[[:space:]]*\(cu[A-Za-z0-9_]*\);.*/\1/p' "$top_srcdir/preload/libcuwarden_preload.sym" | sort >"$WORK/symhooks"
+# The version script (generated from hooks.def) lists the same hooks.
+sed -n 's/^[[:space:]]*\(cu[A-Za-z0-9_]*\);.*/\1/p' "$top_builddir/preload/libcuwarden_preload.sym" | sort >"$WORK/symhooks"
 grep '^cu' "$WORK/want" | sort >"$WORK/defhooks"
 cmp -s "$WORK/symhooks" "$WORK/defhooks" && pass "libcuwarden_preload.sym matches hooks.def" || { fail "libcuwarden_preload.sym and hooks.def differ"; diff "$WORK/defhooks" "$WORK/symhooks"; }
 $NM -D --defined-only "$SHIM" | grep -E ' (malloc|free|calloc|realloc|mallocx|mallctl|je_.*|cw_je_.*)(@.*)?$' && fail "allocator symbols exported" || pass "no allocator symbol exported"

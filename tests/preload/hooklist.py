@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compares preload/hooks.def with the toolkit's cuda.h.
+"""Compares shim/hooks.def with the toolkit's cuda.h.
 
 usage: hooklist.py CUDA_H HOOKS_DEF
 
