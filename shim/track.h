@@ -1,6 +1,6 @@
 /*
  * track.h -- the shim's engine: what happens around every hooked driver
- * call (preload/preload.c holds only the wrappers, generated from
+ * call (preload/wrappers.c holds only the wrappers, generated from
  * shim/hooks.def, and calls these).
  *
  * Audit mode (CUWARDEN_MODE=audit, the default): each allocation is
