@@ -17,9 +17,7 @@
 
 void *cw_je_mallocx(size_t size, int flags);
 void cw_je_dallocx(void *ptr, int flags);
-void cw_je_sdallocx(void *ptr, size_t size, int flags);
 size_t cw_je_sallocx(const void *ptr, int flags);
-size_t cw_je_nallocx(size_t size, int flags);
 int cw_je_mallctl(const char *name, void *oldp, size_t *oldlenp,
     void *newp, size_t newlen);
 

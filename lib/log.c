@@ -638,12 +638,6 @@ log_set_output(cw_output_fn fn, void *arg)
 }
 
 void
-log_vprintf(const char *fmt, va_list ap)
-{
-	emit("", fmt, ap);
-}
-
-void
 log_printf(const char *fmt, ...)
 {
 	va_list ap;

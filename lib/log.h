@@ -27,7 +27,6 @@ void log_path_init(void);
 
 /* One message, prefixed "cuwarden: ", newline added if missing. */
 void log_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log_vprintf(const char *fmt, va_list ap);
 /* "cuwarden: warning: ..." -- at most 100 warnings per process, then one
  * line saying the rest are suppressed. */
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
