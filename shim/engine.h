@@ -75,19 +75,6 @@ typedef enum pq_e {
 
 #define CALL(real, type, args) (((type)(real)) args)
 
-/* A free forwarded to the driver and classified after its answer: look
- * the key up first (the record may be gone once the driver has freed it
- * and another thread reused the address), call, classify, return the
- * driver's answer. */
-#define FORWARD_FREE(ns, kinds, key, fn_t, args) \
-	do { \
-		pre_t pre_; \
-		shim_pre_lookup((ns), (uintptr_t)(key), &pre_); \
-		CUresult r_ = CALL(real, fn_t, args); \
-		shim_classify_free((ns), (kinds), (uintptr_t)(key), r_, api, \
-		    &pre_); \
-		return r_; \
-	} while (0)
 
 struct dl_phdr_info;
 

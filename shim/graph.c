@@ -382,11 +382,13 @@ model_exec(CUgraphExec e, CUgraph g)
 	munmap(buf, bytes);
 }
 
-#define INSTANTIATED(r, pe, g) \
-	do { \
-		if ((r) == CUDA_SUCCESS && (pe) != NULL) \
-			model_exec(*(pe), (g)); \
-	} while (0)
+/* After a cuGraphInstantiate*: the new exec's memory nodes. */
+static void
+instantiated(CUresult r, CUgraphExec *pe, CUgraph g)
+{
+	if (r == CUDA_SUCCESS && pe != NULL)
+		model_exec(*pe, g);
+}
 
 CUresult
 track_graph_instantiate_v1(void *real, const char *api, CUgraphExec *pe,
@@ -397,7 +399,7 @@ track_graph_instantiate_v1(void *real, const char *api, CUgraphExec *pe,
 	CUresult r = CALL(real, fn_t, (pe, g, err_node, log, log_size));
 
 	(void)api;
-	INSTANTIATED(r, pe, g);
+	instantiated(r, pe, g);
 	return r;
 }
 
@@ -409,7 +411,7 @@ track_graph_instantiate(void *real, const char *api, CUgraphExec *pe,
 	CUresult r = CALL(real, fn_t, (pe, g, flags));
 
 	(void)api;
-	INSTANTIATED(r, pe, g);
+	instantiated(r, pe, g);
 	return r;
 }
 
@@ -422,7 +424,7 @@ track_graph_instantiate_params(void *real, const char *api,
 	CUresult r = CALL(real, fn_t, (pe, g, p));
 
 	(void)api;
-	INSTANTIATED(r, pe, g);
+	instantiated(r, pe, g);
 	return r;
 }
 

@@ -303,7 +303,12 @@ track_mem_free_async(void *real, const char *api, CUdeviceptr dptr,
 	    shim_pool_try_free(FREE_DEVICE_KINDS, (uintptr_t)dptr, stream, true,
 	    api, &r))
 		return r;
-	FORWARD_FREE(NS_ADDR, FREE_DEVICE_KINDS, dptr, fn_t, (dptr, stream));
+	pre_t pre;
+	shim_pre_lookup(NS_ADDR, (uintptr_t)dptr, &pre);
+	r = CALL(real, fn_t, (dptr, stream));
+	shim_classify_free(NS_ADDR, FREE_DEVICE_KINDS, (uintptr_t)dptr, r, api,
+	    &pre);
+	return r;
 }
 
 CUresult
@@ -329,14 +334,26 @@ CUresult
 track_mem_host_unregister(void *real, const char *api, void *p)
 {
 	typedef CUresult (*fn_t)(void *);
+	pre_t pre;
 
-	FORWARD_FREE(NS_ADDR, KBIT(KIND_REGISTERED), p, fn_t, (p));
+	shim_pre_lookup(NS_ADDR, (uintptr_t)p, &pre);
+	CUresult r = CALL(real, fn_t, (p));
+	shim_classify_free(NS_ADDR, KBIT(KIND_REGISTERED), (uintptr_t)p, r, api,
+	    &pre);
+	return r;
 }
 
 CUresult
 track_ipc_close(void *real, const char *api, CUdeviceptr dptr)
 {
 	typedef CUresult (*fn_t)(CUdeviceptr);
+	pre_t pre;
 
-	FORWARD_FREE(NS_ADDR, KBIT(KIND_IPC), dptr, fn_t, (dptr));
+	/* Looked up first: once the driver has freed it, another thread may
+	 * get the address again. */
+	shim_pre_lookup(NS_ADDR, (uintptr_t)dptr, &pre);
+	CUresult r = CALL(real, fn_t, (dptr));
+	shim_classify_free(NS_ADDR, KBIT(KIND_IPC), (uintptr_t)dptr, r, api,
+	    &pre);
+	return r;
 }
