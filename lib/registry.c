@@ -118,6 +118,7 @@ typedef struct slot_s {
 } slot_t;
 
 _Static_assert(sizeof(slot_t) == 88, "slot_t is 88 bytes");
+_Static_assert(KIND_COUNT <= UINT8_MAX + 1, "a kind_t fits slot_t.kind");
 
 typedef struct tomb_s {
 	reg_rec_t rec;
@@ -1419,28 +1420,4 @@ registry_validate(void)
 		in_trees += validate_treap(r, roots[r]);
 	VCHECK(in_trees == keyed_total, "keyed records and treap nodes differ");
 	unlock_all();
-}
-
-/* ----------------------------------------------------------------- names */
-
-const char *
-kind_name(kind_t kind)
-{
-	static const char *const names[KIND_COUNT] = {
-		[KIND_DEVICE] = "device",
-		[KIND_MANAGED] = "managed",
-		[KIND_PINNED] = "pinned",
-		[KIND_REGISTERED] = "registered",
-		[KIND_ASYNC] = "async",
-		[KIND_VMM] = "vmm",
-		[KIND_VA] = "va",
-		[KIND_MAPPING] = "mapping",
-		[KIND_ARRAY] = "array",
-		[KIND_IPC] = "ipc",
-		[KIND_VIEW] = "view",
-		[KIND_GRAPH] = "graph",
-	};
-	if ((unsigned)kind >= KIND_COUNT)
-		return "unknown";
-	return names[kind];
 }
