@@ -10,12 +10,8 @@
  * once (report_paths_init), and which file of outfile.h's a report goes to
  * (report_write_env: this process's own earlier report is replaced).
  *
- * What is a leak: every live record of kind device, managed, pinned,
- * registered, async, vmm (a physical handle never released), va (a
- * reservation never freed), array and ipc.  Not: views (no memory of their
- * own; the allocation they refer to is reported) and mappings (a mapping
- * holds no memory by itself: its physical handle and its reservation are
- * the leaks).
+ * What is a leak: every live record of a kind marked leaks in kinds.h
+ * (all but views and mappings, which hold no memory of their own).
  *
  * Invariants: nothing here calls malloc, stdio or the driver.  Scratch
  * memory (the copied records, the groups, the violations) is mmap'd and
@@ -73,12 +69,16 @@ kname(int kind)
 	return kind_name((kind_t)kind);
 }
 
-/* True for the kinds whose live records are leaks (see the top). */
+/* True for the kinds whose live records are leaks (kinds.h's leaks). */
 bool
 report_kind_leaks(int kind)
 {
-	return kind >= 0 && kind < KIND_COUNT && kind != KIND_VIEW &&
-	    kind != KIND_MAPPING;
+	static const bool leaks[KIND_COUNT] = {
+#define KIND_LEAKS(e, name, is_leak, rule, text) [KIND_##e] = is_leak,
+		KIND_LIST(KIND_LEAKS)
+#undef KIND_LEAKS
+	};
+	return kind >= 0 && kind < KIND_COUNT && leaks[kind];
 }
 
 #define E(x) { x, #x }
@@ -913,7 +913,6 @@ json_coverage(wr_t *w)
 static void
 json_stats(wr_t *w)
 {
-	static const char *const pk[3] = { "device", "managed", "pinned" };
 	cw_stats_t st;
 
 	memset(&st, 0, sizeof(st));
@@ -931,10 +930,10 @@ json_stats(wr_t *w)
 		json_counter(w, kname(k), c.current, c.peak, c.total, k > 0);
 	}
 	w_s(w, "},\n    \"pools\": {");
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < KIND_PUBLIC_COUNT; k++) {
 		const cw_pool_stats_t *p = &st.pool[k];
 
-		w_fmt(w, "%s\"%s\": {", k > 0 ? ",\n      " : "", pk[k]);
+		w_fmt(w, "%s\"%s\": {", k > 0 ? ",\n      " : "", kname(k));
 		json_counter(w, "allocated", p->allocated.current,
 		    p->allocated.peak, p->allocated.total, false);
 		json_counter(w, "reserved", p->reserved.current,
