@@ -54,8 +54,4 @@ bool report_write_env(const report_meta_t *meta);
  * column). */
 bool report_kind_leaks(int kind);
 
-/* "CUDA_ERROR_..." of a CUresult from cuda.h's names (never asks the
- * driver); NULL for a code it does not know. */
-const char *report_cuda_error_name(int code);
-
 #endif /* CUWARDEN_REPORT_H */
