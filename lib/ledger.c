@@ -38,6 +38,8 @@ static size_t nkept;
 static uint64_t failures;
 static uint64_t overflow;
 
+/* A one-round mixer of its own, not hash.h's: the report lists the kept
+ * addresses in slot order, so another mixer would reorder reports. */
 static size_t
 slot_of(uintptr_t a)
 {
