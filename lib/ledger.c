@@ -24,6 +24,8 @@
 #include "nowait.h"
 
 #define LEDGER_SLOTS (2 * LEDGER_MAX) /* power of two */
+_Static_assert((LEDGER_SLOTS & (LEDGER_SLOTS - 1)) == 0,
+    "LEDGER_SLOTS is a power of two");
 
 typedef struct ledger_entry_s {
 	uintptr_t address;
