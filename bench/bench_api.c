@@ -141,8 +141,8 @@ bench_cw_pair(cw_kind_t kind, size_t n)
 			r = cw_free(b);
 		uint64_t e = now_ns();
 		if (r != CW_OK) {
-			fprintf(stderr, "bench_api: %s: %s\n", kind_name((kind_t)kind),
-			    cw_last_error()->message);
+			fprintf(stderr, "bench_api: %s: %s\n",
+			    kind_name((kind_t)kind), cw_last_error()->message);
 			break;
 		}
 		t[done++] = e - a;

@@ -1165,7 +1165,8 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	}
 	for (size_t i = 0; i < V->n; i++) {
 		const violation_t *v = &vv[i];
-		const char *en = driver_error_name_builtin((CUresult)v->cuda_error);
+		const char *en =
+		    driver_error_name_builtin((CUresult)v->cuda_error);
 
 		w_fmt(w, "%s: ", violation_name(v->type));
 		w_tstr(w, v->api);

@@ -82,8 +82,9 @@ log_one(const violation_t *v)
 		if (v->cuda_error != 0)
 			log_printf("%s: %s(%#lx) of %s memory (%zu bytes) %s "
 			    "(CUresult %d)", name, api,
-			    (unsigned long)v->address, kind_name((kind_t)v->kind),
-			    v->size, phrase, v->cuda_error);
+			    (unsigned long)v->address,
+			    kind_name((kind_t)v->kind), v->size, phrase,
+			    v->cuda_error);
 		else
 			log_printf("%s: %s(%#lx) of %s memory (%zu bytes) %s",
 			    name, api, (unsigned long)v->address,

@@ -1,9 +1,9 @@
 /*
  * render_sarif.c -- SARIF 2.1.0 for code scanning (GitHub, GitLab).
  *
- * One rule per kind of lib/kinds.h that has one ("cuwarden.leak.<kind>")
- * and per violation type ("cuwarden.violation.<type>"), all listed
- * whether used or not, so ruleIndex is stable.  One result per reported finding group (suppressed
+ * One rule per leak kind ("cuwarden.leak.<kind>") and per violation type
+ * ("cuwarden.violation.<type>"), all listed whether used or not, so
+ * ruleIndex is stable.  One result per reported finding group (suppressed
  * and baseline findings are left out; violations first, then leaks largest
  * first, at most 25,000 results, GitHub's limit), located at the innermost
  * frame whose source file lies under the current directory (uri relative
@@ -13,6 +13,9 @@
  * result.stacks; the primary stack, outermost first, into a code flow;
  * the fingerprints into partialFingerprints ("cuwarden/v1", and the
  * symbolic one, which survives rebuilds, "cuwarden-symbolic/v1").
+ *
+ * The leak rules (name, PascalCase name, description) come from
+ * lib/kinds.h, the one table of kinds; views have none.
  */
 #include "config.h"
 
