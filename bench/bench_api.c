@@ -44,6 +44,7 @@
 
 #include "driver.h"
 #include "log.h"
+#include "types.h"
 
 static double scale = 1.0;
 static uint64_t timer_cost;
@@ -116,8 +117,6 @@ measure_timer(void)
 	    (unsigned long long)timer_cost);
 }
 
-static const char *const kind_names[3] = { "device", "managed", "pinned" };
-
 /* cw_alloc + cw_free, random sizes 512 B .. 1 MiB. */
 static void
 bench_cw_pair(cw_kind_t kind, size_t n)
@@ -142,14 +141,14 @@ bench_cw_pair(cw_kind_t kind, size_t n)
 			r = cw_free(b);
 		uint64_t e = now_ns();
 		if (r != CW_OK) {
-			fprintf(stderr, "bench_api: %s: %s\n", kind_names[kind],
-			    cw_last_error()->message);
+			fprintf(stderr, "bench_api: %s: %s\n",
+			    kind_name((kind_t)kind), cw_last_error()->message);
 			break;
 		}
 		t[done++] = e - a;
 	}
 	snprintf(what, sizeof(what), "cw_alloc+cw_free %s 512B-1MiB",
-	    kind_names[kind]);
+	    kind_name((kind_t)kind));
 	report(what, t, done);
 	free(t);
 }
@@ -193,7 +192,7 @@ bench_driver_pair(cw_kind_t kind, size_t n)
 		uint64_t e = now_ns();
 		if (r != CUDA_SUCCESS) {
 			fprintf(stderr, "bench_api: driver %s: %s\n",
-			    kind_names[kind], driver_error_name(r));
+			    kind_name((kind_t)kind), driver_error_name(r));
 			break;
 		}
 		if (i > 0) /* the first call pays for the context */
@@ -202,7 +201,7 @@ bench_driver_pair(cw_kind_t kind, size_t n)
 	snprintf(what, sizeof(what), "%s %s 512B-1MiB",
 	    kind == CW_DEVICE ? "cuMemAlloc_v2+cuMemFree_v2" :
 	    kind == CW_MANAGED ? "cuMemAllocManaged+cuMemFree_v2" :
-	    "cuMemHostAlloc+cuMemFreeHost", kind_names[kind]);
+	    "cuMemHostAlloc+cuMemFreeHost", kind_name((kind_t)kind));
 	report(what, t, done);
 	free(t);
 }

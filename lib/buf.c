@@ -43,6 +43,13 @@
 
 #define BUF_MAX_SIZE ((size_t)1 << 47) /* 128 TiB: more is a bug */
 
+/* A cw_kind_t is passed on as the kind_t of the same value (kinds.h). */
+_Static_assert((int)CW_DEVICE == (int)KIND_DEVICE &&
+    (int)CW_MANAGED == (int)KIND_MANAGED &&
+    (int)CW_PINNED == (int)KIND_PINNED &&
+    (int)CW_PINNED + 1 == KIND_PUBLIC_COUNT,
+    "cw_kind_t equals the first KIND_PUBLIC_COUNT kind_t");
+
 /* registry_update / registry_remove answers of our callbacks (> 0). */
 enum {
 	CB_OK = 0,
@@ -60,7 +67,7 @@ typedef struct cb_ctx_s {
 static const char *
 kname(unsigned kind)
 {
-	return kind < KIND_COUNT ? kind_name((kind_t)kind) : "unknown";
+	return kind_name((kind_t)kind);
 }
 
 /* ------------------------------------------------------------ helpers */

@@ -45,6 +45,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "cuerrors.h"
 #include "driver.h"
 #include "lasterr.h"
 #include "log.h"
@@ -270,31 +271,20 @@ static const struct {
 	CUresult r;
 	const char *name;
 } error_names[] = {
-	{ CUDA_SUCCESS, "CUDA_SUCCESS" },
-	{ CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE" },
-	{ CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY" },
-	{ CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED" },
-	{ CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED" },
-	{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE" },
-	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE" },
-	{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT" },
-	{ CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED" },
-	{ CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE" },
-	{ CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND" },
-	{ CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY" },
-	{ CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS" },
-	{ CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED" },
-	{ CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED" },
-	{ CUDA_ERROR_SYSTEM_DRIVER_MISMATCH,
-	    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH" },
-	{ CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED" },
-	{ CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
-	    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED" },
-	{ CUDA_ERROR_ALREADY_MAPPED, "CUDA_ERROR_ALREADY_MAPPED" },
-	{ CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
-	    "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED" },
-	{ CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN" },
+#define CUERR_NAME(code) { code, #code },
+	CUERR_LIST(CUERR_NAME)
+#undef CUERR_NAME
 };
+
+const char *
+driver_error_name_builtin(CUresult r)
+{
+	for (size_t i = 0; i < CW_ARRAY_SIZE(error_names); i++) {
+		if (error_names[i].r == r)
+			return error_names[i].name;
+	}
+	return NULL;
+}
 
 const char *
 driver_error_name(CUresult r)
@@ -305,11 +295,8 @@ driver_error_name(CUresult r)
 	    LOAD_OK && !atomic_load(&forked) && fns.cuGetErrorName &&
 	    fns.cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
 		return name;
-	for (size_t i = 0; i < CW_ARRAY_SIZE(error_names); i++) {
-		if (error_names[i].r == r)
-			return error_names[i].name;
-	}
-	return "CUDA_ERROR_UNRECOGNIZED";
+	name = driver_error_name_builtin(r);
+	return name != NULL ? name : "CUDA_ERROR_UNRECOGNIZED";
 }
 
 int

@@ -174,8 +174,13 @@ bool driver_attr(int device, CUdevice_attribute attr, int *value);
  * failed: NAME (code)", cuda_error, cuda_error_name) and returns status. */
 int driver_fail(int status, const char *function, const char *call,
     CUresult r);
-/* "CUDA_ERROR_..." for a CUresult (driver's own name when loaded). */
+/* "CUDA_ERROR_..." for a CUresult: the driver's own name when loaded,
+ * else driver_error_name_builtin's, else "CUDA_ERROR_UNRECOGNIZED". */
 const char *driver_error_name(CUresult r);
+/* "CUDA_ERROR_..." of a CUresult listed in cuerrors.h, never asking the
+ * driver (safe at exit, in a fork child, without a driver); NULL for a
+ * code not listed. */
+const char *driver_error_name_builtin(CUresult r);
 
 /* Fork: the child must never touch CUDA for the parent; the driver layer
  * forgets its contexts there. */

@@ -24,6 +24,8 @@
 #include "nowait.h"
 
 #define LEDGER_SLOTS (2 * LEDGER_MAX) /* power of two */
+_Static_assert((LEDGER_SLOTS & (LEDGER_SLOTS - 1)) == 0,
+    "LEDGER_SLOTS is a power of two");
 
 typedef struct ledger_entry_s {
 	uintptr_t address;
@@ -38,6 +40,8 @@ static size_t nkept;
 static uint64_t failures;
 static uint64_t overflow;
 
+/* A one-round mixer of its own, not hash.h's: the report lists the kept
+ * addresses in slot order, so another mixer would reorder reports. */
 static size_t
 slot_of(uintptr_t a)
 {

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "log.h"
 #include "outfile.h"
 
@@ -375,11 +376,10 @@ random_hex(char *out, size_t ndigits)
 		x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
 		    ((uint64_t)getpid() << 40) ^
 		    (uint64_t)__atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)
-		    * 0x9e3779b97f4a7c15ULL;
-		for (size_t i = 0; i < nb; i++) {
-			x ^= x >> 29;
-			x *= 0xbf58476d1ce4e5b9ULL;
-			b[i] = (unsigned char)(x >> 56);
+		    * HASH_GOLDEN;
+		for (size_t i = 0; i < nb; i++) { /* splitmix64 */
+			x += HASH_GOLDEN;
+			b[i] = (unsigned char)(hash_mix64(x) >> 56);
 		}
 	}
 	for (size_t i = 0; i < ndigits && i / 2 < nb; i++)

@@ -31,6 +31,13 @@
 #include "owner.h"
 
 #define OWNER_HASH (2 * OWNER_MAX) /* power of two */
+_Static_assert((OWNER_HASH & (OWNER_HASH - 1)) == 0,
+    "OWNER_HASH is a power of two");
+
+/* An owner_id_t is handed out as a cw_owner_t unchanged (types.h). */
+_Static_assert(sizeof(owner_id_t) == sizeof(cw_owner_t) &&
+    (owner_id_t)-1 == (cw_owner_t)-1 && CW_OWNER_NONE == 0,
+    "owner_id_t is cw_owner_t, 0 = none");
 
 static pthread_mutex_t olock = PTHREAD_MUTEX_INITIALIZER;
 static const char *names[OWNER_MAX];

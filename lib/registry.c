@@ -64,6 +64,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hash.h"
 #include "log.h"
 #include "options.h"
 #include "nowait.h"
@@ -118,6 +119,7 @@ typedef struct slot_s {
 } slot_t;
 
 _Static_assert(sizeof(slot_t) == 88, "slot_t is 88 bytes");
+_Static_assert(KIND_COUNT <= UINT8_MAX + 1, "a kind_t fits slot_t.kind");
 
 typedef struct tomb_s {
 	reg_rec_t rec;
@@ -212,21 +214,10 @@ t_unlock(tlock_t *tl)
 /* ------------------------------------------------------------- helpers */
 
 static inline uint64_t
-mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
-static inline uint64_t
 key_hash(unsigned ns, uintptr_t base)
 {
-	return mix64((uint64_t)base + ((uint64_t)ns << 58) +
-	    0x9e3779b97f4a7c15ull);
+	return hash_mix64((uint64_t)base + ((uint64_t)ns << 58) +
+	    HASH_GOLDEN);
 }
 
 static inline unsigned
@@ -247,7 +238,7 @@ slot_at(uint32_t i)
 static inline uint32_t
 prio(uint32_t n)
 {
-	return (uint32_t)mix64(n);
+	return (uint32_t)hash_mix64(n);
 }
 
 static inline unsigned
@@ -268,7 +259,7 @@ region_of(uintptr_t p, unsigned level)
 static inline unsigned
 root_of(unsigned ns, unsigned level, uintptr_t region)
 {
-	uint64_t h = mix64((uint64_t)region +
+	uint64_t h = hash_mix64((uint64_t)region +
 	    ((uint64_t)(ns * LEVELS + level + 1) << 56));
 	return (unsigned)(h >> (64 - NROOTS_BITS));
 }
@@ -662,7 +653,7 @@ tomb_unmap(stripe_t *st)
 static inline uint32_t
 tomb_hbucket(const stripe_t *st, reg_handle_t h)
 {
-	return (uint32_t)mix64(h) & (st->tomb_nb - 1);
+	return (uint32_t)hash_mix64(h) & (st->tomb_nb - 1);
 }
 
 static inline uint32_t
@@ -838,7 +829,8 @@ registry_insert(const reg_rec_t *rec, reg_handle_t *handle,
 		s = hash_stripe(h);
 	} else {
 		if (unkeyed_rr == 0)
-			unkeyed_rr = (unsigned)mix64((uintptr_t)&unkeyed_rr);
+			unkeyed_rr = (unsigned)hash_mix64(
+			    (uintptr_t)&unkeyed_rr);
 		s = unkeyed_rr++ % NSTRIPES;
 	}
 	stripe_t *st = &stripes[s];
@@ -1419,28 +1411,4 @@ registry_validate(void)
 		in_trees += validate_treap(r, roots[r]);
 	VCHECK(in_trees == keyed_total, "keyed records and treap nodes differ");
 	unlock_all();
-}
-
-/* ----------------------------------------------------------------- names */
-
-const char *
-kind_name(kind_t kind)
-{
-	static const char *const names[KIND_COUNT] = {
-		[KIND_DEVICE] = "device",
-		[KIND_MANAGED] = "managed",
-		[KIND_PINNED] = "pinned",
-		[KIND_REGISTERED] = "registered",
-		[KIND_ASYNC] = "async",
-		[KIND_VMM] = "vmm",
-		[KIND_VA] = "va",
-		[KIND_MAPPING] = "mapping",
-		[KIND_ARRAY] = "array",
-		[KIND_IPC] = "ipc",
-		[KIND_VIEW] = "view",
-		[KIND_GRAPH] = "graph",
-	};
-	if ((unsigned)kind >= KIND_COUNT)
-		return "unknown";
-	return names[kind];
 }

@@ -10,12 +10,8 @@
  * once (report_paths_init), and which file of outfile.h's a report goes to
  * (report_write_env: this process's own earlier report is replaced).
  *
- * What is a leak: every live record of kind device, managed, pinned,
- * registered, async, vmm (a physical handle never released), va (a
- * reservation never freed), array and ipc.  Not: views (no memory of their
- * own; the allocation they refer to is reported) and mappings (a mapping
- * holds no memory by itself: its physical handle and its reservation are
- * the leaks).
+ * What is a leak: every live record of a kind marked leaks in kinds.h
+ * (all but views and mappings, which hold no memory of their own).
  *
  * Invariants: nothing here calls malloc, stdio or the driver.  Scratch
  * memory (the copied records, the groups, the violations) is mmap'd and
@@ -48,6 +44,7 @@
 
 #include <cuda.h>
 
+#include "driver.h"
 #include "fence.h"
 #include "ledger.h"
 #include "log.h"
@@ -72,67 +69,16 @@ kname(int kind)
 	return kind_name((kind_t)kind);
 }
 
-/* True for the kinds whose live records are leaks (see the top). */
+/* True for the kinds whose live records are leaks (kinds.h's leaks). */
 bool
 report_kind_leaks(int kind)
 {
-	return kind >= 0 && kind < KIND_COUNT && kind != KIND_VIEW &&
-	    kind != KIND_MAPPING;
-}
-
-#define E(x) { x, #x }
-static const struct {
-	int code;
-	const char *name;
-} cuda_errors[] = {
-	E(CUDA_ERROR_INVALID_VALUE), E(CUDA_ERROR_OUT_OF_MEMORY),
-	E(CUDA_ERROR_NOT_INITIALIZED), E(CUDA_ERROR_DEINITIALIZED),
-	E(CUDA_ERROR_PROFILER_DISABLED), E(CUDA_ERROR_STUB_LIBRARY),
-	E(CUDA_ERROR_DEVICE_UNAVAILABLE), E(CUDA_ERROR_NO_DEVICE),
-	E(CUDA_ERROR_INVALID_DEVICE), E(CUDA_ERROR_DEVICE_NOT_LICENSED),
-	E(CUDA_ERROR_INVALID_IMAGE), E(CUDA_ERROR_INVALID_CONTEXT),
-	E(CUDA_ERROR_CONTEXT_ALREADY_CURRENT), E(CUDA_ERROR_MAP_FAILED),
-	E(CUDA_ERROR_UNMAP_FAILED), E(CUDA_ERROR_ARRAY_IS_MAPPED),
-	E(CUDA_ERROR_ALREADY_MAPPED), E(CUDA_ERROR_NO_BINARY_FOR_GPU),
-	E(CUDA_ERROR_ALREADY_ACQUIRED), E(CUDA_ERROR_NOT_MAPPED),
-	E(CUDA_ERROR_NOT_MAPPED_AS_ARRAY), E(CUDA_ERROR_NOT_MAPPED_AS_POINTER),
-	E(CUDA_ERROR_ECC_UNCORRECTABLE), E(CUDA_ERROR_UNSUPPORTED_LIMIT),
-	E(CUDA_ERROR_CONTEXT_ALREADY_IN_USE),
-	E(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED), E(CUDA_ERROR_INVALID_PTX),
-	E(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT),
-	E(CUDA_ERROR_NVLINK_UNCORRECTABLE),
-	E(CUDA_ERROR_INVALID_SOURCE), E(CUDA_ERROR_FILE_NOT_FOUND),
-	E(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND),
-	E(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED), E(CUDA_ERROR_OPERATING_SYSTEM),
-	E(CUDA_ERROR_INVALID_HANDLE), E(CUDA_ERROR_ILLEGAL_STATE),
-	E(CUDA_ERROR_NOT_FOUND), E(CUDA_ERROR_NOT_READY),
-	E(CUDA_ERROR_ILLEGAL_ADDRESS), E(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES),
-	E(CUDA_ERROR_LAUNCH_TIMEOUT), E(CUDA_ERROR_LAUNCH_FAILED),
-	E(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED),
-	E(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED),
-	E(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE),
-	E(CUDA_ERROR_CONTEXT_IS_DESTROYED),
-	E(CUDA_ERROR_ASSERT), E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED),
-	E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
-	E(CUDA_ERROR_HARDWARE_STACK_ERROR),
-	E(CUDA_ERROR_ILLEGAL_INSTRUCTION), E(CUDA_ERROR_MISALIGNED_ADDRESS),
-	E(CUDA_ERROR_INVALID_ADDRESS_SPACE), E(CUDA_ERROR_INVALID_PC),
-	E(CUDA_ERROR_NOT_PERMITTED), E(CUDA_ERROR_NOT_SUPPORTED),
-	E(CUDA_ERROR_SYSTEM_NOT_READY), E(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH),
-	E(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
-	E(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED), E(CUDA_ERROR_CAPTURED_EVENT),
-	E(CUDA_ERROR_TIMEOUT), E(CUDA_ERROR_UNKNOWN),
-};
-#undef E
-
-/* "CUDA_ERROR_..." of a CUresult, from cuda.h (never asks the driver). */
-const char *
-report_cuda_error_name(int code)
-{
-	for (size_t i = 0; i < CW_ARRAY_SIZE(cuda_errors); i++)
-		if (cuda_errors[i].code == code)
-			return cuda_errors[i].name;
-	return NULL;
+	static const bool leaks[KIND_COUNT] = {
+#define KIND_LEAKS(e, name, is_leak, rule, text) [KIND_##e] = is_leak,
+		KIND_LIST(KIND_LEAKS)
+#undef KIND_LEAKS
+	};
+	return kind >= 0 && kind < KIND_COUNT && leaks[kind];
 }
 
 /* --------------------------------------------------------------- scratch */
@@ -910,7 +856,6 @@ json_coverage(wr_t *w)
 static void
 json_stats(wr_t *w)
 {
-	static const char *const pk[3] = { "device", "managed", "pinned" };
 	cw_stats_t st;
 
 	memset(&st, 0, sizeof(st));
@@ -928,10 +873,10 @@ json_stats(wr_t *w)
 		json_counter(w, kname(k), c.current, c.peak, c.total, k > 0);
 	}
 	w_s(w, "},\n    \"pools\": {");
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < KIND_PUBLIC_COUNT; k++) {
 		const cw_pool_stats_t *p = &st.pool[k];
 
-		w_fmt(w, "%s\"%s\": {", k > 0 ? ",\n      " : "", pk[k]);
+		w_fmt(w, "%s\"%s\": {", k > 0 ? ",\n      " : "", kname(k));
 		json_counter(w, "allocated", p->allocated.current,
 		    p->allocated.peak, p->allocated.total, false);
 		json_counter(w, "reserved", p->reserved.current,
@@ -974,7 +919,7 @@ static void
 json_violation(wr_t *w, const violation_t *v, bool comma)
 {
 	const char *ename = v->cuda_error != 0 ?
-	    report_cuda_error_name(v->cuda_error) : NULL;
+	    driver_error_name_builtin((CUresult)v->cuda_error) : NULL;
 
 	w_s(w, comma ? ",\n    {\"type\": " : "\n    {\"type\": ");
 	w_jstr(w, violation_name(v->type));
@@ -1217,7 +1162,8 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	}
 	for (size_t i = 0; i < V->n; i++) {
 		const violation_t *v = &vv[i];
-		const char *en = report_cuda_error_name(v->cuda_error);
+		const char *en =
+		    driver_error_name_builtin((CUresult)v->cuda_error);
 
 		w_fmt(w, "%s: ", violation_name(v->type));
 		w_tstr(w, v->api);

@@ -50,13 +50,8 @@ void report_paths_reset(void);
  * nothing and returns false when unset. */
 bool report_write_env(const report_meta_t *meta);
 
-/* True for the kinds whose live records are leaks: all but views and
- * mappings (a mapping holds no memory of its own; its physical handle and
- * its reservation are reported). */
+/* True for the kinds whose live records are leaks (kinds.h's leaks
+ * column). */
 bool report_kind_leaks(int kind);
-
-/* "CUDA_ERROR_..." of a CUresult from cuda.h's names (never asks the
- * driver); NULL for a code it does not know. */
-const char *report_cuda_error_name(int code);
 
 #endif /* CUWARDEN_REPORT_H */

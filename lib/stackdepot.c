@@ -53,6 +53,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "options.h"
 #include "stackdepot.h"
 
@@ -402,20 +403,19 @@ ranges_lookup(uintptr_t addr)
 
 /* ------------------------------------------------------------------- depot */
 
+/* One multiply per frame folds the frames in; hash_mix64 spreads the
+ * result over the buckets. */
 static inline uint64_t
 hash_ips(const uintptr_t *ips, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	uint64_t h = HASH_GOLDEN ^ n;
 
 	for (size_t i = 0; i < n; i++) {
 		h ^= (uint64_t)ips[i];
 		h *= 0xff51afd7ed558ccdULL;
 		h ^= h >> 32;
 	}
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
+	return hash_mix64(h);
 }
 
 static stack_id_t

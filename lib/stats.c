@@ -110,11 +110,17 @@ to_public(cw_counter_t *out, stats_counter_t c)
 	out->total = c.total;
 }
 
+/* cw_stats_t's arrays by cw_kind_t hold the public kinds. */
+_Static_assert(CW_ARRAY_SIZE(((cw_stats_t *)0)->bytes) == KIND_PUBLIC_COUNT &&
+    CW_ARRAY_SIZE(((cw_stats_t *)0)->allocations) == KIND_PUBLIC_COUNT &&
+    CW_ARRAY_SIZE(((cw_stats_t *)0)->pool) == KIND_PUBLIC_COUNT,
+    "cw_stats_t has one entry per public kind");
+
 void
 stats_fill(cw_stats_t *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < KIND_PUBLIC_COUNT; k++) {
 		to_public(&out->bytes[k], stats_bytes((kind_t)k));
 		to_public(&out->allocations[k], stats_allocations((kind_t)k));
 	}
@@ -126,7 +132,7 @@ stats_fill(cw_stats_t *out)
 	out->stacks = stack_count();
 	out->stack_bytes = stack_bytes();
 	if (pool_enabled())
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < KIND_PUBLIC_COUNT; k++)
 			pool_stats((kind_t)k, &out->pool[k]);
 }
 

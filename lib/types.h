@@ -4,7 +4,7 @@
  * (DESIGN.md "Words").
  *
  *   allocation  one block handed to a program: base, size, kind, device.
- *   kind        what the driver made it with (kind_t below).
+ *   kind        what the driver made it with (kind_t below, kinds.h).
  *   segment     memory a pool got from the driver, carved into allocations.
  *   block       a piece of a segment: free or handed out as an allocation.
  *   owner       who must free an allocation: a registered name (library) or
@@ -27,25 +27,34 @@
 
 #include <stdint.h>
 
-/* Every kind an allocation can have.  The first three equal cw_kind_t. */
+#include "kinds.h"
+
+/* Every kind an allocation can have, in KIND_LIST's order (kinds.h: the
+ * one table of kinds).  The first three equal cw_kind_t. */
 typedef enum kind_e {
-	KIND_DEVICE = 0,     /* cuMemAlloc, cuMemAllocPitch */
-	KIND_MANAGED = 1,    /* cuMemAllocManaged */
-	KIND_PINNED = 2,     /* cuMemHostAlloc, cuMemAllocHost */
-	KIND_REGISTERED = 3, /* cuMemHostRegister */
-	KIND_ASYNC = 4,      /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
-	KIND_VMM = 5,        /* physical memory, cuMemCreate (handle) */
-	KIND_VA = 6,         /* an address reservation, cuMemAddressReserve */
-	KIND_MAPPING = 7,    /* cuMemMap of a handle into a reservation */
-	KIND_ARRAY = 8,      /* cuArrayCreate, cuArray3DCreate, mipmapped */
-	KIND_IPC = 9,        /* cuIpcOpenMemHandle */
-	KIND_VIEW = 10,      /* cw_view: no memory of its own */
-	KIND_GRAPH = 11,     /* graph memory made live by a cuGraphLaunch */
+#define KIND_ENUM(e, name, leaks, rule, text) KIND_##e,
+	KIND_LIST(KIND_ENUM)
+#undef KIND_ENUM
 	KIND_COUNT
 } kind_t;
 
-/* The report's name of a kind ("device", "managed", ...). */
-const char *kind_name(kind_t kind);
+/* KIND_DEVICE .. KIND_PINNED: the kinds of the public cw_kind_t. */
+#define KIND_PUBLIC_COUNT 3
+
+/* The report's name of a kind ("device", "managed", ...; "unknown" out of
+ * range). */
+static inline const char *
+kind_name(kind_t kind)
+{
+	static const char *const names[KIND_COUNT] = {
+#define KIND_NAME(e, name, leaks, rule, text) [KIND_##e] = name,
+		KIND_LIST(KIND_NAME)
+#undef KIND_NAME
+	};
+	if ((unsigned)kind >= KIND_COUNT)
+		return "unknown";
+	return names[kind];
+}
 
 /* Key namespaces of the registry: values of different namespaces never
  * collide (a VMM handle may equal a device address). */

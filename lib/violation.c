@@ -59,11 +59,6 @@ static const char *const phrases[V_COUNT] = {
 	[V_FAILED_FREE] = "the driver did not free it",
 };
 
-static const char *const vkind_names[] = {
-	"device", "managed", "pinned", "registered", "async", "vmm", "va",
-	"mapping", "array", "ipc", "view", "graph",
-};
-
 const char *
 violation_name(vtype_t type)
 {
@@ -83,17 +78,17 @@ log_one(const violation_t *v)
 	if (v->kind == KIND_VIEW) {
 		log_printf("%s: %s(%#lx) of a view (%zu bytes) %s", name, api,
 		    (unsigned long)v->address, v->size, phrase);
-	} else if (v->kind >= 0 &&
-	    (size_t)v->kind < CW_ARRAY_SIZE(vkind_names)) {
+	} else if (v->kind >= 0 && v->kind < KIND_COUNT) {
 		if (v->cuda_error != 0)
 			log_printf("%s: %s(%#lx) of %s memory (%zu bytes) %s "
 			    "(CUresult %d)", name, api,
-			    (unsigned long)v->address, vkind_names[v->kind],
-			    v->size, phrase, v->cuda_error);
+			    (unsigned long)v->address,
+			    kind_name((kind_t)v->kind), v->size, phrase,
+			    v->cuda_error);
 		else
 			log_printf("%s: %s(%#lx) of %s memory (%zu bytes) %s",
 			    name, api, (unsigned long)v->address,
-			    vkind_names[v->kind], v->size, phrase);
+			    kind_name((kind_t)v->kind), v->size, phrase);
 	} else {
 		log_printf("%s: %s(%#lx) %s", name, api,
 		    (unsigned long)v->address, phrase);

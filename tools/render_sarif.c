@@ -13,6 +13,9 @@
  * result.stacks; the primary stack, outermost first, into a code flow;
  * the fingerprints into partialFingerprints ("cuwarden/v1", and the
  * symbolic one, which survives rebuilds, "cuwarden-symbolic/v1").
+ *
+ * The leak rules (name, PascalCase name, description) come from
+ * lib/kinds.h, the one table of kinds; views have none.
  */
 #include "config.h"
 
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "kinds.h"
 
 #define SARIF_MAX_RESULTS 25000 /* GitHub code scanning's limit */
 #define SARIF_SCHEMA \
@@ -35,29 +39,11 @@ typedef struct rule_desc_s {
 	const char *text; /* full description */
 } rule_desc_t;
 
+/* Every kind of kinds.h with a rule, in its order: views have none. */
 static const rule_desc_t leak_rules[] = {
-	{ "device", "DeviceMemoryLeak", "Device memory (cuMemAlloc, "
-	  "cuMemAllocPitch) was still allocated when the process ended." },
-	{ "managed", "ManagedMemoryLeak", "Managed (unified) memory "
-	  "(cuMemAllocManaged) was still allocated when the process ended." },
-	{ "pinned", "PinnedMemoryLeak", "Pinned host memory (cuMemHostAlloc, "
-	  "cuMemAllocHost) was still allocated when the process ended." },
-	{ "registered", "RegisteredMemoryLeak", "Host memory registered with "
-	  "cuMemHostRegister was still registered when the process ended." },
-	{ "async", "AsyncMemoryLeak", "Stream-ordered memory (cuMemAllocAsync, "
-	  "cuMemAllocFromPoolAsync) was never freed." },
-	{ "vmm", "VmmPhysicalMemoryLeak", "Physical memory from cuMemCreate "
-	  "was never released." },
-	{ "va", "VirtualAddressRangeLeak", "A virtual address range from "
-	  "cuMemAddressReserve was never freed." },
-	{ "mapping", "VmmMappingLeak", "A cuMemMap mapping was never "
-	  "unmapped." },
-	{ "array", "ArrayLeak", "A CUDA array was never destroyed." },
-	{ "ipc", "IpcMappingLeak", "Memory opened with cuIpcOpenMemHandle was "
-	  "never closed." },
-	{ "graph", "GraphMemoryLeak", "Graph memory (an allocation node, or "
-	  "cuMemAllocAsync captured into a graph) made live by a launch was "
-	  "never freed." },
+#define KIND_RULE(e, kind, leaks, rule, text) { kind, rule, text },
+	KIND_LIST(KIND_RULE)
+#undef KIND_RULE
 };
 
 static const rule_desc_t violation_rules[] = {
@@ -146,8 +132,12 @@ rules_init(rules_t *r)
 
 	r->array = json_array();
 	for (i = 0; i < sizeof(leak_rules) / sizeof(leak_rules[0]); i++) {
-		char *id = xasprintf("cuwarden.leak.%s", leak_rules[i].what);
-		char *s = xasprintf("%s memory leak", leak_rules[i].what);
+		char *id, *s;
+
+		if (leak_rules[i].name == NULL)
+			continue;
+		id = xasprintf("cuwarden.leak.%s", leak_rules[i].what);
+		s = xasprintf("%s memory leak", leak_rules[i].what);
 
 		s[0] = (char)(s[0] - 'a' + 'A');
 		rule_add(r, id, leak_rules[i].name, s, leak_rules[i].text);

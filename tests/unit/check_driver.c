@@ -102,6 +102,11 @@ START_TEST(test_driver_error_names)
 	    "CUDA_ERROR_OUT_OF_MEMORY");
 	ck_assert_str_eq(driver_error_name((CUresult)987654),
 	    "CUDA_ERROR_UNRECOGNIZED");
+	/* The built-in table (cuerrors.h), what reports use. */
+	ck_assert_str_eq(driver_error_name_builtin(
+	    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED),
+	    "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED");
+	ck_assert_ptr_null(driver_error_name_builtin((CUresult)987654));
 	load_fixture();
 	ck_assert_str_eq(driver_error_name(CUDA_ERROR_NO_DEVICE),
 	    "CUDA_ERROR_NO_DEVICE");
