@@ -9,7 +9,8 @@
  *   pool_seg.c     segments: the providers over direct.h, the budget,
  *                  the engine calls (devpool or hostpool)
  *   pool_oom.c     the out-of-memory stages and trim
- *   pool_stats.c   statistics and the cached-bytes query
+ *   pool_stats.c   statistics
+ *   pool_query.c   the pool-mode queries (block of, segment of, cached)
  *   pool_fork.c    fork, context teardown (forget) and reset
  *
  * One pool per (kind, device) for devices 0..POOL_MAX_DEVICES-1, in

@@ -53,31 +53,6 @@ pool_allocated_now(pool_t *p)
 	return a > 0 ? (uint64_t)a : 0;
 }
 
-size_t
-pool_cached_bytes(int device)
-{
-	if (device < 0 || device >= POOL_MAX_DEVICES || !pool_enabled())
-		return 0;
-	size_t cached = 0;
-	kind_t kinds[2] = { KIND_DEVICE, KIND_MANAGED };
-	for (int i = 0; i < 2; i++) {
-		pool_t *p, *any = NULL;
-		size_t res = 0;
-		FOR_ARENAS(p, kinds[i], device) {
-			pthread_mutex_lock(&p->lock);
-			res += pool_eng_reserved(p);
-			pthread_mutex_unlock(&p->lock);
-			any = p;
-		}
-		if (any == NULL)
-			continue;
-		uint64_t a = pool_allocated_now(any);
-		if (res > a)
-			cached += res - (size_t)a;
-	}
-	return cached;
-}
-
 /* Whether pool_stats may take the locks of (kind, device).  The exit
  * report on a thread interrupted inside the pools (nowait.h) may hold one
  * of them for good: each is tried first, and a device whose locks this
