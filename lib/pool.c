@@ -1,18 +1,20 @@
 #include "preamble.h"
 /*
- * pool.c -- the front of the pools (pool.h): per-kind dispatch, the
- * per-thread caches, the pending (fenced) frees, OOM staging, limits,
- * statistics and fork.
+ * pool.c -- the front of the pools (pool.h): the API, the choice of a
+ * pool (kind, device, the thread's home arena) and the paths of an
+ * allocation and a free.  The other parts of the pools are files of their
+ * own; pool_int.h lists them, with the invariants and the locking that
+ * they share.
  *
  * One pool per (kind, device) for devices 0..POOL_MAX_DEVICES-1 (others
  * go straight to direct.h), in 1..POOL_ARENAS arenas (CUWARDEN_POOL_ARENAS,
- * default one per 4 CPUs): each arena is a pool_t with its own lock, engine
- * and pending list; a thread allocates from its home arena; a block goes
- * back to the arena it came from (poolmap keeps it), through the freeing
- * thread's cache only when that is its home.  The allocation counters
- * (pool_pub_t) and the budget are shared by a (kind, device)'s arenas.  Engines: devpool.c for device memory,
- * hostpool.c (jemalloc) for managed and pinned.  Segments come from
- * direct.h.
+ * default one per 4 CPUs), made on first use: each arena is a pool_t with
+ * its own lock, engine and pending list; a thread allocates from its home
+ * arena; a block goes back to the arena it came from (poolmap keeps it),
+ * through the freeing thread's cache only when that is its home.  The
+ * allocation counters (pool_pub_t) and the budget are shared by a (kind,
+ * device)'s arenas.  Engines: devpool.c for device memory, hostpool.c
+ * (jemalloc) for managed and pinned.
  *
  * Paths.
  *   alloc, size < large_block: the thread's cache for (kind, device) has,
@@ -33,29 +35,15 @@
  *     pool's pending list passed max(32 MiB, reserved / 16) issues one; so
  *     does an allocation that would grow while a pending block fits it:
  *     it asks the helper and waits at most FENCE_REUSE_WAIT_NS for that
- *     barrier (reuse_barrier); so do the OOM stages and pool_trim.
+ *     barrier (pool_reuse_barrier, pool_pend.c); so do the OOM stages and
+ *     pool_trim (pool_oom.c).
  *
- * OOM stages: ready blocks -> completed events -> grow -> barrier, flush
- * this thread's cache, release pending, retry -> trim the engine (free
- * segments back to the driver), retry -> wait up to 5 ms for other
- * threads to flush their caches (flush generation: at their next call),
- * retry -> CW_ENOMEM with requested, reserved, allocated and largest free
- * block in cw_last_error.
- *
- * Invariants: a block is in exactly one of: handed out (poolmap entry set),
- * a thread cache, the pending list, the engine.  reserved <= the limit of
- * CUWARDEN_POOL_LIMIT (device and managed pools of a device share one
- * budget; pinned pools have their own).
- *
- * Locking: init_lock (pool creation), then per pool `lock` (rank POOL):
- * never held across a driver call (the providers drop it; barriers, event
- * queries and jemalloc calls that may grow run without it), except the
- * cuEventDestroy of an event beyond the 256 fence.c keeps per device.
- * tcl_lock (per pool, leaf) guards the list of thread caches for
- * statistics.
+ * Owns pool_table, pool_pubs, the arena count and turn, pool_life and
+ * pool_forked (pool_int.h).  Locking here: pool_init_lock around a pool's
+ * creation; a hit takes no lock; a miss, a spill, a full cache and a
+ * free that bypasses the cache take p->lock, never across a driver call.
  */
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,7 +54,6 @@
 #include "hostpool.h"
 #include "lasterr.h"
 #include "log.h"
-#include "nowait.h"
 #include "options.h"
 #include "pool.h"
 #include "pool_int.h"
@@ -93,7 +80,7 @@ uint64_t pool_life = 1;
 bool pool_forked;
 CW_TLS unsigned pool_tls_home = UINT32_MAX;
 
-/* ------------------------------------------------------------ init/get */
+/* --------------------------------------------------------------- arenas */
 
 /* What a thread may cache per pool: 1/256 of the device's memory (or of
  * CUWARDEN_POOL_LIMIT), between 8 and 128 MiB, so that the caches of many
@@ -215,7 +202,7 @@ pool_get(kind_t kind, int device)
 	return err ? NULL : p;
 }
 
-/* -------------------------------------------------------- thread caches */
+/* ------------------------------------------------------------- hit path */
 
 /* The peak is an upper bound of the allocated bytes, not an exact
  * figure: the bytes allocated now are the published sum plus every

@@ -22,6 +22,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "devpool.h"
+#include "hostpool.h"
 #include "lasterr.h"
 #include "log.h"
 #include "pool_int.h"
