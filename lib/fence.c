@@ -89,10 +89,8 @@ count_failure(int device, const char *what, CUresult r)
 /* Barriers in progress, per device: the epoch the running one covers (0:
  * none).  A thread that needs frees stamped <= s covered waits for a
  * running barrier with epoch >= s instead of issuing its own, so that
- * many threads hitting the trigger at once cost one synchronise.  (Making
- * every barrier wait for the one in flight, one at a time, was tried: it
- * cut synchronises but doubled the wait of stalled threads and lost
- * throughput with more threads than cores.) */
+ * many threads hitting the trigger at once cost one synchronise.  One
+ * barrier at a time lost (doc/benchmarks.md, "What was tried"). */
 static uint64_t running[FENCE_MAX_DEVICES];
 /* Calls of fence_barrier_for by threads other than the helper that had to
  * wait (their frees had not passed): the helper paces itself only while

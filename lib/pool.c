@@ -156,9 +156,7 @@ pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
 	p->lgd = kind == KIND_DEVICE ? 3 : 2;
 	p->tc_max = large < TC_MAX_CLASS_SIZE ? large : TC_MAX_CLASS_SIZE;
 	p->tc_cap = tc_cap;
-	/* Bigger thresholds (a quarter and three quarters of the cap) were
-	 * tried: frees waited longer for the fence, the FIFOs' heads passed
-	 * later and the cache hit rate fell from 99 % to 91 %. */
+	/* Bigger ones lost hit rate (doc/benchmarks.md, "What was tried"). */
 	p->tc_ask = tc_cap / 2 < TC_PEND_ASK ? tc_cap / 2 : TC_PEND_ASK;
 	p->tc_sync = tc_cap < TC_PEND_SYNC ? tc_cap : TC_PEND_SYNC;
 	if (kind == KIND_DEVICE) {
@@ -382,11 +380,8 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		 * them this class's oldest: one barrier (no lock of ours
 		 * held) makes them ready.  A barrier already running that
 		 * covers that block is waited for instead of issuing
-		 * another, so threads share barriers.  (Refilling from the
-		 * engine first when it has a free block was tried: nobody
-		 * waited, but the caches overflowed to the pending list,
-		 * under the pool lock, and the hit rate fell from 99 % to
-		 * 93 %.) */
+		 * another, so threads share barriers.  Refilling first cost
+		 * hit rate (doc/benchmarks.md, "What was tried"). */
 		if (b->npend > 0 && tc->unfenced >= p->tc_sync &&
 		    tc->seen_done == fence_done(device)) {
 			uint64_t t0 = slow_clock();
@@ -599,4 +594,3 @@ pool_free_async(kind_t kind, int device, uintptr_t addr, size_t size,
 {
 	return free_common(kind, device, addr, size, stream, true);
 }
-
