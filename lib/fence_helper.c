@@ -1,7 +1,8 @@
 #include "preamble.h"
 /*
  * fence_helper.c -- the fence's helper thread (fence.h: fence_request,
- * fence_wait_for, fence_helper_barriers, fence_helper_threads).
+ * fence_wait_for, fence_helper_barriers, fence_helper_threads,
+ * fence_helper_wanted).
  *
  * One detached thread, started on the first request, issues barriers that
  * threads ask for without waiting (fence_request), so the synchronise is
@@ -254,6 +255,12 @@ fence_helper_threads(void)
 	unsigned n = helper_threads;
 	pthread_mutex_unlock(&helper_lock);
 	return n;
+}
+
+uint64_t
+fence_helper_wanted(int device)
+{
+	return __atomic_load_n(&wanted[device], __ATOMIC_SEQ_CST);
 }
 
 /* Stops the helper and waits until it has exited (it does at its next
