@@ -2,23 +2,23 @@
 /*
  * fence.c -- the reuse fence (fence.h).
  *
- * Owns the per-device epochs, a free list of events per device, and the
- * helper thread that issues requested barriers.
+ * Owns the per-device epochs, the barriers in progress, a free list of
+ * events per device and the fault injection of the fence's driver calls;
+ * the helper thread that issues requested barriers is fence_helper.c
+ * (what the two share: fence_int.h).
  * Invariants: done < epoch; done only grows.  Locking: the epochs are
- * atomics; the event free lists and the helper have a mutex each (leaves,
- * rank POOL), never held across a driver call.
+ * atomics; the event free lists have a mutex each (leaves, rank POOL),
+ * never held across a driver call.
  */
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <time.h>
 
 #include "capture.h"
 #include "driver.h"
 #include "fence.h"
+#include "fence_int.h"
 #include "log.h"
 
 fence_dev_t fence_devs[FENCE_MAX_DEVICES] = {
@@ -89,16 +89,14 @@ count_failure(int device, const char *what, CUresult r)
 /* Barriers in progress, per device: the epoch the running one covers (0:
  * none).  A thread that needs frees stamped <= s covered waits for a
  * running barrier with epoch >= s instead of issuing its own, so that
- * many threads hitting the trigger at once cost one synchronise.  (Making
- * every barrier wait for the one in flight, one at a time, was tried: it
- * cut synchronises but doubled the wait of stalled threads and lost
- * throughput with more threads than cores.) */
-static uint64_t running[FENCE_MAX_DEVICES];
+ * many threads hitting the trigger at once cost one synchronise.  One
+ * barrier at a time lost (doc/benchmarks.md, "What was tried"). */
+uint64_t fence_running[FENCE_MAX_DEVICES];
 /* Calls of fence_barrier_for by threads other than the helper that had to
  * wait (their frees had not passed): the helper paces itself only while
  * this does not move. */
-static uint64_t stalls[FENCE_MAX_DEVICES];
-static CW_TLS bool tls_helper;
+uint64_t fence_stalls[FENCE_MAX_DEVICES];
+CW_TLS bool fence_tls_helper;
 
 bool
 fence_barrier(int device)
@@ -113,12 +111,12 @@ fence_barrier_for(int device, uint64_t stamp)
 	const driver_fns_t *d = driver_get();
 	if (d == NULL || d->cuCtxSynchronize == NULL)
 		return true;
-	if (!tls_helper && !fence_passed(device, stamp))
-		__atomic_fetch_add(&stalls[device], 1, __ATOMIC_RELAXED);
+	if (!fence_tls_helper && !fence_passed(device, stamp))
+		__atomic_fetch_add(&fence_stalls[device], 1, __ATOMIC_RELAXED);
 	for (int spins = 0; ; spins++) {
 		if (fence_passed(device, stamp))
 			return false;
-		uint64_t r = __atomic_load_n(&running[device],
+		uint64_t r = __atomic_load_n(&fence_running[device],
 		    __ATOMIC_ACQUIRE);
 		if (r == 0 || r < stamp || spins > 100000)
 			break;
@@ -132,15 +130,16 @@ fence_barrier_for(int device, uint64_t stamp)
 		return true;
 	}
 	uint64_t e = __atomic_fetch_add(&f->epoch, 1, __ATOMIC_SEQ_CST);
-	uint64_t prev = __atomic_load_n(&running[device], __ATOMIC_RELAXED);
-	while (prev < e && !__atomic_compare_exchange_n(&running[device],
+	uint64_t prev = __atomic_load_n(&fence_running[device],
+	    __ATOMIC_RELAXED);
+	while (prev < e && !__atomic_compare_exchange_n(&fence_running[device],
 	    &prev, e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
 	uint64_t cur = e;
 	CUcontext saved;
 	if (driver_bind_save(device, &saved) != CW_OK) {
-		__atomic_compare_exchange_n(&running[device], &cur, 0, false,
-		    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		__atomic_compare_exchange_n(&fence_running[device], &cur, 0,
+		    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 		capture_barrier_leave();
 		return true;
 	}
@@ -160,7 +159,7 @@ fence_barrier_for(int device, uint64_t stamp)
 		    e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
 	}
-	__atomic_compare_exchange_n(&running[device], &cur, 0, false,
+	__atomic_compare_exchange_n(&fence_running[device], &cur, 0, false,
 	    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	capture_barrier_leave();
 	if (r != CUDA_SUCCESS) {
@@ -169,224 +168,6 @@ fence_barrier_for(int device, uint64_t stamp)
 	}
 	__atomic_fetch_add(&f->barriers, 1, __ATOMIC_RELAXED);
 	return false;
-}
-
-/* --------------------------------------------------------- helper thread */
-
-/* One detached thread, started on the first request, issues barriers that
- * threads ask for without waiting (fence_request), so the synchronise is
- * off their path and one serves every request made before it started.
- * helper_lock (leaf) guards the fields below except wanted, helper_started
- * and helper_sleeping (atomics: a request takes no lock while the helper
- * is awake); it is never held across the synchronise. */
-static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t helper_cv = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
-static bool helper_started, helper_broken;
-static uint64_t helper_life; /* bumped by reset: the old helper exits */
-static unsigned helper_threads; /* helper threads not yet exited */
-static uint64_t wanted[FENCE_MAX_DEVICES]; /* stamps to see passed */
-static uint64_t helper_barriers;
-
-static bool helper_sleeping; /* atomic: waiting on helper_cv */
-static uint64_t helper_last_end; /* mono_ns() when its last barrier ended */
-static uint64_t helper_stalls[FENCE_MAX_DEVICES]; /* stalls[] then */
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The device with a request not yet passed, or -1.  Requests are atomics:
- * threads add them without the lock. */
-static int
-helper_pick(uint64_t *w)
-{
-	for (int d = 0; d < FENCE_MAX_DEVICES; d++) {
-		uint64_t x = __atomic_load_n(&wanted[d], __ATOMIC_SEQ_CST);
-		if (x != 0 && !fence_passed(d, x)) {
-			*w = x;
-			return d;
-		}
-	}
-	return -1;
-}
-
-/* Polls for a request for up to FENCE_HELPER_SPIN_NS with helper_lock
- * dropped.  helper_lock held on entry and exit.  Returns true when one
- * came (or the helper was stopped meanwhile). */
-static bool
-helper_spin(uint64_t life)
-{
-	uint64_t w, end = mono_ns() + FENCE_HELPER_SPIN_NS;
-	bool got = false;
-	pthread_mutex_unlock(&helper_lock);
-	for (unsigned i = 0; ; i++) {
-		if (helper_pick(&w) >= 0 || __atomic_load_n(&helper_life,
-		    __ATOMIC_RELAXED) != life) {
-			got = true;
-			break;
-		}
-		if ((i & 63) == 63 && mono_ns() >= end)
-			break;
-		cw_cpu_relax();
-	}
-	pthread_mutex_lock(&helper_lock);
-	return got;
-}
-
-static void *
-helper_main(void *arg)
-{
-	uint64_t life = (uint64_t)(uintptr_t)arg;
-	tls_helper = true;
-	/* Its pacing waits are tens of microseconds: the default timer
-	 * slack (50 us) would more than double them. */
-	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-	pthread_mutex_lock(&helper_lock);
-	while (life == helper_life) {
-		uint64_t w = 0;
-		int dev = helper_pick(&w);
-		if (dev < 0) {
-			/* Spin a little first (the lock dropped): in an
-			 * alloc/free loop the next request comes within
-			 * microseconds, and waking a sleeping thread costs
-			 * more than that (5-10 us in a VM), which an
-			 * allocation waiting in fence_wait_for would pay. */
-			if (helper_spin(life))
-				continue;
-			/* Sleep; a requester that sees helper_sleeping
-			 * signals.  Set it, then look once more, so that a
-			 * request made meanwhile is not missed; and a stop
-			 * made during the spin (its broadcast came before
-			 * this wait: the helper then slept for ever). */
-			__atomic_store_n(&helper_sleeping, true,
-			    __ATOMIC_SEQ_CST);
-			if (helper_pick(&w) < 0 && life == helper_life)
-				pthread_cond_wait(&helper_cv, &helper_lock);
-			__atomic_store_n(&helper_sleeping, false,
-			    __ATOMIC_SEQ_CST);
-			continue;
-		}
-		/* Pacing: the next barrier starts no sooner than
-		 * max(FENCE_HELPER_GAP_NS, 2 x the last synchronise) after the
-		 * last ended, so that the helper synchronises at most a third
-		 * of the time even when threads ask all the time; every
-		 * request made meanwhile rides on that one barrier.  A thread
-		 * that cannot wait issues its own (fence_barrier_for). */
-		uint64_t gap = __atomic_load_n(&fence_devs[dev].last_ns,
-		    __ATOMIC_RELAXED) * 2;
-		if (gap < FENCE_HELPER_GAP_NS)
-			gap = FENCE_HELPER_GAP_NS;
-		if (gap > FENCE_HELPER_GAP_MAX_NS)
-			gap = FENCE_HELPER_GAP_MAX_NS;
-		uint64_t st = __atomic_load_n(&stalls[dev], __ATOMIC_RELAXED);
-		uint64_t now = mono_ns();
-		if (st == helper_stalls[dev] && now < helper_last_end + gap) {
-			/* A thread that stalls meanwhile signals helper_cv
-			 * (fence_wait_for) and ends the wait. */
-			uint64_t end = helper_last_end + gap;
-			struct timespec ts = { (time_t)(end / 1000000000u),
-				(long)(end % 1000000000u) };
-			pthread_cond_clockwait(&helper_cv, &helper_lock,
-			    CLOCK_MONOTONIC, &ts);
-			continue;
-		}
-		pthread_mutex_unlock(&helper_lock);
-		bool err = fence_barrier_for(dev, w);
-		pthread_mutex_lock(&helper_lock);
-		helper_last_end = mono_ns();
-		helper_stalls[dev] = st;
-		helper_barriers++;
-		if (err && life == helper_life) {
-			/* Drop the request (the synchronous paths retry). */
-			uint64_t cur = w;
-			__atomic_compare_exchange_n(&wanted[dev], &cur, 0,
-			    false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
-		}
-	}
-	helper_threads--;
-	pthread_cond_broadcast(&exit_cv);
-	pthread_mutex_unlock(&helper_lock);
-	return NULL;
-}
-
-bool
-fence_request(int device, uint64_t stamp)
-{
-	uint64_t w = __atomic_load_n(&wanted[device], __ATOMIC_RELAXED);
-	while (stamp > w && !__atomic_compare_exchange_n(&wanted[device], &w,
-	    stamp, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-		;
-	/* A helper that is running will see the request: no lock, no
-	 * wake-up on the common path. */
-	if (__atomic_load_n(&helper_started, __ATOMIC_SEQ_CST) &&
-	    !__atomic_load_n(&helper_sleeping, __ATOMIC_SEQ_CST))
-		return false;
-	bool err = false;
-	pthread_mutex_lock(&helper_lock);
-	if (!helper_started && !helper_broken) {
-		pthread_attr_t attr;
-		pthread_t tid;
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&attr, 256 << 10);
-		/* The helper takes no signal of the program's. */
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&tid, &attr, helper_main,
-		    (void *)(uintptr_t)helper_life) == 0) {
-			helper_threads++;
-			__atomic_store_n(&helper_started, true,
-			    __ATOMIC_SEQ_CST);
-		} else
-			helper_broken = true;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		pthread_attr_destroy(&attr);
-	}
-	err = !helper_started;
-	pthread_cond_signal(&helper_cv);
-	pthread_mutex_unlock(&helper_lock);
-	return err;
-}
-
-bool
-fence_wait_for(int device, uint64_t stamp, uint64_t max_ns)
-{
-	if (fence_passed(device, stamp))
-		return true;
-	/* During a capture no barrier comes: grow instead of waiting. */
-	if (capture_active())
-		return false;
-	/* A stall: the helper skips its pacing for it. */
-	__atomic_fetch_add(&stalls[device], 1, __ATOMIC_RELAXED);
-	if (fence_request(device, stamp))
-		return false;
-	pthread_mutex_lock(&helper_lock);
-	pthread_cond_signal(&helper_cv);
-	pthread_mutex_unlock(&helper_lock);
-	/* max_ns counts from the moment a barrier that covers stamp runs:
-	 * a helper slow to be scheduled (a loaded machine) is waited for up
-	 * to FENCE_START_WAIT_NS more (or max_ns, when longer), since the
-	 * device may well be idle. */
-	uint64_t t = mono_ns();
-	uint64_t start_by = t + (max_ns > FENCE_START_WAIT_NS ? max_ns :
-	    FENCE_START_WAIT_NS);
-	uint64_t end = 0;
-	while (!fence_passed(device, stamp)) {
-		t = mono_ns();
-		if (end == 0 && __atomic_load_n(&running[device],
-		    __ATOMIC_ACQUIRE) >= stamp)
-			end = t + max_ns;
-		if (end != 0 ? t >= end : t >= start_by)
-			return false;
-		sched_yield();
-	}
-	return true;
 }
 
 static uint64_t reuse_wait_ns = FENCE_REUSE_WAIT_NS;
@@ -409,15 +190,15 @@ fence_wait_running(int device, uint64_t stamp, uint64_t max_ns)
 {
 	if (fence_passed(device, stamp))
 		return true;
-	if (__atomic_load_n(&running[device], __ATOMIC_ACQUIRE) < stamp)
+	if (__atomic_load_n(&fence_running[device], __ATOMIC_ACQUIRE) < stamp)
 		return false;
-	uint64_t end = mono_ns() + max_ns;
+	uint64_t end = fence_mono_ns() + max_ns;
 	while (!fence_passed(device, stamp)) {
 		/* done is published before running is cleared. */
-		if (__atomic_load_n(&running[device], __ATOMIC_ACQUIRE) <
+		if (__atomic_load_n(&fence_running[device], __ATOMIC_ACQUIRE) <
 		    stamp)
 			return fence_passed(device, stamp);
-		if (mono_ns() >= end)
+		if (fence_mono_ns() >= end)
 			return false;
 		sched_yield();
 	}
@@ -431,42 +212,6 @@ fence_deferred(void)
 	for (int d = 0; d < FENCE_MAX_DEVICES; d++)
 		n += __atomic_load_n(&fence_devs[d].deferred, __ATOMIC_RELAXED);
 	return n;
-}
-
-uint64_t
-fence_helper_barriers(void)
-{
-	pthread_mutex_lock(&helper_lock);
-	uint64_t n = helper_barriers;
-	pthread_mutex_unlock(&helper_lock);
-	return n;
-}
-
-unsigned
-fence_helper_threads(void)
-{
-	pthread_mutex_lock(&helper_lock);
-	unsigned n = helper_threads;
-	pthread_mutex_unlock(&helper_lock);
-	return n;
-}
-
-/* Stops the helper and waits until it has exited (it does at its next
- * wake-up, or within its spin), so that nothing reads what reset then
- * clears.  helper_lock held. */
-static void
-helper_stop_locked(void)
-{
-	/* helper_spin reads it without the lock. */
-	__atomic_add_fetch(&helper_life, 1, __ATOMIC_SEQ_CST);
-	for (int d = 0; d < FENCE_MAX_DEVICES; d++)
-		__atomic_store_n(&wanted[d], 0, __ATOMIC_SEQ_CST);
-	pthread_cond_broadcast(&helper_cv);
-	while (helper_threads > 0)
-		pthread_cond_wait(&exit_cv, &helper_lock);
-	__atomic_store_n(&helper_started, false, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&helper_sleeping, false, __ATOMIC_SEQ_CST);
-	helper_broken = false;
 }
 
 /* ---------------------------------------------------------------- events */
@@ -583,7 +328,7 @@ fence_forget_device(int device)
 void
 fence_prefork(void)
 {
-	pthread_mutex_lock(&helper_lock);
+	fence_helper_prefork();
 	for (int i = 0; i < FENCE_MAX_DEVICES; i++)
 		pthread_mutex_lock(&evlists[i].lock);
 }
@@ -593,7 +338,7 @@ fence_postfork_parent(void)
 {
 	for (int i = FENCE_MAX_DEVICES; i-- > 0; )
 		pthread_mutex_unlock(&evlists[i].lock);
-	pthread_mutex_unlock(&helper_lock);
+	fence_helper_postfork_parent();
 }
 
 void
@@ -605,28 +350,16 @@ fence_postfork_child(void)
 		fence_devs[i].epoch = 1;
 		fence_devs[i].done = 0;
 		fence_devs[i].last_ns = 0;
-		running[i] = 0;
-		stalls[i] = helper_stalls[i] = 0;
+		fence_running[i] = 0;
+		fence_stalls[i] = 0;
 	}
-	/* The helper thread does not exist here. */
-	pthread_mutex_init(&helper_lock, NULL);
-	pthread_cond_init(&helper_cv, NULL);
-	pthread_cond_init(&exit_cv, NULL);
-	helper_started = helper_broken = false;
-	helper_sleeping = false;
-	helper_last_end = 0;
-	helper_threads = 0;
-	helper_life++;
-	memset(wanted, 0, sizeof(wanted));
+	fence_helper_postfork_child();
 }
 
 void
 fence_reset(void)
 {
-	pthread_mutex_lock(&helper_lock);
-	helper_stop_locked();
-	helper_barriers = 0;
-	pthread_mutex_unlock(&helper_lock);
+	fence_helper_reset();
 	const driver_fns_t *d = driver_is_loaded() ? driver_get() : NULL;
 	for (int i = 0; i < FENCE_MAX_DEVICES; i++) {
 		evlist_t *l = &evlists[i];
@@ -643,8 +376,8 @@ fence_reset(void)
 		fence_devs[i].failures = 0;
 		fence_devs[i].deferred = 0;
 		fence_devs[i].last_ns = 0;
-		running[i] = 0;
-		stalls[i] = helper_stalls[i] = 0;
+		fence_running[i] = 0;
+		fence_stalls[i] = 0;
 	}
 	for (int i = 0; i < OP_COUNT; i++)
 		inject_at[i] = 0;

@@ -116,6 +116,10 @@ uint64_t fence_deferred(void);
 uint64_t fence_helper_barriers(void);
 /* Helper threads started and not yet exited: 0 or 1 (tests). */
 unsigned fence_helper_threads(void);
+/* The highest stamp the helper was asked to see passed on device, kept
+ * once served; 0 when none, or when the barrier made for it failed and
+ * the request was dropped (tests). */
+uint64_t fence_helper_wanted(int device);
 
 /* Records an event on stream for a stream-ordered free; NULL when that
  * fails (the caller relies on the epoch alone). */

@@ -1,18 +1,20 @@
 #include "preamble.h"
 /*
- * pool.c -- the front of the pools (pool.h): per-kind dispatch, the
- * per-thread caches, the pending (fenced) frees, OOM staging, limits,
- * statistics and fork.
+ * pool.c -- the front of the pools (pool.h): the API, the choice of a
+ * pool (kind, device, the thread's home arena) and the paths of an
+ * allocation and a free.  The other parts of the pools are files of their
+ * own; pool_int.h lists them, with the invariants and the locking that
+ * they share.
  *
  * One pool per (kind, device) for devices 0..POOL_MAX_DEVICES-1 (others
  * go straight to direct.h), in 1..POOL_ARENAS arenas (CUWARDEN_POOL_ARENAS,
- * default one per 4 CPUs): each arena is a pool_t with its own lock, engine
- * and pending list; a thread allocates from its home arena; a block goes
- * back to the arena it came from (poolmap keeps it), through the freeing
- * thread's cache only when that is its home.  The allocation counters
- * (pool_pub_t) and the budget are shared by a (kind, device)'s arenas.  Engines: devpool.c for device memory,
- * hostpool.c (jemalloc) for managed and pinned.  Segments come from
- * direct.h.
+ * default one per 4 CPUs), made on first use: each arena is a pool_t with
+ * its own lock, engine and pending list; a thread allocates from its home
+ * arena; a block goes back to the arena it came from (poolmap keeps it),
+ * through the freeing thread's cache only when that is its home.  The
+ * allocation counters (pool_pub_t) and the budget are shared by a (kind,
+ * device)'s arenas.  Engines: devpool.c for device memory, hostpool.c
+ * (jemalloc) for managed and pinned.
  *
  * Paths.
  *   alloc, size < large_block: the thread's cache for (kind, device) has,
@@ -33,29 +35,15 @@
  *     pool's pending list passed max(32 MiB, reserved / 16) issues one; so
  *     does an allocation that would grow while a pending block fits it:
  *     it asks the helper and waits at most FENCE_REUSE_WAIT_NS for that
- *     barrier (reuse_barrier); so do the OOM stages and pool_trim.
+ *     barrier (pool_reuse_barrier, pool_pend.c); so do the OOM stages and
+ *     pool_trim (pool_oom.c).
  *
- * OOM stages: ready blocks -> completed events -> grow -> barrier, flush
- * this thread's cache, release pending, retry -> trim the engine (free
- * segments back to the driver), retry -> wait up to 5 ms for other
- * threads to flush their caches (flush generation: at their next call),
- * retry -> CW_ENOMEM with requested, reserved, allocated and largest free
- * block in cw_last_error.
- *
- * Invariants: a block is in exactly one of: handed out (poolmap entry set),
- * a thread cache, the pending list, the engine.  reserved <= the limit of
- * CUWARDEN_POOL_LIMIT (device and managed pools of a device share one
- * budget; pinned pools have their own).
- *
- * Locking: init_lock (pool creation), then per pool `lock` (rank POOL):
- * never held across a driver call (the providers drop it; barriers, event
- * queries and jemalloc calls that may grow run without it), except the
- * cuEventDestroy of an event beyond the 256 fence.c keeps per device.
- * tcl_lock (per pool, leaf) guards the list of thread caches for
- * statistics.
+ * Owns pool_table, pool_pubs, the arena count and turn, pool_life and
+ * pool_forked (pool_int.h).  Locking here: pool_init_lock around a pool's
+ * creation; a hit takes no lock; a miss, a spill, a full cache and a
+ * free that bypasses the cache take p->lock, never across a driver call.
  */
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,17 +54,11 @@
 #include "hostpool.h"
 #include "lasterr.h"
 #include "log.h"
-#include "nowait.h"
 #include "options.h"
 #include "pool.h"
+#include "pool_int.h"
 #include "poolmap.h"
-#include "stackdepot.h"
-#include "violation.h"
 
-#define POOL_MAX_DEVICES FENCE_MAX_DEVICES
-#define POOL_ARENAS 4 /* at most, per (kind, device); the map keeps 2 bits */
-#define NKINDS 3
-#define TC_CAP 32                           /* entries per FIFO / stack */
 #ifndef TC_MAX_BYTES
 #define TC_MAX_BYTES ((size_t)128 << 20)     /* cached per thread and pool */
 #endif
@@ -88,542 +70,17 @@
 #define TC_PEND_SYNC ((size_t)64 << 20)     /* unfenced: barrier on a miss */
 #endif
 #define TC_MAX_CLASS_SIZE ((size_t)2 << 20)
-#define TC_NBINS 80
-#define PUBLISH_BYTES ((int64_t)1 << 20)
-#define PEND_MIN_THRESHOLD ((size_t)32 << 20)
 
-typedef struct pend_s {
-	uintptr_t addr;
-	size_t bsize;
-	uint64_t stamp;
-	CUevent ev;
-	CUstream stream; /* with ev: the stream it was freed on */
-} pend_t;
+pool_t pool_table[POOL_NKINDS][POOL_MAX_DEVICES][POOL_ARENAS];
+pool_pub_t pool_pubs[POOL_NKINDS][POOL_MAX_DEVICES];
+unsigned pool_narenas;
+unsigned pool_arena_turn;
+pthread_mutex_t pool_init_lock = PTHREAD_MUTEX_INITIALIZER;
+uint64_t pool_life = 1;
+bool pool_forked;
+CW_TLS unsigned pool_tls_home = UINT32_MAX;
 
-typedef struct tc_ent_s {
-	uintptr_t addr;
-	uint64_t stamp;
-} tc_ent_t;
-
-typedef struct tc_bin_s {
-	uint16_t nready, head, npend;
-	uintptr_t ready[TC_CAP];
-	tc_ent_t pend[TC_CAP];
-} tc_bin_t;
-
-typedef struct pool_s pool_t;
-
-typedef struct tcache_s {
-	struct tcache_s *prev, *next; /* in pool->tcaches */
-	pool_t *pool;
-	uint64_t gen;
-	int64_t unpub;      /* allocated bytes not yet in cur_pub (atomic) */
-	uint64_t tot_unpub; /* total bytes not yet in tot_pub (atomic) */
-	size_t bytes;       /* bytes cached, ready and pending */
-	size_t pend_bytes;  /* bytes in the FIFOs */
-	size_t unfenced;    /* bytes freed here since the fence last moved */
-	uint64_t seen_done; /* fence_done() when unfenced was reset */
-	bool asked;         /* a barrier was requested since then */
-	uint64_t incarnation; /* of the pool when this cache was filled */
-	uint64_t hits, misses; /* read by pool_cache_counters (atomic) */
-	pool_slow_t slow;   /* read by pool_slow_counters (atomic) */
-	tc_bin_t bins[TC_NBINS];
-} tcache_t;
-
-/* Fields read on every call come first, apart from the lock and the
- * fields written under it (a miss of one thread must not invalidate the
- * line every other thread reads on its hits). */
-struct pool_s {
-	/* read-mostly: set at init (flush_gen, incarnation: rarely) */
-	bool inited;
-	kind_t kind;
-	int device;
-	unsigned lgd;       /* classes per doubling, log2 */
-	size_t tc_max;      /* sizes below this use the thread cache */
-	size_t tc_cap;      /* bytes a thread may cache */
-	size_t tc_ask;      /* unfenced bytes: ask the helper for a barrier */
-	size_t tc_sync;     /* unfenced bytes: wait for a barrier on a miss */
-	size_t large;
-	unsigned arena;     /* index among the (kind, device)'s arenas */
-	struct pool_pub_s *pub; /* the (kind, device)'s allocation counters */
-	uint64_t flush_gen; /* atomic */
-	uint64_t incarnation; /* bumped by pool_forget_device */
-	devpool_t *dp;      /* KIND_DEVICE */
-	hostpool_t *hp;     /* KIND_MANAGED, KIND_PINNED */
-	/* under lock */
-	_Alignas(64) pthread_mutex_t lock;
-	pend_t *pend;
-	size_t npend, pend_cap, pend_bytes, nev;
-	uint64_t scanned_done;
-	bool grow_limited;  /* the last provider refusal was the limit */
-	bool forgetting;    /* pool_forget_device: the driver freed it all */
-	int grow_status;    /* CW_* of the last failed provider call */
-	/* statistics */
-	uint64_t res_peak, res_total, seg_peak, seg_total;
-	uint64_t fence_waits, driver_allocs, driver_frees, trims;
-	pthread_mutex_t tcl_lock;
-	tcache_t *tcaches;
-	uint64_t retired_hits, retired_misses; /* of exited threads */
-	pool_slow_t retired_slow;
-};
-
-/* Published allocation counters of a (kind, device), shared by its
- * arenas: read on every allocation, written once per megabyte a thread
- * publishes.  cur_pub is a two's-complement sum: a thread's frees of
- * blocks another thread allocated are published before that thread's
- * allocations may be, so it can be below zero for a while (read it with
- * pub_current).  ntc counts the thread caches (each holds less than
- * PUBLISH_BYTES unpublished): it makes peak an upper bound (count_alloc). */
-typedef struct pool_pub_s {
-	_Alignas(64) uint64_t cur_pub, tot_pub, peak; /* atomics */
-	uint64_t ntc;                                 /* atomic */
-} pool_pub_t;
-
-/* Arenas: a (kind, device) has narenas pools, each with its own lock,
- * engine and pending list; a thread allocates from one of them (its home,
- * given in turn), and a block goes back to the arena it came from (the
- * address map keeps the arena).  With many threads the refills of
- * different arenas take different locks. */
-static pool_t pools[NKINDS][POOL_MAX_DEVICES][POOL_ARENAS];
-static pool_pub_t pubs[NKINDS][POOL_MAX_DEVICES];
-static unsigned narenas;    /* 1..POOL_ARENAS, fixed at the first pool */
-static unsigned arena_turn; /* the next thread's home arena (atomic) */
-static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t budget_used[NKINDS][POOL_MAX_DEVICES]; /* reserved bytes */
-static uint64_t pool_life = 1; /* bumped by reset and in a fork child */
-static bool pool_forked;
-
-typedef struct tc_set_s {
-	uint64_t life;
-	unsigned home; /* this thread's arena */
-	tcache_t *tc[NKINDS][POOL_MAX_DEVICES]; /* of the home arena */
-} tc_set_t;
-
-static CW_TLS tc_set_t *tls_tcs;
-static pthread_key_t tc_key;
-static pthread_once_t tc_key_once = PTHREAD_ONCE_INIT;
-static bool tc_key_ok;
-
-/* ------------------------------------------------------------- helpers */
-
-static bool
-kind_pooled(kind_t kind)
-{
-	return kind == KIND_DEVICE || kind == KIND_MANAGED ||
-	    kind == KIND_PINNED;
-}
-
-/* Device and managed memory share a device's budget. */
-static uint64_t *
-budget_of(pool_t *p)
-{
-	return &budget_used[p->kind == KIND_PINNED ? 1 : 0][p->device];
-}
-
-static size_t
-pool_limit(void)
-{
-	return (size_t)options_get(OPT_POOL_LIMIT);
-}
-
-static void
-atomic_max(uint64_t *at, uint64_t v)
-{
-	uint64_t old = __atomic_load_n(at, __ATOMIC_RELAXED);
-	while (v > old && !__atomic_compare_exchange_n(at, &old, v, true,
-	    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
-/* ------------------------------------------------------------ providers */
-
-/* Reserves budget for size bytes.  Returns true if over the limit. */
-static bool
-budget_take(pool_t *p, size_t size)
-{
-	size_t limit = pool_limit();
-	uint64_t *b = budget_of(p);
-	uint64_t now = __atomic_add_fetch(b, size, __ATOMIC_RELAXED);
-	if (limit != 0 && now > limit) {
-		__atomic_sub_fetch(b, size, __ATOMIC_RELAXED);
-		return true;
-	}
-	return false;
-}
-
-static void
-seg_account(pool_t *p, size_t size, bool add)
-{
-	if (add) {
-		p->driver_allocs++;
-		p->res_total += size;
-		p->seg_total++;
-		return;
-	}
-	p->driver_frees++;
-	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-}
-
-/* A segment the driver would not take back.  direct_free put it in the
- * failed-free ledger; like every failed free (doc/contracts.md) it is also
- * a failed_free violation, named after the driver call that failed, with
- * no handle: no cw_free was refused, the pool lost a segment. */
-static void
-seg_free_failed(const pool_t *p, uintptr_t addr, size_t size)
-{
-	violation_t v = {
-		.type = V_FAILED_FREE,
-		.api = p->kind == KIND_PINNED ? "cuMemFreeHost" : "cuMemFree_v2",
-		.address = addr,
-		.size = size,
-		.kind = (int)p->kind,
-		.device = p->device,
-		.owner = 0,
-		.cuda_error = lasterr_get()->cuda_error,
-		.stack = stack_capture(0),
-	};
-	violation_record(&v);
-}
-
-/* A new segment the address map could not hold (no host memory): given
- * back to the driver.  CW_ENOMEM. */
-static int
-seg_unheld(pool_t *p, uintptr_t addr, size_t size)
-{
-	log_warn("pool: no host memory to map a %zu-byte %s segment", size,
-	    kind_name(p->kind));
-	if (direct_free(p->kind, p->device, addr, size) == CW_ECUDA)
-		seg_free_failed(p, addr, size);
-	return CW_ENOMEM;
-}
-
-/* Device provider: called by devpool with p->lock held; drops it. */
-static bool
-dev_seg_alloc(void *arg, size_t size, uintptr_t *addr)
-{
-	pool_t *p = arg;
-	if (budget_take(p, size)) {
-		p->grow_limited = true;
-		return true;
-	}
-	p->grow_limited = false;
-	pthread_mutex_unlock(&p->lock);
-	int r = direct_alloc(KIND_DEVICE, p->device, size, addr);
-	if (r == CW_OK && poolmap_hold(*addr, size))
-		r = seg_unheld(p, *addr, size);
-	pthread_mutex_lock(&p->lock);
-	if (r != CW_OK) {
-		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		p->driver_allocs++;
-		p->grow_status = r;
-		return true;
-	}
-	seg_account(p, size, true);
-	return false;
-}
-
-static bool
-dev_seg_free(void *arg, uintptr_t addr, size_t size)
-{
-	pool_t *p = arg;
-	if (p->forgetting) { /* already freed by the driver */
-		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		poolmap_release(addr, size);
-		return false;
-	}
-	seg_account(p, size, false);
-	pthread_mutex_unlock(&p->lock);
-	/* Whatever the driver says, the engine drops the segment. */
-	poolmap_release(addr, size);
-	int r = direct_free(KIND_DEVICE, p->device, addr, size);
-	if (r == CW_ECUDA)
-		seg_free_failed(p, addr, size);
-	pthread_mutex_lock(&p->lock);
-	return r != CW_OK;
-}
-
-/* Host provider: called from jemalloc's hooks, p->lock not held. */
-static bool
-host_seg_alloc(void *arg, size_t size, uintptr_t *addr)
-{
-	pool_t *p = arg;
-	if (budget_take(p, size)) {
-		__atomic_store_n(&p->grow_limited, true, __ATOMIC_RELAXED);
-		return true;
-	}
-	int r = direct_alloc(p->kind, p->device, size, addr);
-	if (r == CW_OK && poolmap_hold(*addr, size))
-		r = seg_unheld(p, *addr, size);
-	if (r != CW_OK) {
-		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&p->driver_allocs, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->grow_status, r, __ATOMIC_RELAXED);
-		return true;
-	}
-	__atomic_fetch_add(&p->driver_allocs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&p->res_total, size, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&p->seg_total, 1, __ATOMIC_RELAXED);
-	return false;
-}
-
-static bool
-host_seg_free(void *arg, uintptr_t addr, size_t size)
-{
-	pool_t *p = arg;
-	if (p->forgetting) { /* already freed by the driver */
-		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		poolmap_release(addr, size);
-		return false;
-	}
-	__atomic_fetch_add(&p->driver_frees, 1, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-	poolmap_release(addr, size);
-	int r = direct_free(p->kind, p->device, addr, size);
-	if (r == CW_ECUDA)
-		seg_free_failed(p, addr, size);
-	return r != CW_OK;
-}
-
-/* --------------------------------------------------------------- engine */
-
-/* The engine's figures, device or host alike.  p->lock held. */
-typedef struct eng_stat_s {
-	size_t reserved, segments;
-	size_t largest_free; /* jemalloc: an upper bound (free_bytes) */
-	size_t free_bytes;
-} eng_stat_t;
-
-static void
-eng_stat(pool_t *p, eng_stat_t *o)
-{
-	if (p->dp != NULL) {
-		devpool_stats_t s;
-		devpool_stats(p->dp, &s);
-		o->reserved = s.reserved;
-		o->segments = s.segments;
-		o->largest_free = s.largest_free;
-		o->free_bytes = s.free_bytes;
-		return;
-	}
-	hostpool_stats_t s;
-	hostpool_stats(p->hp, &s);
-	o->reserved = s.reserved;
-	o->segments = s.segments;
-	o->free_bytes = s.reserved - s.allocated;
-	o->largest_free = o->free_bytes;
-}
-
-static void
-res_sample(pool_t *p)
-{
-	eng_stat_t e;
-	eng_stat(p, &e);
-	atomic_max(&p->res_peak, e.reserved);
-	atomic_max(&p->seg_peak, e.segments);
-}
-
-static size_t
-eng_reserved(pool_t *p)
-{
-	eng_stat_t e;
-	eng_stat(p, &e);
-	return e.reserved;
-}
-
-/* p->lock held (dropped and retaken around growth).  Returns a
- * devpool_err_e-like code: 0 or non-zero. */
-static int
-eng_alloc(pool_t *p, size_t size, bool grow, uintptr_t *addr, size_t *bs,
-    unsigned *flags)
-{
-	int r;
-	if (p->dp != NULL) {
-		r = devpool_alloc(p->dp, size, grow, addr, bs, flags);
-		if (r == DEVPOOL_OK && grow)
-			res_sample(p);
-		return r;
-	}
-	pthread_mutex_unlock(&p->lock);
-	bool err = hostpool_alloc(p->hp, size, addr, bs);
-	pthread_mutex_lock(&p->lock);
-	if (err)
-		return DEVPOOL_EPROVIDER;
-	*flags = 0;
-	res_sample(p);
-	return DEVPOOL_OK;
-}
-
-/* p->lock held. */
-static void
-eng_free(pool_t *p, uintptr_t addr, size_t bsize)
-{
-	if (p->dp != NULL) {
-		if (devpool_free(p->dp, addr))
-			log_warn("pool: device block %#lx unknown to the engine",
-			    (unsigned long)addr);
-		return;
-	}
-	hostpool_free(p->hp, addr, bsize);
-}
-
-/* -------------------------------------------------------------- pending */
-
-/* p->lock held.  Returns true on error (no memory for the list: the
- * block is then lost rather than reused early). */
-static bool
-pend_push(pool_t *p, uintptr_t addr, size_t bsize, uint64_t stamp,
-    CUevent ev)
-{
-	if (p->npend == p->pend_cap) {
-		size_t nc = p->pend_cap ? p->pend_cap * 2 : 256;
-		pend_t *n = realloc(p->pend, nc * sizeof(*n));
-		if (n == NULL)
-			return true;
-		p->pend = n;
-		p->pend_cap = nc;
-	}
-	p->pend[p->npend++] = (pend_t){ addr, bsize, stamp, ev, NULL };
-	p->pend_bytes += bsize;
-	if (ev != NULL)
-		p->nev++;
-	return false;
-}
-
-/* Asks the driver about up to 64 events of the pending list, with p->lock
- * dropped, and marks the entries whose event completed (stamp 0).
- * p->lock held on entry and exit. */
-static void
-pend_poll_events(pool_t *p)
-{
-	CUevent evs[64];
-	int done[64];
-	unsigned n = 0;
-	for (size_t i = 0; i < p->npend && n < 64; i++)
-		if (p->pend[i].ev != NULL && p->pend[i].stamp != 0)
-			evs[n++] = p->pend[i].ev;
-	if (n == 0)
-		return;
-	pthread_mutex_unlock(&p->lock);
-	for (unsigned k = 0; k < n; k++)
-		done[k] = fence_event_query(p->device, evs[k]);
-	pthread_mutex_lock(&p->lock);
-	for (unsigned k = 0; k < n; k++) {
-		if (done[k] != 1)
-			continue;
-		for (size_t i = 0; i < p->npend; i++)
-			if (p->pend[i].ev == evs[k])
-				p->pend[i].stamp = 0;
-	}
-	p->scanned_done = (uint64_t)-1; /* rescan */
-}
-
-/* Moves pending blocks whose fence has passed (or whose event completed)
- * to the engine.  The engine may drop p->lock, so ready entries are taken
- * out of the list before any is freed.  p->lock held.  Returns the bytes
- * released. */
-static size_t
-pend_release(pool_t *p, bool poll_events)
-{
-	if (poll_events && p->nev > 0)
-		pend_poll_events(p);
-	size_t freed = 0;
-	for (;;) {
-		uint64_t done = fence_done(p->device);
-		if (done == p->scanned_done)
-			return freed;
-		pend_t out[256];
-		size_t nout = 0, j = 0;
-		for (size_t i = 0; i < p->npend; i++) {
-			pend_t e = p->pend[i];
-			if (e.stamp > done || nout == CW_ARRAY_SIZE(out)) {
-				p->pend[j++] = e;
-				continue;
-			}
-			out[nout++] = e;
-			if (e.ev != NULL)
-				p->nev--;
-			p->pend_bytes -= e.bsize;
-		}
-		p->npend = j;
-		if (nout < CW_ARRAY_SIZE(out))
-			p->scanned_done = done;
-		for (size_t i = 0; i < nout; i++) {
-			if (out[i].ev != NULL)
-				fence_event_release(p->device, out[i].ev);
-			freed += out[i].bsize;
-			eng_free(p, out[i].addr, out[i].bsize);
-		}
-		if (nout == 0)
-			return freed;
-	}
-}
-
-/* One barrier: drops p->lock around the synchronise. */
-static bool
-barrier(pool_t *p)
-{
-	pthread_mutex_unlock(&p->lock);
-	bool err = fence_barrier(p->device);
-	pthread_mutex_lock(&p->lock);
-	if (!err)
-		__atomic_fetch_add(&p->fence_waits, 1, __ATOMIC_RELAXED);
-	pend_release(p, true);
-	return err;
-}
-
-/* Before growing: a pending block big enough for esize waits only for the
- * fence.  The helper is asked for a barrier at once and this thread waits
- * for it at most FENCE_REUSE_WAIT_NS: on an idle device it comes in
- * microseconds, far less than a new segment (cuMemHostAlloc of megabytes:
- * milliseconds), and a steady alloc/free loop of one size stays on one
- * block; with a kernel running the wait ends and the pool grows, so an
- * allocation never waits for a kernel here.  p->lock held (dropped
- * around the wait).  Returns true when a barrier passed and released
- * blocks. */
-static bool
-reuse_barrier(pool_t *p, size_t esize)
-{
-	uint64_t stamp = 0;
-	for (size_t i = 0; i < p->npend; i++) {
-		pend_t *e = &p->pend[i];
-		if (e->bsize >= esize && e->stamp != 0 &&
-		    (stamp == 0 || e->stamp < stamp))
-			stamp = e->stamp;
-	}
-	if (stamp == 0)
-		return false;
-	if (!fence_passed(p->device, stamp)) {
-		pthread_mutex_unlock(&p->lock);
-		bool ok = fence_wait_for(p->device, stamp,
-		    fence_reuse_wait());
-		pthread_mutex_lock(&p->lock);
-		if (!ok)
-			return false;
-		__atomic_fetch_add(&p->fence_waits, 1, __ATOMIC_RELAXED);
-	}
-	return pend_release(p, false) > 0;
-}
-
-/* Pinned and managed pools: jemalloc cannot serve esize without a new
- * segment when the bytes reserved and not handed out are fewer. */
-static bool
-host_would_grow(pool_t *p, size_t esize)
-{
-	hostpool_stats_t s;
-	hostpool_stats(p->hp, &s);
-	return s.reserved < s.allocated + esize;
-}
-
-static size_t
-pend_threshold(pool_t *p)
-{
-	size_t t = eng_reserved(p) / 16;
-	return t > PEND_MIN_THRESHOLD ? t : PEND_MIN_THRESHOLD;
-}
-
-/* ------------------------------------------------------------ init/get */
-
-static void tc_flush(pool_t *p, tcache_t *tc);
+/* --------------------------------------------------------------- arenas */
 
 /* What a thread may cache per pool: 1/256 of the device's memory (or of
  * CUWARDEN_POOL_LIMIT), between 8 and 128 MiB, so that the caches of many
@@ -666,19 +123,6 @@ arenas_wanted(void)
 	return (unsigned)n;
 }
 
-static CW_TLS unsigned tls_home = UINT32_MAX;
-
-/* The calling thread's arena (given in turn at its first allocation). */
-static inline unsigned
-home_arena(void)
-{
-	unsigned n = __atomic_load_n(&narenas, __ATOMIC_ACQUIRE);
-	if (unlikely(tls_home == UINT32_MAX))
-		tls_home = __atomic_fetch_add(&arena_turn, 1,
-		    __ATOMIC_RELAXED);
-	return n <= 1 ? 0 : tls_home % n;
-}
-
 static bool
 pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
     size_t tc_cap)
@@ -707,24 +151,24 @@ pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
 	p->kind = kind;
 	p->device = device;
 	p->arena = arena;
-	p->pub = &pubs[kind][device];
+	p->pub = &pool_pubs[kind][device];
 	p->large = large;
 	p->lgd = kind == KIND_DEVICE ? 3 : 2;
 	p->tc_max = large < TC_MAX_CLASS_SIZE ? large : TC_MAX_CLASS_SIZE;
 	p->tc_cap = tc_cap;
-	/* Bigger thresholds (a quarter and three quarters of the cap) were
-	 * tried: frees waited longer for the fence, the FIFOs' heads passed
-	 * later and the cache hit rate fell from 99 % to 91 %. */
+	/* Bigger ones lost hit rate (doc/benchmarks.md, "What was tried"). */
 	p->tc_ask = tc_cap / 2 < TC_PEND_ASK ? tc_cap / 2 : TC_PEND_ASK;
 	p->tc_sync = tc_cap < TC_PEND_SYNC ? tc_cap : TC_PEND_SYNC;
 	if (kind == KIND_DEVICE) {
 		devpool_config_t cfg = { 0, large, 0, 0 };
-		devpool_provider_t prov = { dev_seg_alloc, dev_seg_free, p };
+		devpool_provider_t prov = { pool_dev_seg_alloc,
+			pool_dev_seg_free, p };
 		p->dp = devpool_create(&cfg, &prov);
 		if (p->dp == NULL)
 			return true;
 	} else {
-		hostpool_provider_t prov = { host_seg_alloc, host_seg_free, p };
+		hostpool_provider_t prov = { pool_host_seg_alloc,
+			pool_host_seg_free, p };
 		p->hp = hostpool_create(&prov, 0, 0);
 		if (p->hp == NULL)
 			return true;
@@ -738,228 +182,25 @@ pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
 static pool_t *
 pool_get(kind_t kind, int device)
 {
-	if (unlikely(__atomic_load_n(&narenas, __ATOMIC_ACQUIRE) == 0)) {
+	if (unlikely(__atomic_load_n(&pool_narenas, __ATOMIC_ACQUIRE) == 0)) {
 		unsigned want = arenas_wanted();
 		unsigned zero = 0;
-		__atomic_compare_exchange_n(&narenas, &zero, want, false,
+		__atomic_compare_exchange_n(&pool_narenas, &zero, want, false,
 		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 	}
-	unsigned arena = home_arena();
-	pool_t *p = &pools[kind][device][arena];
+	unsigned arena = pool_home_arena();
+	pool_t *p = &pool_table[kind][device][arena];
 	if (likely(__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE)))
 		return p;
 	size_t cap = tc_cap_for(device); /* a driver call: before the lock */
-	pthread_mutex_lock(&init_lock);
+	pthread_mutex_lock(&pool_init_lock);
 	bool err = !p->inited && pool_init_locked(p, kind, device, arena,
 	    cap);
-	pthread_mutex_unlock(&init_lock);
+	pthread_mutex_unlock(&pool_init_lock);
 	return err ? NULL : p;
 }
 
-/* Every initialised arena of (kind, device), for the loops below. */
-static inline pool_t *
-arena_at(int kind, int device, unsigned a)
-{
-	pool_t *p = &pools[kind][device][a];
-	return __atomic_load_n(&p->inited, __ATOMIC_ACQUIRE) ? p : NULL;
-}
-#define FOR_ARENAS(p, kind, device) \
-	for (unsigned a_ = 0; a_ < POOL_ARENAS; a_++) \
-		if (((p) = arena_at((kind), (device), a_)) == NULL) \
-			continue; \
-		else
-
-/* -------------------------------------------------------- thread caches */
-
-static void
-slow_sum(pool_slow_t *to, const pool_slow_t *from)
-{
-	const uint64_t *f = (const uint64_t *)from;
-	uint64_t *t = (uint64_t *)to;
-	for (size_t i = 0; i < sizeof(*to) / sizeof(uint64_t); i++)
-		t[i] += __atomic_load_n(&f[i], __ATOMIC_RELAXED);
-}
-
-static void
-tc_thread_exit(void *arg)
-{
-	tc_set_t *set = arg;
-	if (set == NULL)
-		return;
-	if (set->life == __atomic_load_n(&pool_life, __ATOMIC_ACQUIRE) &&
-	    !pool_forked) {
-		for (int k = 0; k < NKINDS; k++) {
-			for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-				tcache_t *tc = set->tc[k][d];
-				if (tc == NULL)
-					continue;
-				pool_t *p = tc->pool;
-				pthread_mutex_lock(&p->lock);
-				tc_flush(p, tc);
-				pthread_mutex_unlock(&p->lock);
-				pthread_mutex_lock(&p->tcl_lock);
-				__atomic_fetch_add(&p->pub->cur_pub,
-				    (uint64_t)tc->unpub, __ATOMIC_RELAXED);
-				__atomic_fetch_add(&p->pub->tot_pub,
-				    tc->tot_unpub, __ATOMIC_RELAXED);
-				p->retired_hits += tc->hits;
-				p->retired_misses += tc->misses;
-				slow_sum(&p->retired_slow, &tc->slow);
-				if (tc->prev != NULL)
-					tc->prev->next = tc->next;
-				else
-					p->tcaches = tc->next;
-				if (tc->next != NULL)
-					tc->next->prev = tc->prev;
-				pthread_mutex_unlock(&p->tcl_lock);
-				__atomic_fetch_sub(&p->pub->ntc, 1,
-				    __ATOMIC_RELAXED);
-				free(tc);
-			}
-		}
-	}
-	if (tls_tcs == set)
-		tls_tcs = NULL;
-	free(set);
-}
-
-static void
-tc_key_make(void)
-{
-	tc_key_ok = pthread_key_create(&tc_key, tc_thread_exit) == 0;
-}
-
-static tcache_t *
-tc_get(pool_t *p)
-{
-	tc_set_t *set = tls_tcs;
-	uint64_t life = __atomic_load_n(&pool_life, __ATOMIC_ACQUIRE);
-	if (unlikely(set == NULL || set->life != life)) {
-		if (set == NULL) {
-			pthread_once(&tc_key_once, tc_key_make);
-			if (!tc_key_ok)
-				return NULL;
-			set = calloc(1, sizeof(*set));
-			if (set == NULL)
-				return NULL;
-			tls_tcs = set;
-			pthread_setspecific(tc_key, set);
-		} else {
-			/* The caches were freed by pool_reset or belong to
-			 * the parent of a fork: forget them. */
-			memset(set->tc, 0, sizeof(set->tc));
-		}
-		set->life = life;
-	}
-	tcache_t *tc = set->tc[p->kind][p->device];
-	if (likely(tc != NULL))
-		return likely(tc->pool == p) ? tc : NULL;
-	if (p->arena != home_arena())
-		return NULL; /* a block of another arena: no cache here */
-	tc = calloc(1, sizeof(*tc));
-	if (tc == NULL)
-		return NULL;
-	tc->pool = p;
-	tc->gen = __atomic_load_n(&p->flush_gen, __ATOMIC_ACQUIRE);
-	tc->incarnation = p->incarnation;
-	pthread_mutex_lock(&p->tcl_lock);
-	tc->next = p->tcaches;
-	if (tc->next != NULL)
-		tc->next->prev = tc;
-	p->tcaches = tc;
-	pthread_mutex_unlock(&p->tcl_lock);
-	__atomic_fetch_add(&p->pub->ntc, 1, __ATOMIC_RELAXED);
-	set->tc[p->kind][p->device] = tc;
-	return tc;
-}
-
-/* The calling thread's cache for p, if it has one (never made here). */
-static tcache_t *
-tc_peek(pool_t *p)
-{
-	tc_set_t *set = tls_tcs;
-	if (set == NULL ||
-	    set->life != __atomic_load_n(&pool_life, __ATOMIC_ACQUIRE))
-		return NULL;
-	tcache_t *tc = set->tc[p->kind][p->device];
-	return tc != NULL && tc->pool == p ? tc : NULL;
-}
-
-/* Everything cached goes back: ready blocks to the engine, pending ones to
- * the pending list.  p->lock held. */
-static void
-tc_flush(pool_t *p, tcache_t *tc)
-{
-	if (unlikely(tc->incarnation != p->incarnation)) {
-		/* The pool was forgotten (its memory died with the device's
-		 * context): drop what this thread cached, give back nothing. */
-		memset(tc->bins, 0, sizeof(tc->bins));
-		tc->bytes = tc->pend_bytes = tc->unfenced = 0;
-		__atomic_store_n(&tc->unpub, 0, __ATOMIC_RELAXED);
-		tc->incarnation = p->incarnation;
-		tc->gen = __atomic_load_n(&p->flush_gen, __ATOMIC_ACQUIRE);
-		return;
-	}
-	for (unsigned c = 0; c < TC_NBINS; c++) {
-		tc_bin_t *b = &tc->bins[c];
-		if (b->nready == 0 && b->npend == 0)
-			continue;
-		size_t cs = devpool_class_size(c, p->lgd);
-		for (unsigned i = 0; i < b->nready; i++)
-			eng_free(p, b->ready[i], cs);
-		for (unsigned i = 0; i < b->npend; i++) {
-			tc_ent_t *e = &b->pend[(b->head + i) % TC_CAP];
-			if (fence_passed(p->device, e->stamp))
-				eng_free(p, e->addr, cs);
-			else if (pend_push(p, e->addr, cs, e->stamp, NULL))
-				log_warn("pool: pending list full; block lost");
-		}
-		b->nready = b->npend = b->head = 0;
-	}
-	tc->bytes = 0;
-	tc->pend_bytes = 0;
-	tc->gen = __atomic_load_n(&p->flush_gen, __ATOMIC_ACQUIRE);
-}
-
-/* The older half of one bin's FIFO goes to the pending list (or to the
- * engine when its fence has passed).  p->lock held. */
-static void
-tc_spill_bin(pool_t *p, tcache_t *tc, tc_bin_t *b, size_t cs)
-{
-	unsigned n = b->npend > TC_CAP / 2 ? TC_CAP / 2 : b->npend;
-	tc_ent_t ents[TC_CAP];
-	for (unsigned i = 0; i < n; i++) {
-		ents[i] = b->pend[b->head];
-		b->head = (uint16_t)((b->head + 1) % TC_CAP);
-	}
-	b->npend = (uint16_t)(b->npend - n);
-	tc->bytes -= n * cs;
-	tc->pend_bytes -= n * cs;
-	for (unsigned i = 0; i < n; i++) {
-		if (fence_passed(p->device, ents[i].stamp))
-			eng_free(p, ents[i].addr, cs);
-		else if (pend_push(p, ents[i].addr, cs, ents[i].stamp, NULL))
-			log_warn("pool: pending list full; block lost");
-	}
-}
-
-static void
-publish(pool_t *p, tcache_t *tc)
-{
-	__atomic_fetch_add(&p->pub->cur_pub, (uint64_t)tc->unpub,
-	    __ATOMIC_RELAXED);
-	__atomic_fetch_add(&p->pub->tot_pub, tc->tot_unpub, __ATOMIC_RELAXED);
-	__atomic_store_n(&tc->unpub, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&tc->tot_unpub, 0, __ATOMIC_RELAXED);
-}
-
-/* The published part of the allocated bytes, never below zero. */
-static inline uint64_t
-pub_current(const pool_pub_t *pub)
-{
-	int64_t c = (int64_t)__atomic_load_n(&pub->cur_pub, __ATOMIC_RELAXED);
-	return c > 0 ? (uint64_t)c : 0;
-}
+/* ------------------------------------------------------------- hit path */
 
 /* The peak is an upper bound of the allocated bytes, not an exact
  * figure: the bytes allocated now are the published sum plus every
@@ -983,9 +224,9 @@ count_alloc(pool_t *p, tcache_t *tc, size_t size)
 		    PUBLISH_BYTES;
 		if (cur > 0 && (uint64_t)cur >
 		    __atomic_load_n(&p->pub->peak, __ATOMIC_RELAXED))
-			atomic_max(&p->pub->peak, (uint64_t)cur);
+			pool_atomic_max(&p->pub->peak, (uint64_t)cur);
 		if (u >= PUBLISH_BYTES)
-			publish(p, tc);
+			pool_publish(p, tc);
 		return;
 	}
 	int64_t cur = (int64_t)__atomic_add_fetch(&p->pub->cur_pub, size,
@@ -995,7 +236,7 @@ count_alloc(pool_t *p, tcache_t *tc, size_t size)
 	    __ATOMIC_RELAXED);
 	cur += others * PUBLISH_BYTES;
 	if (cur > 0)
-		atomic_max(&p->pub->peak, (uint64_t)cur);
+		pool_atomic_max(&p->pub->peak, (uint64_t)cur);
 }
 
 static inline void
@@ -1005,7 +246,7 @@ count_free(pool_t *p, tcache_t *tc, size_t size)
 		int64_t u = tc->unpub - (int64_t)size;
 		__atomic_store_n(&tc->unpub, u, __ATOMIC_RELAXED);
 		if (u <= -PUBLISH_BYTES)
-			publish(p, tc);
+			pool_publish(p, tc);
 		return;
 	}
 	__atomic_sub_fetch(&p->pub->cur_pub, size, __ATOMIC_RELAXED);
@@ -1048,151 +289,6 @@ tc_pop(pool_t *p, tc_bin_t *b, size_t cs, tcache_t *tc, uintptr_t *addr)
 	return false;
 }
 
-/* ----------------------------------------------------------- OOM stages */
-
-/* Allocated bytes now of p's (kind, device), every arena, published and
- * not.  Takes the arenas' tcl_lock (leaves): callable with p->lock held. */
-static uint64_t
-allocated_now(pool_t *p)
-{
-	int64_t a = (int64_t)__atomic_load_n(&p->pub->cur_pub,
-	    __ATOMIC_RELAXED);
-	pool_t *q;
-	FOR_ARENAS(q, p->kind, p->device) {
-		pthread_mutex_lock(&q->tcl_lock);
-		for (tcache_t *t = q->tcaches; t != NULL; t = t->next)
-			a += __atomic_load_n(&t->unpub, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&q->tcl_lock);
-	}
-	/* Exact but for counts that move while we add them up. */
-	return a > 0 ? (uint64_t)a : 0;
-}
-
-static int
-oom_error(pool_t *p, size_t size)
-{
-	eng_stat_t es;
-	eng_stat(p, &es);
-	size_t res = es.reserved, largest = es.largest_free;
-	uint64_t alloc = allocated_now(p);
-	char arena[48] = "";
-	if (narenas > 1)
-		log_snprintf(arena, sizeof(arena), " (reserved by arena %u of "
-		    "%u)", p->arena + 1, narenas);
-	lasterr_set(CW_ENOMEM, "pool_alloc", "out of %s memory on device %d: "
-	    "%zu bytes requested, %zu reserved%s, %llu allocated, largest free "
-	    "block %zu%s", kind_name(p->kind), p->device, size, res, arena,
-	    (unsigned long long)alloc, largest,
-	    p->grow_limited ? " (CUWARDEN_POOL_LIMIT reached)" : "");
-	cw_error_t *e = lasterr_get();
-	e->requested = size;
-	e->reserved = res;
-	e->allocated = (size_t)alloc;
-	e->largest_free = largest;
-	return CW_ENOMEM;
-}
-
-static size_t pool_trim_locked(pool_t *p);
-
-/* Bytes the other threads' caches hold, every arena (relaxed reads). */
-static size_t
-others_cache(pool_t *p, tcache_t *self)
-{
-	size_t n = 0;
-	pool_t *q;
-	FOR_ARENAS(q, p->kind, p->device) {
-		pthread_mutex_lock(&q->tcl_lock);
-		for (tcache_t *t = q->tcaches; t != NULL; t = t->next)
-			if (t != self)
-				n += __atomic_load_n(&t->bytes,
-				    __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&q->tcl_lock);
-	}
-	return n;
-}
-
-/* The OOM stages' work on the other arenas of p's (kind, device): their
- * caches flush at their threads' next call, and their released pending
- * blocks and free segments go back to the driver, so that this arena
- * may grow within the limit.  p->lock held (dropped around each). */
-static void
-siblings_give_back(pool_t *p)
-{
-	pool_t *q;
-	FOR_ARENAS(q, p->kind, p->device) {
-		if (q == p)
-			continue;
-		__atomic_fetch_add(&q->flush_gen, 1, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&p->lock);
-		pthread_mutex_lock(&q->lock);
-		pend_release(q, true);
-		pool_trim_locked(q);
-		pthread_mutex_unlock(&q->lock);
-		pthread_mutex_lock(&p->lock);
-	}
-}
-
-/* The staged allocation.  p->lock held (dropped inside at times). */
-static int
-alloc_staged(pool_t *p, tcache_t *tc, size_t esize, size_t req,
-    uintptr_t *addr, size_t *bs, unsigned *flags)
-{
-	p->grow_status = CW_OK;
-	p->grow_limited = false;
-	pend_release(p, false);
-	if (p->pend_bytes >= pend_threshold(p))
-		barrier(p);
-	else if (p->hp != NULL && host_would_grow(p, esize))
-		reuse_barrier(p, esize); /* jemalloc grows by itself */
-	int r = eng_alloc(p, esize, false, addr, bs, flags);
-	if (r == DEVPOOL_OK)
-		return CW_OK;
-	if (p->dp != NULL) {
-		if (p->nev > 0 && pend_release(p, true) > 0 &&
-		    eng_alloc(p, esize, false, addr, bs, flags) == DEVPOOL_OK)
-			return CW_OK;
-		if (reuse_barrier(p, esize) &&
-		    eng_alloc(p, esize, false, addr, bs, flags) == DEVPOOL_OK)
-			return CW_OK;
-		r = eng_alloc(p, esize, true, addr, bs, flags);
-		if (r == DEVPOOL_OK)
-			return CW_OK;
-	}
-	if (p->grow_status != CW_OK && p->grow_status != CW_ENOMEM)
-		return p->grow_status; /* the driver failed otherwise */
-	/* Stage: barrier, flush what this thread caches, release. */
-	__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
-	if (tc != NULL)
-		tc_flush(p, tc);
-	barrier(p);
-	r = eng_alloc(p, esize, true, addr, bs, flags);
-	if (r == DEVPOOL_OK)
-		return CW_OK;
-	/* Stage: trim cached memory (every arena's), retry. */
-	pool_trim_locked(p);
-	siblings_give_back(p);
-	r = eng_alloc(p, esize, true, addr, bs, flags);
-	if (r == DEVPOOL_OK)
-		return CW_OK;
-	if (p->grow_status != CW_OK && p->grow_status != CW_ENOMEM)
-		return p->grow_status;
-	/* Stage: other threads' caches.  They flush at their next call (the
-	 * flush generation moved); give the busy ones a few milliseconds. */
-	for (int i = 0; i < 20 && others_cache(p, tc) >= esize; i++) {
-		pthread_mutex_unlock(&p->lock);
-		usleep(250);
-		pthread_mutex_lock(&p->lock);
-		if (p->npend > 0)
-			barrier(p);
-		pool_trim_locked(p);
-		siblings_give_back(p);
-		r = eng_alloc(p, esize, true, addr, bs, flags);
-		if (r == DEVPOOL_OK)
-			return CW_OK;
-	}
-	return oom_error(p, req);
-}
-
 /* ------------------------------------------------------------------ API */
 
 bool
@@ -1208,22 +304,14 @@ bad_kind(kind_t kind)
 	    (int)kind);
 }
 
-/* The engine's size of a block handed out for size bytes: a class size
- * below tc_max (pool_free gives it back so), else size. */
-static inline size_t
-eng_size(pool_t *p, size_t size)
-{
-	return size < p->tc_max ?
-	    devpool_class_size(devpool_class_of(size, p->lgd), p->lgd) : size;
-}
-
 /* poolmap_set failed (no host memory): the block, not handed out after
  * all, goes back through the pending list. */
 static int
 unmapped(pool_t *p, uintptr_t a, size_t size)
 {
 	pthread_mutex_lock(&p->lock);
-	if (pend_push(p, a, eng_size(p, size), fence_stamp(p->device), NULL))
+	if (pool_pend_push(p, a, pool_eng_size(p, size),
+	    fence_stamp(p->device), NULL))
 		log_warn("pool: block %#lx lost", (unsigned long)a);
 	pthread_mutex_unlock(&p->lock);
 	return lasterr_set(CW_ENOMEM, "pool_alloc", "no host memory for the "
@@ -1250,7 +338,7 @@ int
 pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
     unsigned *flags)
 {
-	if (!kind_pooled(kind))
+	if (!pool_kind_pooled(kind))
 		return bad_kind(kind);
 	if (size == 0)
 		return lasterr_set(CW_EINVAL, "pool_alloc", "size is 0");
@@ -1272,11 +360,11 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 	uintptr_t a = 0;
 	tcache_t *tc = NULL;
 	int r;
-	if (size < p->tc_max && (tc = tc_get(p)) != NULL) {
+	if (size < p->tc_max && (tc = pool_tc_get(p)) != NULL) {
 		if (unlikely(tc->gen != __atomic_load_n(&p->flush_gen,
 		    __ATOMIC_RELAXED))) {
 			pthread_mutex_lock(&p->lock);
-			tc_flush(p, tc);
+			pool_tc_flush(p, tc);
 			pthread_mutex_unlock(&p->lock);
 		}
 		unsigned c = devpool_class_of(size, p->lgd);
@@ -1292,11 +380,8 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		 * them this class's oldest: one barrier (no lock of ours
 		 * held) makes them ready.  A barrier already running that
 		 * covers that block is waited for instead of issuing
-		 * another, so threads share barriers.  (Refilling from the
-		 * engine first when it has a free block was tried: nobody
-		 * waited, but the caches overflowed to the pending list,
-		 * under the pool lock, and the hit rate fell from 99 % to
-		 * 93 %.) */
+		 * another, so threads share barriers.  Refilling first cost
+		 * hit rate (doc/benchmarks.md, "What was tried"). */
 		if (b->npend > 0 && tc->unfenced >= p->tc_sync &&
 		    tc->seen_done == fence_done(device)) {
 			uint64_t t0 = slow_clock();
@@ -1329,8 +414,8 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		/* Refill: one block now, a few more into the stack. */
 		uint64_t t0 = slow_clock();
 		pthread_mutex_lock(&p->lock);
-		publish(p, tc);
-		r = alloc_staged(p, tc, cs, size, &a, &bs, &fl);
+		pool_publish(p, tc);
+		r = pool_alloc_staged(p, tc, cs, size, &a, &bs, &fl);
 		if (r == CW_OK) {
 			unsigned more = (unsigned)((256u << 10) / cs);
 			if (more > 7)
@@ -1340,8 +425,8 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 				uintptr_t x;
 				size_t xb;
 				unsigned xf;
-				if (p->dp != NULL ? eng_alloc(p, cs, false, &x,
-				    &xb, &xf) != DEVPOOL_OK : true)
+				if (p->dp != NULL ? pool_eng_alloc(p, cs, false,
+				    &x, &xb, &xf) != DEVPOOL_OK : true)
 					break;
 				b->ready[b->nready++] = x;
 				tc->bytes += cs;
@@ -1359,8 +444,8 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 	/* The OOM stages flush this thread's cache, if it has one.  The
 	 * engine size is the one pool_free gives back (a class size below
 	 * tc_max, for a thread that has no cache too). */
-	r = alloc_staged(p, tc_peek(p), eng_size(p, size), size, &a, &bs,
-	    &fl);
+	r = pool_alloc_staged(p, pool_tc_peek(p), pool_eng_size(p, size), size,
+	    &a, &bs, &fl);
 	pthread_mutex_unlock(&p->lock);
 	if (r != CW_OK)
 		return r;
@@ -1368,48 +453,19 @@ done:
 	return hand_out(p, tc, a, size, fl, addr, flags);
 }
 
-/* A block pool_free_async freed on stream, of exactly the engine size a
- * request of size takes: work queued on stream from now on runs after
- * the work queued before that free, so it may be handed out at once.
- * Taken out of the pending list.  Returns true when one was found. */
-static bool
-pend_take_stream(pool_t *p, size_t size, CUstream stream, uintptr_t *addr)
-{
-	size_t bs = eng_size(p, size);
-	CUevent ev = NULL;
-	bool found = false;
-	pthread_mutex_lock(&p->lock);
-	for (size_t i = p->npend; p->nev > 0 && i-- > 0; ) {
-		pend_t *e = &p->pend[i];
-		if (e->ev == NULL || e->stream != stream || e->bsize != bs)
-			continue;
-		*addr = e->addr;
-		ev = e->ev;
-		p->pend[i] = p->pend[--p->npend];
-		p->nev--;
-		p->pend_bytes -= bs;
-		found = true;
-		break;
-	}
-	pthread_mutex_unlock(&p->lock);
-	if (ev != NULL)
-		fence_event_release(p->device, ev);
-	return found;
-}
-
 int
 pool_alloc_stream(kind_t kind, int device, size_t size, CUstream stream,
     uintptr_t *addr, unsigned *flags)
 {
-	if (kind_pooled(kind) && size > 0 && pool_enabled() && device >= 0 &&
-	    device < POOL_MAX_DEVICES && !pool_forked) {
+	if (pool_kind_pooled(kind) && size > 0 && pool_enabled() &&
+	    device >= 0 && device < POOL_MAX_DEVICES && !pool_forked) {
 		pool_t *p;
 		uintptr_t a;
 		/* The block went back to the arena it came from: look in
 		 * each. */
 		FOR_ARENAS(p, kind, device) {
 			if (__atomic_load_n(&p->nev, __ATOMIC_RELAXED) == 0 ||
-			    !pend_take_stream(p, size, stream, &a))
+			    !pool_pend_take_stream(p, size, stream, &a))
 				continue;
 			/* Device blocks of large_block and more have a
 			 * segment of their own (devpool.h). */
@@ -1425,7 +481,7 @@ static int
 free_common(kind_t kind, int device, uintptr_t addr, size_t size,
     CUstream stream, bool async)
 {
-	if (!kind_pooled(kind))
+	if (!pool_kind_pooled(kind))
 		return bad_kind(kind);
 	if (!pool_enabled() || device < 0 || device >= POOL_MAX_DEVICES)
 		return direct_free(kind, device, addr, size);
@@ -1442,22 +498,23 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		return CW_EINVAL;
 	}
 	/* Back to the arena it came from; the thread's cache only when
-	 * that is the thread's own arena (tc_get answers NULL otherwise). */
-	pool_t *p = &pools[kind][device][POOLMAP_ARENA_OF(mflags)];
+	 * that is the thread's own arena (pool_tc_get answers NULL
+	 * otherwise). */
+	pool_t *p = &pool_table[kind][device][POOLMAP_ARENA_OF(mflags)];
 	if (!__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE))
 		return lasterr_set(CW_EINVAL, "pool_free", "%#lx is not a "
 		    "pooled block", (unsigned long)addr);
 	poolmap_clear(addr);
 	tcache_t *tc = NULL;
-	if (!async && size < p->tc_max && (tc = tc_get(p)) != NULL) {
+	if (!async && size < p->tc_max && (tc = pool_tc_get(p)) != NULL) {
 		unsigned c = devpool_class_of(size, p->lgd);
 		size_t cs = devpool_class_size(c, p->lgd);
 		tc_bin_t *b = &tc->bins[c];
 		if (unlikely(tc->gen != __atomic_load_n(&p->flush_gen,
 		    __ATOMIC_RELAXED))) {
 			pthread_mutex_lock(&p->lock);
-			publish(p, tc);
-			tc_flush(p, tc);
+			pool_publish(p, tc);
+			pool_tc_flush(p, tc);
 			pthread_mutex_unlock(&p->lock);
 		}
 		if (unlikely(tc->bytes + cs > p->tc_cap)) {
@@ -1466,8 +523,8 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 			count_free(p, tc, size);
 			uint64_t t0 = slow_clock();
 			pthread_mutex_lock(&p->lock);
-			bool err = pend_push(p, addr, cs, fence_stamp(device),
-			    NULL);
+			bool err = pool_pend_push(p, addr, cs,
+			    fence_stamp(device), NULL);
 			pthread_mutex_unlock(&p->lock);
 			slow_add(&tc->slow.shared_frees,
 			    &tc->slow.shared_free_ns, t0);
@@ -1479,8 +536,8 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		}
 		if (unlikely(b->npend == TC_CAP)) {
 			pthread_mutex_lock(&p->lock);
-			publish(p, tc);
-			tc_spill_bin(p, tc, b, cs);
+			pool_publish(p, tc);
+			pool_tc_spill_bin(p, tc, b, cs);
 			pthread_mutex_unlock(&p->lock);
 		}
 		unsigned slot = (b->head + b->npend) % TC_CAP;
@@ -1510,9 +567,9 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 	CUevent ev = NULL;
 	if (async)
 		ev = fence_event_record(device, stream);
-	size_t bs = eng_size(p, size);
+	size_t bs = pool_eng_size(p, size);
 	pthread_mutex_lock(&p->lock);
-	bool err = pend_push(p, addr, bs, stamp, ev);
+	bool err = pool_pend_push(p, addr, bs, stamp, ev);
 	if (!err && ev != NULL)
 		p->pend[p->npend - 1].stream = stream;
 	pthread_mutex_unlock(&p->lock);
@@ -1536,422 +593,4 @@ pool_free_async(kind_t kind, int device, uintptr_t addr, size_t size,
     CUstream stream)
 {
 	return free_common(kind, device, addr, size, stream, true);
-}
-
-bool
-pool_block_of(uintptr_t addr, uintptr_t *base, size_t *size,
-    unsigned *flags)
-{
-	uintptr_t b;
-	size_t s;
-	unsigned k, f;
-	if (poolmap_lookup(addr, &b, &s, &k, &f))
-		return true;
-	if ((f & POOLMAP_F_HUGE) && k == KIND_DEVICE) {
-		for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-			pool_t *p = arena_at(KIND_DEVICE, d,
-			    POOLMAP_ARENA_OF(f));
-			if (p == NULL)
-				continue;
-			pthread_mutex_lock(&p->lock);
-			bool miss = devpool_block_of(p->dp, addr, &b, &s, &f);
-			pthread_mutex_unlock(&p->lock);
-			if (!miss)
-				goto hit;
-		}
-		return true;
-	}
-hit:
-	if (base != NULL)
-		*base = b;
-	if (size != NULL)
-		*size = s;
-	if (flags != NULL)
-		*flags = f & POOL_F_OWN_SEGMENT;
-	return false;
-}
-
-bool
-pool_segment_of(uintptr_t addr, kind_t *kind)
-{
-	static const kind_t kinds[] = { KIND_DEVICE, KIND_MANAGED,
-		KIND_PINNED };
-
-	if (!poolmap_page_held(addr))
-		return true;
-	for (size_t i = 0; i < CW_ARRAY_SIZE(kinds); i++)
-		for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-			pool_t *p;
-			FOR_ARENAS(p, kinds[i], d) {
-				uintptr_t b;
-				size_t s;
-				pthread_mutex_lock(&p->lock);
-				bool miss = p->dp != NULL ?
-				    devpool_segment_of(p->dp, addr) :
-				    p->hp == NULL ||
-				    hostpool_segment_of(p->hp, addr, &b, &s);
-				pthread_mutex_unlock(&p->lock);
-				if (!miss) {
-					if (kind != NULL)
-						*kind = kinds[i];
-					return false;
-				}
-			}
-		}
-	return true;
-}
-
-size_t
-pool_cached_bytes(int device)
-{
-	if (device < 0 || device >= POOL_MAX_DEVICES || !pool_enabled())
-		return 0;
-	size_t cached = 0;
-	kind_t kinds[2] = { KIND_DEVICE, KIND_MANAGED };
-	for (int i = 0; i < 2; i++) {
-		pool_t *p, *any = NULL;
-		size_t res = 0;
-		FOR_ARENAS(p, kinds[i], device) {
-			pthread_mutex_lock(&p->lock);
-			res += eng_reserved(p);
-			pthread_mutex_unlock(&p->lock);
-			any = p;
-		}
-		if (any == NULL)
-			continue;
-		uint64_t a = allocated_now(any);
-		if (res > a)
-			cached += res - (size_t)a;
-	}
-	return cached;
-}
-
-/* p->lock held.  Returns the bytes given back to the driver. */
-static size_t
-pool_trim_locked(pool_t *p)
-{
-	p->trims++;
-	size_t n;
-	if (p->dp != NULL) {
-		n = devpool_trim(p->dp);
-	} else {
-		pthread_mutex_unlock(&p->lock);
-		n = hostpool_trim(p->hp);
-		pthread_mutex_lock(&p->lock);
-	}
-	return n;
-}
-
-int
-pool_trim(int device)
-{
-	if (!pool_enabled() || pool_forked)
-		return CW_OK;
-	if (device < 0 || device >= POOL_MAX_DEVICES)
-		return lasterr_set(CW_ENODEV, "pool_trim", "no pool on device "
-		    "%d", device);
-	for (int k = 0; k < NKINDS; k++) {
-		pool_t *p;
-		FOR_ARENAS(p, k, device) {
-		pthread_mutex_lock(&p->lock);
-		__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
-		tcache_t *tc = tc_peek(p);
-		if (tc != NULL) {
-			publish(p, tc);
-			tc_flush(p, tc);
-		}
-		if (p->npend > 0)
-			barrier(p);
-		pool_trim_locked(p);
-		pthread_mutex_unlock(&p->lock);
-		}
-	}
-	return CW_OK;
-}
-
-/* Whether pool_stats may take the locks of (kind, device).  The exit
- * report on a thread interrupted inside the pools (nowait.h) may hold one
- * of them for good: each is tried first, and a device whose locks this
- * thread holds is left out of the figures.  (A lock that passes the try
- * is not this thread's: taking it again waits only for another thread's
- * short hold.) */
-static bool
-stats_lockable(kind_t kind, int device)
-{
-	pool_t *p;
-
-	if (!nowait_active())
-		return true;
-	FOR_ARENAS(p, kind, device) {
-		if (nowait_lock(&p->tcl_lock))
-			return false;
-		pthread_mutex_unlock(&p->tcl_lock);
-		if (nowait_lock(&p->lock))
-			return false;
-		bool held = p->hp != NULL && hostpool_locked(p->hp);
-		pthread_mutex_unlock(&p->lock);
-		if (held)
-			return false;
-	}
-	return true;
-}
-
-void
-pool_stats(kind_t kind, cw_pool_stats_t *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!kind_pooled(kind))
-		return;
-	double free_total = 0;
-	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-		pool_t *p, *any = NULL;
-		uint64_t tot = 0;
-		if (!stats_lockable(kind, d))
-			continue;
-		FOR_ARENAS(p, kind, d) {
-			any = p;
-			pthread_mutex_lock(&p->tcl_lock);
-			for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
-				tot += __atomic_load_n(&t->tot_unpub,
-				    __ATOMIC_RELAXED);
-			pthread_mutex_unlock(&p->tcl_lock);
-		}
-		if (any == NULL)
-			continue;
-		/* Allocated: the (kind, device)'s counters, exact; its peak
-		 * an upper bound (count_alloc), never above the bytes ever
-		 * allocated or the reserved peak, never below now. */
-		pool_pub_t *pub = &pubs[kind][d];
-		uint64_t alloc = allocated_now(any);
-		atomic_max(&pub->peak, alloc);
-		uint64_t total = tot + __atomic_load_n(&pub->tot_pub,
-		    __ATOMIC_RELAXED);
-		uint64_t peak = __atomic_load_n(&pub->peak, __ATOMIC_RELAXED);
-		uint64_t res_peak = 0;
-		FOR_ARENAS(p, kind, d)
-			res_peak += __atomic_load_n(&p->res_peak,
-			    __ATOMIC_RELAXED);
-		if (peak > total)
-			peak = total;
-		if (peak > res_peak)
-			peak = res_peak;
-		if (peak < alloc)
-			peak = alloc;
-		out->allocated.current += alloc;
-		out->allocated.peak += peak;
-		out->allocated.total += total;
-		/* The rest per arena, summed (the reserved and segment peaks
-		 * are the sums of the arenas' peaks: an upper bound when
-		 * there are several). */
-		FOR_ARENAS(p, kind, d) {
-			eng_stat_t es;
-			pthread_mutex_lock(&p->lock);
-			eng_stat(p, &es);
-			size_t largest = es.largest_free;
-			out->reserved.current += es.reserved;
-			out->reserved.peak += __atomic_load_n(&p->res_peak,
-			    __ATOMIC_RELAXED);
-			out->reserved.total += __atomic_load_n(&p->res_total,
-			    __ATOMIC_RELAXED);
-			out->segments.current += es.segments;
-			out->segments.peak += __atomic_load_n(&p->seg_peak,
-			    __ATOMIC_RELAXED);
-			out->segments.total += __atomic_load_n(&p->seg_total,
-			    __ATOMIC_RELAXED);
-			out->fence_waits += p->fence_waits;
-			out->driver_allocs += __atomic_load_n(
-			    &p->driver_allocs, __ATOMIC_RELAXED);
-			out->driver_frees += __atomic_load_n(&p->driver_frees,
-			    __ATOMIC_RELAXED);
-			out->trims += p->trims;
-			if (largest > out->largest_free)
-				out->largest_free = largest;
-			free_total += (double)es.free_bytes;
-			pthread_mutex_unlock(&p->lock);
-		}
-	}
-	if (free_total > 0)
-		out->fragmentation = 1.0 - (double)out->largest_free /
-		    free_total;
-}
-
-void
-pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
-{
-	*hits = *misses = 0;
-	if (!kind_pooled(kind))
-		return;
-	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-		pool_t *p;
-		FOR_ARENAS(p, kind, d) {
-			pthread_mutex_lock(&p->tcl_lock);
-			for (tcache_t *t = p->tcaches; t != NULL;
-			    t = t->next) {
-				*hits += __atomic_load_n(&t->hits,
-				    __ATOMIC_RELAXED);
-				*misses += __atomic_load_n(&t->misses,
-				    __ATOMIC_RELAXED);
-			}
-			*hits += p->retired_hits;
-			*misses += p->retired_misses;
-			pthread_mutex_unlock(&p->tcl_lock);
-		}
-	}
-}
-
-void
-pool_slow_counters(kind_t kind, pool_slow_t *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!kind_pooled(kind))
-		return;
-	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-		pool_t *p;
-		FOR_ARENAS(p, kind, d) {
-			pthread_mutex_lock(&p->tcl_lock);
-			for (tcache_t *t = p->tcaches; t != NULL;
-			    t = t->next)
-				slow_sum(out, &t->slow);
-			slow_sum(out, &p->retired_slow);
-			pthread_mutex_unlock(&p->tcl_lock);
-		}
-	}
-}
-
-void
-pool_forget_device(int device)
-{
-	if (device < 0 || device >= POOL_MAX_DEVICES)
-		return;
-	for (int k = 0; k < NKINDS; k++) {
-		__atomic_store_n(&pubs[k][device].cur_pub, 0,
-		    __ATOMIC_RELAXED);
-		pool_t *p;
-		FOR_ARENAS(p, k, device) {
-		pthread_mutex_lock(&p->lock);
-		p->forgetting = true;
-		/* Pending blocks and their events died with the context. */
-		p->npend = 0;
-		p->pend_bytes = 0;
-		p->nev = 0;
-		p->scanned_done = 0;
-		if (p->dp != NULL) {
-			devpool_destroy(p->dp); /* segments: map cleared only */
-			devpool_config_t cfg = { 0, p->large, 0, 0 };
-			devpool_provider_t prov = { dev_seg_alloc, dev_seg_free,
-				p };
-			p->dp = devpool_create(&cfg, &prov);
-		}
-		hostpool_t *old = p->hp;
-		if (old != NULL) {
-			hostpool_provider_t prov = { host_seg_alloc,
-				host_seg_free, p };
-			p->hp = hostpool_create(&prov, 0, 0);
-		}
-		pthread_mutex_unlock(&p->lock);
-		if (old != NULL)
-			hostpool_destroy(old); /* segments: map cleared only */
-		pthread_mutex_lock(&p->lock);
-		p->forgetting = false;
-		p->incarnation++;
-		__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
-		if ((p->kind == KIND_DEVICE && p->dp == NULL) ||
-		    (p->kind != KIND_DEVICE && p->hp == NULL))
-			__atomic_store_n(&p->inited, false, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&p->lock);
-		}
-	}
-	fence_forget_device(device);
-}
-
-/* ----------------------------------------------------------------- fork */
-
-void
-pool_prefork(void)
-{
-	pthread_mutex_lock(&init_lock);
-	for (int k = 0; k < NKINDS; k++)
-		for (int d = 0; d < POOL_MAX_DEVICES; d++)
-			for (int a = 0; a < POOL_ARENAS; a++)
-				if (pools[k][d][a].inited) {
-					pthread_mutex_lock(&pools[k][d][a].lock);
-					pthread_mutex_lock(
-					    &pools[k][d][a].tcl_lock);
-				}
-	fence_prefork();
-}
-
-void
-pool_postfork_parent(void)
-{
-	fence_postfork_parent();
-	for (int k = NKINDS; k-- > 0; )
-		for (int d = POOL_MAX_DEVICES; d-- > 0; )
-			for (int a = POOL_ARENAS; a-- > 0; )
-				if (pools[k][d][a].inited) {
-					pthread_mutex_unlock(
-					    &pools[k][d][a].tcl_lock);
-					pthread_mutex_unlock(
-					    &pools[k][d][a].lock);
-				}
-	pthread_mutex_unlock(&init_lock);
-}
-
-void
-pool_postfork_child(void)
-{
-	/* Forget everything (the engines and caches leak: they describe the
-	 * parent's memory); touch no CUDA. */
-	fence_postfork_child();
-	poolmap_reset(true);
-	memset(pools, 0, sizeof(pools));
-	memset(pubs, 0, sizeof(pubs));
-	memset(budget_used, 0, sizeof(budget_used));
-	__atomic_fetch_add(&pool_life, 1, __ATOMIC_RELEASE);
-	pool_forked = true;
-	pthread_mutex_init(&init_lock, NULL);
-}
-
-void
-pool_reset(void)
-{
-	for (int k = 0; k < NKINDS; k++) {
-		for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-		for (int a = 0; a < POOL_ARENAS; a++) {
-			pool_t *p = &pools[k][d][a];
-			if (!p->inited)
-				continue;
-			pthread_mutex_lock(&p->lock);
-			for (size_t i = 0; i < p->npend; i++)
-				if (p->pend[i].ev != NULL)
-					fence_event_release(d, p->pend[i].ev);
-			free(p->pend);
-			p->pend = NULL;
-			p->npend = 0;
-			if (p->dp != NULL)
-				devpool_destroy(p->dp); /* drops the lock */
-			pthread_mutex_unlock(&p->lock);
-			if (p->hp != NULL)
-				hostpool_destroy(p->hp);
-			p->dp = NULL;
-			p->hp = NULL;
-			tcache_t *t = p->tcaches;
-			while (t != NULL) {
-				tcache_t *n = t->next;
-				free(t);
-				t = n;
-			}
-			pthread_mutex_destroy(&p->lock);
-			pthread_mutex_destroy(&p->tcl_lock);
-			memset(p, 0, sizeof(*p));
-		}
-		}
-	}
-	memset(pubs, 0, sizeof(pubs));
-	memset(budget_used, 0, sizeof(budget_used));
-	__atomic_store_n(&narenas, 0, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&pool_life, 1, __ATOMIC_RELEASE);
-	poolmap_reset(false);
-	fence_reset();
-	pool_forked = false;
 }
