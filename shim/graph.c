@@ -5,25 +5,17 @@
  * progress; the graph hooks keep the node and exec tables and turn a
  * launch into records of kind graph and frees; in pool mode, attachments
  * of pooled managed memory (doc/shim.md "Stream capture and graphs").
+ *
+ * A launch: each allocation node of the exec that no free node of it
+ * frees becomes a live record of kind graph (the stack that made the
+ * node; aux: the launch's stack), and each other free node frees the
+ * record at its address.
  */
-#include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "engine.h"
-
-/*
- * Stream capture (capture.h) and graph memory (graphmem.h).  The capture
- * hooks keep the table of captures in progress; the graph hooks keep the
- * node and exec tables and turn a launch into records: each allocation
- * node of the exec that no free node of it frees becomes a live record of
- * kind graph (the stack that made the node; aux: the launch's stack),
- * and each free node frees the record at its address.
- */
 
 typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
 typedef CUresult (*capture_info2_fn)(CUstream, CUstreamCaptureStatus *,
@@ -39,9 +31,9 @@ typedef CUresult (*child_graph_fn)(CUgraphNode, CUgraph *);
 typedef CUresult (*dev_attr_fn)(int *, CUdevice_attribute, CUdevice);
 
 static struct {
-	is_capturing_fn is_capturing, is_capturing_ptsz;
-	capture_info2_fn info2, info2_ptsz;
-	capture_info3_fn info3, info3_ptsz;
+	is_capturing_fn is_capturing;
+	capture_info2_fn info2;
+	capture_info3_fn info3;
 	graph_get_nodes_fn get_nodes;
 	node_get_type_fn node_type;
 	alloc_params_fn alloc_params;
@@ -55,14 +47,8 @@ static void
 gr_resolve_once(void)
 {
 	gr.is_capturing = (is_capturing_fn)track_real("cuStreamIsCapturing");
-	gr.is_capturing_ptsz =
-	    (is_capturing_fn)track_real("cuStreamIsCapturing_ptsz");
 	gr.info2 = (capture_info2_fn)track_real("cuStreamGetCaptureInfo_v2");
-	gr.info2_ptsz = (capture_info2_fn)track_real(
-	    "cuStreamGetCaptureInfo_v2_ptsz");
 	gr.info3 = (capture_info3_fn)track_real("cuStreamGetCaptureInfo_v3");
-	gr.info3_ptsz = (capture_info3_fn)track_real(
-	    "cuStreamGetCaptureInfo_v3_ptsz");
 	gr.get_nodes = (graph_get_nodes_fn)track_real("cuGraphGetNodes");
 	gr.node_type = (node_get_type_fn)track_real("cuGraphNodeGetType");
 	gr.alloc_params = (alloc_params_fn)track_real(
@@ -177,15 +163,13 @@ track_end_capture(void *real, const char *api, CUstream s, CUgraph *pg)
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
 
 	/* The capture is over unless the driver says the stream still
-	 * captures (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: a strict
-	 * capture ended on another thread goes on). */
+	 * captures, whatever the end answered (H200: a strict capture ended
+	 * on another thread, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, is over
+	 * too).  k names the per-thread stream explicitly. */
+	(void)r;
 	gr_resolve();
-	is_capturing_fn f = k == CU_STREAM_PER_THREAD &&
-	    gr.is_capturing_ptsz != NULL ? gr.is_capturing_ptsz :
-	    gr.is_capturing;
-	if (r != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD &&
-	    (f == NULL || f(s, &st) != CUDA_SUCCESS ||
-	    st == CU_STREAM_CAPTURE_STATUS_NONE))
+	if (gr.is_capturing == NULL || gr.is_capturing(k, &st) != CUDA_SUCCESS ||
+	    st == CU_STREAM_CAPTURE_STATUS_NONE)
 		capture_end(k);
 	return r;
 }

@@ -36,7 +36,7 @@ done
 three_modes capture "$TP/tp_graph" capture
 check "$WORK/capture.pool.json" \
 	'r["stats"]["pools"]["device"]["allocated"]["total"] > 0' \
-	'cov["captures"] == 12'
+	'cov["captures"] == 13'
 
 for mode in global thread_local relaxed; do
 	three_modes fence-$mode "$TP/tp_graph" fence $mode

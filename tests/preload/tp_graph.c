@@ -235,6 +235,8 @@ memory(void)
 
 /* ------------------------------------------------------------ capture */
 
+static void capture_wrong_thread(void);
+
 static const char *const mname[3] = { "global", "thread_local", "relaxed" };
 static struct {
 	int relaxed;
@@ -336,7 +338,49 @@ capture(void)
 			cuStreamDestroy(cs);
 		}
 	}
+	capture_wrong_thread();
 	return 0;
+}
+
+/* A strict capture ended from another thread: the driver refuses
+ * (WRONG_THREAD) and the capture is over all the same (H200). */
+static CUstream wt_stream;
+static CUresult wt_end;
+
+static void *
+wrong_thread_end(void *arg)
+{
+	CUgraph g = NULL;
+
+	(void)arg;
+	cuCtxSetCurrent(ctx);
+	wt_end = cuStreamEndCapture(wt_stream, &g);
+	return NULL;
+}
+
+static void
+capture_wrong_thread(void)
+{
+	CUdeviceptr d = 0, d2 = 0;
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	pthread_t t;
+
+	printf("global, ended by another thread:\n");
+	SAY("  cuMemAlloc before", cuMemAlloc(&d, 4096));
+	SAY("  cuStreamCreate", cuStreamCreate(&wt_stream,
+	    CU_STREAM_NON_BLOCKING));
+	SAY("  begin", cuStreamBeginCapture(wt_stream,
+	    CU_STREAM_CAPTURE_MODE_GLOBAL));
+	pthread_create(&t, NULL, wrong_thread_end, NULL);
+	pthread_join(t, NULL);
+	SAY("  end from another thread", wt_end);
+	SAY("  cuStreamIsCapturing", cuStreamIsCapturing(wt_stream, &st));
+	printf("  %-50s %d\n", "status", (int)st);
+	/* No capture is in progress: allowed again. */
+	SAY("  cuMemFree of the block made before", cuMemFree(d));
+	SAY("  cuMemAlloc after", cuMemAlloc(&d2, 4096));
+	SAY("  cuMemFree of it", cuMemFree(d2));
+	SAY("  cuCtxSynchronize", cuCtxSynchronize());
 }
 
 /* -------------------------------------------------------------- fence */
