@@ -1,6 +1,6 @@
 /*
  * devpool.h -- the device pool engine: pure bookkeeping over segments
- * that a provider hands out (the driver in pool.c, a fake in the unit
+ * that a provider hands out (the driver in pool_seg.c, a fake in the unit
  * test).  Metadata is out of band: the engine never reads or writes the
  * memory it manages.
  *
@@ -16,7 +16,7 @@
  *                        address) treap and reused when they fit within
  *                        1/8, released beyond own_cache_max.
  *
- * Not thread-safe: the caller serialises (pool.c holds the pool lock).
+ * Not thread-safe: the caller serialises (the pools hold the pool lock).
  * The provider may drop and retake that lock: the engine keeps no
  * pointer into its structures across a provider call.  Owner: pools.
  */
@@ -75,7 +75,7 @@ enum devpool_err_e {
 	DEVPOOL_ENOMEM = 4    /* host metadata could not be allocated */
 };
 
-/* Size classes, for the thread caches of pool.c.  lg_per_doubling: 3 for
+/* Size classes, for the pools' thread caches.  lg_per_doubling: 3 for
  * device (8 classes per doubling), 2 for host kinds (jemalloc's grid). */
 unsigned devpool_class_of(size_t size, unsigned lg_per_doubling);
 size_t devpool_class_size(unsigned cls, unsigned lg_per_doubling);

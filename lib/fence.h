@@ -71,10 +71,10 @@ bool fence_barrier_for(int device, uint64_t stamp);
 bool fence_wait_for(int device, uint64_t stamp, uint64_t max_ns);
 
 /* How long an allocation that would otherwise grow a pool waits for a
- * barrier that lets it reuse a pending block (pool.c reuse_barrier): an
- * idle device's barrier, with the helper's wake-up, takes a few
- * microseconds; a new segment costs the driver 70 us (device) to over a
- * millisecond (pinned). */
+ * barrier that lets it reuse a pending block (pool_reuse_barrier,
+ * pool_pend.c): an idle device's barrier, with the helper's wake-up,
+ * takes a few microseconds; a new segment costs the driver 70 us
+ * (device) to over a millisecond (pinned). */
 #define FENCE_REUSE_WAIT_NS 100000u
 /* That wait now: FENCE_REUSE_WAIT_NS unless a test set another. */
 uint64_t fence_reuse_wait(void);

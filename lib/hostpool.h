@@ -1,12 +1,13 @@
 /*
  * hostpool.h -- pinned and managed pools: one private jemalloc arena per
  * pool, with extent hooks over segments from a provider (cuMemHostAlloc /
- * cuMemAllocManaged through direct.h in pool.c; a fake in the unit test).
+ * cuMemAllocManaged through direct.h in pool_seg.c; a fake in the unit
+ * test).
  *
  * Rules (DESIGN.md "Pools", doc/pools.md): the arena is created with our
  * hooks, which serve its metadata from anonymous memory (never from the
  * provider) and unmap it when the arena is destroyed; every call passes
- * MALLOCX_TCACHE_NONE (the thread caches of pool.c sit in front, behind
+ * MALLOCX_TCACHE_NONE (the pools' thread caches sit in front, behind
  * the fence); dalloc opts out for data (retain);
  * merge is refused across segments; purge and decommit are refused;
  * retain_grow_limit is capped; decay is off; no MALLOCX_ZERO, no rallocx.

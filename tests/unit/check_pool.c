@@ -369,7 +369,7 @@ START_TEST(test_pool_fence_helper)
 	 * took over a millisecond and blocks reused after the kernel's end
 	 * counted as early).  An allocation that misses asks the helper and
 	 * waits for its barrier at most FENCE_REUSE_WAIT_NS, then grows: it
-	 * never waits for the kernel (reuse_barrier). */
+	 * never waits for the kernel (pool_reuse_barrier). */
 	double t0 = now_ms();
 	ck_assert_int_eq(fc_launch_writer(NULL, (CUdeviceptr)a[0], 1 * MiB,
 	    100, 0xee), CUDA_SUCCESS);
@@ -1322,13 +1322,13 @@ START_TEST(test_pool_staging_loop_reuses)
 	/* One segment over 100 iterations, at most one synchronise each.
 	 * An allocation that would grow while a pending block fits waits
 	 * for the helper's barrier, by default at most 100 us once it runs
-	 * (pool.c reuse_barrier): on a loaded machine a helper preempted
-	 * that long makes the pool grow (CI's ASan build once kept the
-	 * device loop on its first block 30 times in 100).  Here the wait
-	 * is long enough that no scheduler delay outlasts it, so what is
-	 * checked is the pool's logic, not the machine's load: one segment
-	 * per kind, the device loop always on its block (jemalloc may move
-	 * the pinned and managed blocks within their segment). */
+	 * (pool_reuse_barrier, pool_pend.c): on a loaded machine a helper
+	 * preempted that long makes the pool grow (CI's ASan build once
+	 * kept the device loop on its first block 30 times in 100).  Here
+	 * the wait is long enough that no scheduler delay outlasts it, so
+	 * what is checked is the pool's logic, not the machine's load: one
+	 * segment per kind, the device loop always on its block (jemalloc
+	 * may move the pinned and managed blocks within their segment). */
 	fence_set_reuse_wait(5000000000u);
 	struct fakecuda_counters c;
 	staging_loop(KIND_PINNED, 8 * MiB, 100, &c);
