@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -163,8 +164,16 @@ report_and_die(int sig, bool reraise)
 	alarm(0);
 	preload_in_hook = false;
 	if (reraise) {
+		/* From a wrapper's return: the async signals were kept blocked
+		 * since the handler (on_fatal_signal), so that a second one
+		 * could not cut the report; now they may come. */
+		sigset_t set;
+		sigemptyset(&set);
+		for (size_t j = 0; j < CW_ARRAY_SIZE(async_signals); j++)
+			sigaddset(&set, async_signals[j]);
 		signal(sig, SIG_DFL);
 		raise(sig);
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	}
 }
 
@@ -181,7 +190,6 @@ on_fatal_signal(int sig, siginfo_t *info, void *uc)
 {
 	int saved = errno;
 
-	(void)uc;
 	/* A fault returns to the faulting instruction, which faults again
 	 * with its own context; a signal that was sent is raised again,
 	 * and taken by its default action as the handler returns (it is
@@ -197,6 +205,16 @@ on_fatal_signal(int sig, siginfo_t *info, void *uc)
 			preload_deferred_signal = sig;
 			signal(SIGALRM, SIG_DFL);
 			alarm(5);
+			/* The handler's mask goes as it returns, and with it the
+			 * block on a second SIGTERM (SA_RESETHAND made its
+			 * action the default): keep the async signals blocked
+			 * until the report is written (report_and_die). */
+			if (uc != NULL) {
+				sigset_t *m = &((ucontext_t *)uc)->uc_sigmask;
+				for (size_t j = 0; j < CW_ARRAY_SIZE(async_signals);
+				    j++)
+					sigaddset(m, async_signals[j]);
+			}
 		}
 		errno = saved;
 		return;
