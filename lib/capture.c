@@ -84,12 +84,11 @@ capture_begin(CUstream s, int mode)
 		sched_yield();
 }
 
-static void
-drop(CUstream s)
+void
+capture_end(CUstream s)
 {
-	bool found = false;
-
 	pthread_mutex_lock(&cap_lock);
+	bool found = false;
 	for (int i = 0; i < CAPTURE_MAX; i++) {
 		if (caps[i].used && same_stream(&caps[i], s)) {
 			caps[i].used = false;
@@ -104,18 +103,6 @@ drop(CUstream s)
 	pthread_mutex_unlock(&cap_lock);
 	if (found)
 		__atomic_sub_fetch(&active, 1, __ATOMIC_SEQ_CST);
-}
-
-void
-capture_abort(CUstream s)
-{
-	drop(s);
-}
-
-void
-capture_end(CUstream s)
-{
-	drop(s);
 }
 
 bool

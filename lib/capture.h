@@ -39,10 +39,9 @@
  * mode (CUstreamCaptureMode) is starting on this thread.  Waits until no
  * barrier is in flight; none starts until the capture is over. */
 void capture_begin(CUstream s, int mode);
-/* The driver refused the begin: undoes capture_begin. */
-void capture_abort(CUstream s);
 /* The capture of s is over (the driver says the stream is not capturing
- * any more after cuStreamEndCapture). */
+ * any more after cuStreamEndCapture), or never began (the driver refused
+ * the begin): undoes capture_begin. */
 void capture_end(CUstream s);
 
 /* Whether any capture is in progress: one atomic load. */

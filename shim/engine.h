@@ -99,7 +99,7 @@ void shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int devic
 void shim_remove_rec(reg_handle_t h, stack_id_t st);
 void shim_report_violation(vtype_t type, const char *api, uintptr_t addr, const reg_rec_t *rec, CUresult r, stack_id_t st);
 void shim_resolve_reals(void);
-bool shim_stream_capturing(CUstream s, CUgraph *g);
+bool shim_stream_capturing(const char *api, CUstream s, CUgraph *g);
 CUstream shim_stream_of(const char *api, CUstream s);
 bool shim_unknown_to_driver(CUresult r);
 extern bool shim_dead;

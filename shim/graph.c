@@ -28,7 +28,6 @@ typedef CUresult (*node_get_type_fn)(CUgraphNode, CUgraphNodeType *);
 typedef CUresult (*alloc_params_fn)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
 typedef CUresult (*free_params_fn)(CUgraphNode, CUdeviceptr *);
 typedef CUresult (*child_graph_fn)(CUgraphNode, CUgraph *);
-typedef CUresult (*dev_attr_fn)(int *, CUdevice_attribute, CUdevice);
 
 static struct {
 	is_capturing_fn is_capturing;
@@ -39,7 +38,6 @@ static struct {
 	alloc_params_fn alloc_params;
 	free_params_fn free_params;
 	child_graph_fn child_graph;
-	dev_attr_fn dev_attr;
 } gr;
 static pthread_once_t gr_once = PTHREAD_ONCE_INIT;
 
@@ -57,7 +55,6 @@ gr_resolve_once(void)
 	    "cuGraphMemFreeNodeGetParams");
 	gr.child_graph = (child_graph_fn)track_real(
 	    "cuGraphChildGraphNodeGetGraph");
-	gr.dev_attr = (dev_attr_fn)track_real("cuDeviceGetAttribute");
 }
 
 static void
@@ -77,11 +74,11 @@ shim_stream_of(const char *api, CUstream s)
 	return s;
 }
 
-/* Whether stream s (normalised) is capturing; *g gets the graph being
- * captured when the driver says (else NULL).  Asked of the driver only
- * while a capture is in progress somewhere. */
+/* Whether stream s, as api names it, is capturing; *g gets the graph
+ * being captured when the driver says (else NULL).  One atomic load with
+ * no capture in progress; the driver is asked only while one is. */
 bool
-shim_stream_capturing(CUstream s, CUgraph *g)
+shim_stream_capturing(const char *api, CUstream s, CUgraph *g)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	CUgraph graph = NULL;
@@ -89,6 +86,7 @@ shim_stream_capturing(CUstream s, CUgraph *g)
 	*g = NULL;
 	if (!capture_active())
 		return false;
+	s = shim_stream_of(api, s);
 	gr_resolve();
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
 	if (gr.info3 != NULL)
@@ -115,7 +113,7 @@ begun(CUresult r, CUstream s)
 		log_debug(2, "stream capture begun on %p (%u in progress)",
 		    (void *)s, capture_count());
 	} else {
-		capture_abort(s);
+		capture_end(s);
 	}
 	return r;
 }
@@ -166,7 +164,6 @@ track_end_capture(void *real, const char *api, CUstream s, CUgraph *pg)
 	 * captures, whatever the end answered (H200: a strict capture ended
 	 * on another thread, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, is over
 	 * too).  k names the per-thread stream explicitly. */
-	(void)r;
 	gr_resolve();
 	if (gr.is_capturing == NULL || gr.is_capturing(k, &st) != CUDA_SUCCESS ||
 	    st == CU_STREAM_CAPTURE_STATUS_NONE)
@@ -440,7 +437,7 @@ track_graph_launch(void *real, const char *api, CUgraphExec e, CUstream s)
 	STATS_INC(graph_launches);
 	/* Launched into a capture, it is a node of that graph: nothing
 	 * runs now. */
-	if (shim_stream_capturing(shim_stream_of(api, s), &cg))
+	if (shim_stream_capturing(api, s, &cg))
 		return r;
 	const gm_exec_t *x = graphmem_exec_acquire(e);
 	if (x == NULL)
@@ -502,27 +499,16 @@ track_graph_destroy(void *real, const char *api, CUgraph g)
 }
 
 /* Whether device dev lets the CPU and the GPU use managed memory at once
- * (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS): there a stream
- * attachment changes no result, so a pooled managed block needs none of
- * the driver's. */
+ * (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, driver.h's cached
+ * attribute): there a stream attachment changes no result, so a pooled
+ * managed block needs none of the driver's. */
 bool
 shim_concurrent_managed(int dev)
 {
-	static int cache[MAX_DEVICES]; /* 0 unknown, 1 yes, 2 no */
-	if (dev < 0 || dev >= MAX_DEVICES)
-		return false;
-	int c = __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
-	if (c == 0) {
-		int v = 0;
-		gr_resolve();
-		if (gr.dev_attr == NULL || gr.dev_attr(&v,
-		    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
-		    (CUdevice)dev) != CUDA_SUCCESS)
-			v = 0;
-		c = v ? 1 : 2;
-		__atomic_store_n(&cache[dev], c, __ATOMIC_RELAXED);
-	}
-	return c == 1;
+	int v = 0;
+
+	return !driver_attr(dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+	    &v) && v != 0;
 }
 
 CUresult

@@ -97,10 +97,7 @@ track_mem_alloc_managed(void *real, const char *api, CUdeviceptr *dptr,
 	typedef CUresult (*fn_t)(CUdeviceptr *, size_t, unsigned int);
 	CUresult r;
 
-	/* Pooled only where a stream attachment changes no result
-	 * (cuStreamAttachMemAsync of a pooled block: no driver call). */
 	if (shim_pool_mode() && flags == CU_MEM_ATTACH_GLOBAL &&
-	    shim_concurrent_managed(shim_current_device()) &&
 	    shim_pool_try_alloc(KIND_MANAGED, (uintptr_t *)dptr, bytesize, 0, api,
 	    &r))
 		return r;
@@ -120,7 +117,7 @@ captured_alloc(const char *api, CUstream stream, CUdeviceptr d, size_t size)
 {
 	CUgraph g;
 
-	if (!shim_stream_capturing(shim_stream_of(api, stream), &g))
+	if (!shim_stream_capturing(api, stream, &g))
 		return false;
 	graphmem_node((uintptr_t)d, size, shim_current_device(), g, shim_capture());
 	return true;
@@ -289,7 +286,7 @@ track_mem_free_async(void *real, const char *api, CUdeviceptr dptr,
 	 * driver makes free nodes of graph memory only (a cuMemAlloc pointer:
 	 * CUDA_ERROR_INVALID_VALUE): so for a pooled block, never forwarded
 	 * (the driver must not see the pools' pointers). */
-	if (shim_stream_capturing(shim_stream_of(api, stream), &g)) {
+	if (shim_stream_capturing(api, stream, &g)) {
 		reg_rec_t rec;
 		if (shim_pool_mode() && dptr != 0 &&
 		    shim_pooled_at((uintptr_t)dptr, &rec, NULL) != PQ_NONE)

@@ -39,6 +39,10 @@ shim_pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, unsigned hflags,
 	 * context of the program's own comes from the driver, as asked. */
 	if (shim_primary_ctx_of(dev) != ctx)
 		return false;
+	/* Managed memory only where a stream attachment changes no result
+	 * (cuStreamAttachMemAsync of a pooled block: no driver call). */
+	if (kind == KIND_MANAGED && !shim_concurrent_managed(dev))
+		return false;
 	/* During a stream capture that forbids this thread's cuMemAlloc,
 	 * the driver refuses it and breaks the capture: it answers. */
 	if (capture_forbids())
