@@ -58,7 +58,9 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static driver_fns_t fns;                 /* written once, under init_lock */
 static _Atomic int load_state;           /* LOAD_* */
-static void *_Atomic lib_handle;
+static void *_Atomic lib_handle;          /* published once loaded */
+static void *_Atomic open_handle;         /* driver_open's */
+static _Atomic bool open_warned;
 static _Atomic bool forked;              /* set in the fork child */
 static bool load_warned;
 
@@ -175,6 +177,42 @@ resolve(void *h, const char *field)
 	    sizeof(name)));
 }
 
+void *
+driver_open(void)
+{
+	void *h = atomic_load_explicit(&open_handle, memory_order_acquire);
+	void *expected = NULL;
+
+	if (likely(h != NULL))
+		return h;
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		if (!atomic_exchange(&open_warned, true)) {
+			const char *e = dlerror();
+
+			log_debug(1, "cannot load libcuda.so.1: %s",
+			    e ? e : "unknown error");
+		}
+		return NULL;
+	}
+	if (!atomic_compare_exchange_strong_explicit(&open_handle, &expected,
+	    h, memory_order_acq_rel, memory_order_acquire)) {
+		dlclose(h); /* another thread won: drop our reference */
+		h = expected;
+	}
+	return h;
+}
+
+void *
+driver_sym(const char *name)
+{
+	void *h = driver_open();
+
+	return h != NULL ? driver_real_dlsym(h, name) : NULL;
+}
+
 /* Called with init_lock held.  Returns true on error. */
 static bool
 load_locked(void)
@@ -182,22 +220,10 @@ load_locked(void)
 	void *h;
 	const char *missing = NULL;
 
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!h)
-		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		if (!load_warned) {
-			const char *e = dlerror();
-
-			log_debug(1, "cannot load libcuda.so.1: %s",
-			    e ? e : "unknown error");
-			load_warned = true;
-		}
+	if (!(h = driver_open()))
 		return true;
-	}
 	if (!get_real_dlsym()) {
 		log_error("cannot find the real dlsym (dlvsym GLIBC_2.34)");
-		dlclose(h);
 		return true;
 	}
 
@@ -219,7 +245,6 @@ load_locked(void)
 			load_warned = true;
 		}
 		memset(&fns, 0, sizeof(fns));
-		dlclose(h);
 		return true;
 	}
 	atomic_store_explicit(&lib_handle, h, memory_order_release);
@@ -603,6 +628,8 @@ driver_reset(void)
 	/* The library stays loaded (a dlclose could unmap code other modules
 	 * still point at); the next driver_get resolves again. */
 	atomic_store(&lib_handle, NULL);
+	atomic_store(&open_handle, NULL);
+	atomic_store(&open_warned, false);
 	atomic_store(&load_state, LOAD_NONE);
 	atomic_store(&forked, false);
 	load_warned = false;

@@ -37,8 +37,9 @@
 
 #include <cuda.h>
 
-/* X-macro: (name as exported, return, parameters).  Add entries here; the
- * table, the loader and the shim's "real" pointers all come from it. */
+/* X-macro: (field, parameters); every entry returns CUresult.  The field is
+ * the exported name but for a "_v1" suffix (below).  The table, its loader
+ * and every driver call of lib/ and shim/ come from here. */
 #define DRIVER_FUNCS(X) \
 	X(cuInit, (unsigned int)) \
 	X(cuDriverGetVersion, (int *)) \
@@ -97,7 +98,15 @@
 	X(cuMemAdvise_v1, (CUdeviceptr, size_t, CUmem_advise, CUdevice)) \
 	X(cuMemPrefetchAsync_v1, (CUdeviceptr, size_t, CUdevice, CUstream)) \
 	X(cuStreamIsCapturing, (CUstream, CUstreamCaptureStatus *)) \
-	X(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *))
+	X(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *)) \
+	X(cuStreamGetCaptureInfo_v2, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **, size_t *)) \
+	X(cuStreamGetCaptureInfo_v3, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
+	X(cuGraphGetNodes, (CUgraph, CUgraphNode *, size_t *)) \
+	X(cuGraphNodeGetType, (CUgraphNode, CUgraphNodeType *)) \
+	X(cuGraphMemAllocNodeGetParams, (CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *)) \
+	X(cuGraphMemFreeNodeGetParams, (CUgraphNode, CUdeviceptr *)) \
+	X(cuGraphChildGraphNodeGetGraph, (CUgraphNode, CUgraph *)) \
+	X(cuArray3DGetDescriptor_v2, (CUDA_ARRAY3D_DESCRIPTOR *, CUarray))
 
 /* Entry points without which the driver layer refuses to load (driver_get
  * returns NULL).  Every other entry of DRIVER_FUNCS is optional: NULL when
@@ -140,6 +149,15 @@ bool driver_is_loaded(void);
 void *driver_real_dlsym(void *handle, const char *name);
 /* The handle of the loaded driver (NULL before driver_get). */
 void *driver_handle(void);
+/* libcuda.so.1's handle, opened on first call (RTLD_NOLOAD first, then a
+ * real load) without a lock or cuInit: for the shim, which needs the
+ * driver's entry points also where driver_get would refuse (a fork child,
+ * inside our own first load).  NULL when it cannot be loaded (logged once
+ * at debug level 1).  The one dlopen of libcuda in the tree. */
+void *driver_open(void);
+/* The driver's own entry point `name`, exported name as given (real dlsym
+ * on driver_open's handle), or NULL. */
+void *driver_sym(const char *name);
 
 /* The symbol a DRIVER_FUNCS field is resolved from: its own name, or
  * without the "_v1" suffix.  Writes into buf (size >= 64) and returns it. */

@@ -23,6 +23,9 @@
 
 #include <cuda.h>
 
+/* The pools and the fence serve devices 0..FENCE_MAX_DEVICES-1 (their
+ * tables are per device; a call for a higher ordinal is forwarded), a
+ * subset of the devices the driver layer knows (DRIVER_MAX_DEVICES). */
 #define FENCE_MAX_DEVICES 16
 
 typedef struct fence_dev_s {

@@ -46,6 +46,7 @@
 #include <cuda.h>
 
 #include "devpool.h"
+#include "driver.h"
 #include "fence.h"
 #include "hostpool.h"
 #include "pool.h"
@@ -55,6 +56,8 @@
 #pragma GCC visibility push(hidden)
 
 #define POOL_MAX_DEVICES FENCE_MAX_DEVICES
+_Static_assert(POOL_MAX_DEVICES <= DRIVER_MAX_DEVICES,
+    "the pools serve a subset of the driver layer's devices");
 #define POOL_ARENAS 4 /* at most, per (kind, device); the map keeps 2 bits */
 #define POOL_NKINDS 3 /* the pooled kinds: device, managed, pinned */
 #define TC_CAP 32                           /* entries per FIFO / stack */

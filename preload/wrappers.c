@@ -107,7 +107,7 @@ resolve_all(void)
 	 * needed to pass calls through, but nothing of ours runs. */
 	if (track_alive())
 		track_init();
-	void *h = track_driver_handle();
+	void *h = driver_open();
 	for (int i = 0; i < HOOK_COUNT; i++) {
 		preload_reals[i] = h != NULL ? driver_real_dlsym(h, preload_hook_names[i]) :
 		    NULL;

@@ -61,19 +61,24 @@ shim_failed_keep(const char *api, uintptr_t addr, const reg_rec_t *rec,
 static bool
 still_held(ns_t ns, const reg_rec_t *rec)
 {
-	shim_resolve_reals();
+	const driver_fns_t *d = driver_get();
+
+	if (d == NULL)
+		return false;
 	switch (ns) {
 	case NS_ADDR: {
 		CUdeviceptr start = 0;
-		return shim_real_ptr_attr != NULL &&
-		    shim_real_ptr_attr(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+		return d->cuPointerGetAttribute != NULL &&
+		    d->cuPointerGetAttribute(&start,
+		    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
 		    (CUdeviceptr)rec->base) == CUDA_SUCCESS &&
 		    start == (CUdeviceptr)rec->base;
 	}
 	case NS_ARRAY: {
-		CUDA_ARRAY3D_DESCRIPTOR d;
-		return rec->aux == 0 && shim_real_array_desc != NULL &&
-		    shim_real_array_desc(&d, (CUarray)rec->base) == CUDA_SUCCESS;
+		CUDA_ARRAY3D_DESCRIPTOR desc;
+		return rec->aux == 0 && d->cuArray3DGetDescriptor_v2 != NULL &&
+		    d->cuArray3DGetDescriptor_v2(&desc, (CUarray)rec->base) ==
+		    CUDA_SUCCESS;
 	}
 	default:
 		return false;

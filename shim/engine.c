@@ -1,18 +1,17 @@
 #include "preamble.h"
 /*
  * engine.c -- the engine's state and its services to the rest of shim/:
- * lazy initialisation, the driver handle and the few real entry points the
- * engine calls itself, the calling thread's device and context, and the
+ * lazy initialisation, the calling thread's device and context (asked of
+ * the driver through lib/driver.h's table, as every call the engine makes
+ * itself), and the
  * one place records and violations are made (shim_record, shim_record_st,
  * shim_report_violation).
  *
  * Invariants: every registry insert is paired with one stats_on_alloc
  * (counted before the insert: once inserted, another thread may free it);
  * a record's device and context are those current when it was made.
- * Locking: reals_lock guards the one-time resolution; nothing else here
- * holds a lock of ours across a driver call.
+ * Locking: no lock of ours here.
  */
-#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "engine.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -29,24 +29,18 @@ track_mode_t shim_mode;
 bool shim_report_done;        /* atomic exchange */
 pid_t shim_pid;          /* the process the engine belongs to */
 
-static void *drv_handle;        /* acquire/release */
-
-static ctx_get_device_fn real_ctx_get_device;
-static ctx_get_current_fn real_ctx_get_current;
-ctx_set_current_fn shim_real_ctx_set_current;
-primary_get_state_fn shim_real_primary_get_state;
-primary_retain_fn shim_real_primary_retain;
-primary_release_fn shim_real_primary_release;
-static addr_range_fn real_addr_range;
-ptr_attr_fn shim_real_ptr_attr;
-array_desc_fn shim_real_array_desc;
-static bool reals_done;         /* acquire/release */
-static pthread_mutex_t reals_lock = PTHREAD_MUTEX_INITIALIZER;
+const char *
+shim_mode_name(void)
+{
+	track_init();
+	return shim_mode == TRACK_POOL ? "pool" : "audit";
+}
 
 void
 track_loaded(void)
 {
 	__atomic_store_n(&shim_pid, getpid(), __ATOMIC_RELAXED);
+	api_set_mode_source(shim_mode_name);
 	/* setuid/setgid: the environment is the caller's, not the
 	 * program's owner's; the shim must not act on it at all. */
 	if (getauxval(AT_SECURE) != 0)
@@ -103,78 +97,15 @@ track_set_hooked_entry_points(uint64_t n)
 	    __ATOMIC_RELAXED);
 }
 
-void *
-track_driver_handle(void)
-{
-	void *h = __atomic_load_n(&drv_handle, __ATOMIC_ACQUIRE);
-
-	if (likely(h != NULL))
-		return h;
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-	if (h == NULL)
-		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		log_error("cannot load libcuda.so.1: %s", dlerror());
-		return NULL;
-	}
-	void *expected = NULL;
-	if (!__atomic_compare_exchange_n(&drv_handle, &expected, h, false,
-	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		dlclose(h); /* another thread won; drop our reference */
-		h = expected;
-	}
-	return h;
-}
-
-void *
-track_real(const char *name)
-{
-	void *h = track_driver_handle();
-
-	if (h == NULL)
-		return NULL;
-	return driver_real_dlsym(h, name);
-}
-
-void
-shim_resolve_reals(void)
-{
-	if (likely(__atomic_load_n(&reals_done, __ATOMIC_ACQUIRE)))
-		return;
-	pthread_mutex_lock(&reals_lock);
-	if (!reals_done) {
-		real_ctx_get_device =
-		    (ctx_get_device_fn)track_real("cuCtxGetDevice");
-		real_ctx_get_current =
-		    (ctx_get_current_fn)track_real("cuCtxGetCurrent");
-		shim_real_ctx_set_current =
-		    (ctx_set_current_fn)track_real("cuCtxSetCurrent");
-		shim_real_primary_get_state = (primary_get_state_fn)track_real(
-		    "cuDevicePrimaryCtxGetState");
-		shim_real_primary_retain =
-		    (primary_retain_fn)track_real("cuDevicePrimaryCtxRetain");
-		shim_real_primary_release = (primary_release_fn)track_real(
-		    "cuDevicePrimaryCtxRelease_v2");
-		real_addr_range = (addr_range_fn)track_real(
-		    "cuMemGetAddressRange_v2");
-		shim_real_ptr_attr = (ptr_attr_fn)track_real(
-		    "cuPointerGetAttribute");
-		shim_real_array_desc = (array_desc_fn)track_real(
-		    "cuArray3DGetDescriptor_v2");
-		__atomic_store_n(&reals_done, true, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&reals_lock);
-}
-
 /* The device of the calling thread's current context, -1 if none. */
 int
 shim_current_device(void)
 {
+	const driver_fns_t *drv = driver_get();
 	CUdevice d;
 
-	shim_resolve_reals();
-	if (real_ctx_get_device == NULL ||
-	    real_ctx_get_device(&d) != CUDA_SUCCESS)
+	if (drv == NULL || drv->cuCtxGetDevice == NULL ||
+	    drv->cuCtxGetDevice(&d) != CUDA_SUCCESS)
 		return -1;
 	return (int)d;
 }
@@ -184,11 +115,11 @@ shim_current_device(void)
 size_t
 shim_driver_size_of(CUdeviceptr base)
 {
+	const driver_fns_t *drv = driver_get();
 	size_t size = 0;
 
-	shim_resolve_reals();
-	if (real_addr_range == NULL ||
-	    real_addr_range(NULL, &size, base) != CUDA_SUCCESS)
+	if (drv == NULL || drv->cuMemGetAddressRange_v2 == NULL ||
+	    drv->cuMemGetAddressRange_v2(NULL, &size, base) != CUDA_SUCCESS)
 		return 0;
 	return size;
 }
@@ -196,11 +127,10 @@ shim_driver_size_of(CUdeviceptr base)
 CUcontext
 shim_current_ctx(void)
 {
+	const driver_fns_t *drv = driver_get();
 	CUcontext c = NULL;
 
-	shim_resolve_reals();
-	if (real_ctx_get_current == NULL ||
-	    real_ctx_get_current(&c) != CUDA_SUCCESS)
+	if (drv == NULL || drv->cuCtxGetCurrent(&c) != CUDA_SUCCESS)
 		return NULL;
 	return c;
 }

@@ -33,19 +33,8 @@
 #include "track.h"
 #include "violation.h"
 
-#define MAX_DEVICES 64
 #define MAX_OWNER_PATTERNS 32
 #define OWNER_CACHE 4096
-
-typedef CUresult (*ctx_get_device_fn)(CUdevice *);
-typedef CUresult (*ctx_get_current_fn)(CUcontext *);
-typedef CUresult (*ctx_set_current_fn)(CUcontext);
-typedef CUresult (*primary_get_state_fn)(CUdevice, unsigned int *, int *);
-typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
-typedef CUresult (*primary_release_fn)(CUdevice);
-typedef CUresult (*addr_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
-typedef CUresult (*ptr_attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
-typedef CUresult (*array_desc_fn)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
 
 /* What a free call saw before the real call: the live record at addr. */
 typedef struct pre_s {
@@ -88,6 +77,8 @@ void shim_failed_keep(const char *api, uintptr_t addr, const reg_rec_t *rec, CUr
 int shim_find_self_cb(struct dl_phdr_info *info, size_t size, void *arg);
 void shim_init_owner_patterns(void);
 owner_id_t shim_owner_of(stack_id_t st);
+/* "audit" or "pool", as a report names the mode (initialises the engine). */
+const char *shim_mode_name(void);
 bool shim_pool_mode(void);
 bool shim_pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, unsigned hflags, const char *api, CUresult *res);
 bool shim_pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async, const char *api, CUresult *res);
@@ -98,19 +89,12 @@ void shim_record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, 
 void shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags, stack_id_t st);
 void shim_remove_rec(reg_handle_t h, stack_id_t st);
 void shim_report_violation(vtype_t type, const char *api, uintptr_t addr, const reg_rec_t *rec, CUresult r, stack_id_t st);
-void shim_resolve_reals(void);
 bool shim_stream_capturing(const char *api, CUstream s, CUgraph *g);
 CUstream shim_stream_of(const char *api, CUstream s);
 bool shim_unknown_to_driver(CUresult r);
 extern bool shim_dead;
 extern char shim_exe_path[512];
 extern track_mode_t shim_mode;
-extern array_desc_fn shim_real_array_desc;
-extern ctx_set_current_fn shim_real_ctx_set_current;
-extern primary_get_state_fn shim_real_primary_get_state;
-extern primary_release_fn shim_real_primary_release;
-extern primary_retain_fn shim_real_primary_retain;
-extern ptr_attr_fn shim_real_ptr_attr;
 extern bool shim_report_done;
 extern pid_t shim_pid;
 

@@ -43,7 +43,7 @@ track_write_report(const char *how, int status, bool inside)
 	track_init();
 	if (__atomic_exchange_n(&shim_report_done, true, __ATOMIC_ACQ_REL))
 		return;
-	meta.mode = shim_mode == TRACK_POOL ? "pool" : "audit";
+	meta.mode = shim_mode_name();
 	meta.exit_how = how;
 	meta.exit_status = status;
 	if (inside)

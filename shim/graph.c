@@ -11,57 +11,10 @@
  * node; aux: the launch's stack), and each other free node frees the
  * record at its address.
  */
-#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "engine.h"
-
-typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
-typedef CUresult (*capture_info2_fn)(CUstream, CUstreamCaptureStatus *,
-    cuuint64_t *, CUgraph *, const CUgraphNode **, size_t *);
-typedef CUresult (*capture_info3_fn)(CUstream, CUstreamCaptureStatus *,
-    cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **,
-    size_t *);
-typedef CUresult (*graph_get_nodes_fn)(CUgraph, CUgraphNode *, size_t *);
-typedef CUresult (*node_get_type_fn)(CUgraphNode, CUgraphNodeType *);
-typedef CUresult (*alloc_params_fn)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
-typedef CUresult (*free_params_fn)(CUgraphNode, CUdeviceptr *);
-typedef CUresult (*child_graph_fn)(CUgraphNode, CUgraph *);
-
-static struct {
-	is_capturing_fn is_capturing;
-	capture_info2_fn info2;
-	capture_info3_fn info3;
-	graph_get_nodes_fn get_nodes;
-	node_get_type_fn node_type;
-	alloc_params_fn alloc_params;
-	free_params_fn free_params;
-	child_graph_fn child_graph;
-} gr;
-static pthread_once_t gr_once = PTHREAD_ONCE_INIT;
-
-static void
-gr_resolve_once(void)
-{
-	gr.is_capturing = (is_capturing_fn)track_real("cuStreamIsCapturing");
-	gr.info2 = (capture_info2_fn)track_real("cuStreamGetCaptureInfo_v2");
-	gr.info3 = (capture_info3_fn)track_real("cuStreamGetCaptureInfo_v3");
-	gr.get_nodes = (graph_get_nodes_fn)track_real("cuGraphGetNodes");
-	gr.node_type = (node_get_type_fn)track_real("cuGraphNodeGetType");
-	gr.alloc_params = (alloc_params_fn)track_real(
-	    "cuGraphMemAllocNodeGetParams");
-	gr.free_params = (free_params_fn)track_real(
-	    "cuGraphMemFreeNodeGetParams");
-	gr.child_graph = (child_graph_fn)track_real(
-	    "cuGraphChildGraphNodeGetGraph");
-}
-
-static void
-gr_resolve(void)
-{
-	pthread_once(&gr_once, gr_resolve_once);
-}
 
 /* The per-thread variants name the calling thread's default stream by
  * the handle 0: the same stream as CU_STREAM_PER_THREAD. */
@@ -87,14 +40,16 @@ shim_stream_capturing(const char *api, CUstream s, CUgraph *g)
 	if (!capture_active())
 		return false;
 	s = shim_stream_of(api, s);
-	gr_resolve();
+	const driver_fns_t *d = driver_get();
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
-	if (gr.info3 != NULL)
-		r = gr.info3(s, &st, NULL, &graph, NULL, NULL, NULL);
-	else if (gr.info2 != NULL)
-		r = gr.info2(s, &st, NULL, &graph, NULL, NULL);
-	else if (gr.is_capturing != NULL)
-		r = gr.is_capturing(s, &st);
+	if (d == NULL)
+		return false;
+	if (d->cuStreamGetCaptureInfo_v3 != NULL)
+		r = d->cuStreamGetCaptureInfo_v3(s, &st, NULL, &graph, NULL, NULL, NULL);
+	else if (d->cuStreamGetCaptureInfo_v2 != NULL)
+		r = d->cuStreamGetCaptureInfo_v2(s, &st, NULL, &graph, NULL, NULL);
+	else if (d->cuStreamIsCapturing != NULL)
+		r = d->cuStreamIsCapturing(s, &st);
 	if (r != CUDA_SUCCESS)
 		return false;
 	if (st == CU_STREAM_CAPTURE_STATUS_NONE)
@@ -164,8 +119,8 @@ track_end_capture(void *real, const char *api, CUstream s, CUgraph *pg)
 	 * captures, whatever the end answered (H200: a strict capture ended
 	 * on another thread, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, is over
 	 * too).  k names the per-thread stream explicitly. */
-	gr_resolve();
-	if (gr.is_capturing == NULL || gr.is_capturing(k, &st) != CUDA_SUCCESS ||
+	const driver_fns_t *d = driver_get();
+	if (d == NULL || d->cuStreamIsCapturing == NULL || d->cuStreamIsCapturing(k, &st) != CUDA_SUCCESS ||
 	    st == CU_STREAM_CAPTURE_STATUS_NONE)
 		capture_end(k);
 	return r;
@@ -273,12 +228,12 @@ scan_map(size_t bytes)
 }
 
 static void
-scan_graph(CUgraph g, scan_t *sc, int depth)
+scan_graph(const driver_fns_t *d, CUgraph g, scan_t *sc, int depth)
 {
 	size_t n = 0;
 
-	if (depth > 8 || gr.get_nodes == NULL || gr.node_type == NULL ||
-	    gr.get_nodes(g, NULL, &n) != CUDA_SUCCESS || n == 0)
+	if (depth > 8 || d->cuGraphGetNodes == NULL || d->cuGraphNodeGetType == NULL ||
+	    d->cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS || n == 0)
 		return;
 	size_t bytes = n * sizeof(CUgraphNode);
 	CUgraphNode *nodes = scan_map(bytes);
@@ -287,16 +242,16 @@ scan_graph(CUgraph g, scan_t *sc, int depth)
 		return;
 	}
 	size_t got = n;
-	if (gr.get_nodes(g, nodes, &got) != CUDA_SUCCESS)
+	if (d->cuGraphGetNodes(g, nodes, &got) != CUDA_SUCCESS)
 		got = 0;
 	for (size_t i = 0; i < got && i < n && !sc->failed; i++) {
 		CUgraphNodeType t;
-		if (gr.node_type(nodes[i], &t) != CUDA_SUCCESS)
+		if (d->cuGraphNodeGetType(nodes[i], &t) != CUDA_SUCCESS)
 			continue;
-		if (t == CU_GRAPH_NODE_TYPE_GRAPH && gr.child_graph != NULL) {
+		if (t == CU_GRAPH_NODE_TYPE_GRAPH && d->cuGraphChildGraphNodeGetGraph != NULL) {
 			CUgraph child;
-			if (gr.child_graph(nodes[i], &child) == CUDA_SUCCESS)
-				scan_graph(child, sc, depth + 1);
+			if (d->cuGraphChildGraphNodeGetGraph(nodes[i], &child) == CUDA_SUCCESS)
+				scan_graph(d, child, sc, depth + 1);
 			continue;
 		}
 		if (t != CU_GRAPH_NODE_TYPE_MEM_ALLOC &&
@@ -309,8 +264,8 @@ scan_graph(CUgraph g, scan_t *sc, int depth)
 		if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
 			CUDA_MEM_ALLOC_NODE_PARAMS p;
 			memset(&p, 0, sizeof(p));
-			if (gr.alloc_params == NULL ||
-			    gr.alloc_params(nodes[i], &p) != CUDA_SUCCESS)
+			if (d->cuGraphMemAllocNodeGetParams == NULL ||
+			    d->cuGraphMemAllocNodeGetParams(nodes[i], &p) != CUDA_SUCCESS)
 				continue;
 			gm_alloc_t *a = &sc->allocs[sc->na++];
 			memset(a, 0, sizeof(*a));
@@ -319,11 +274,12 @@ scan_graph(CUgraph g, scan_t *sc, int depth)
 			a->device = p.poolProps.location.id;
 			graphmem_node_find(a->dptr, NULL, NULL, &a->stack);
 		} else {
-			CUdeviceptr d = 0;
-			if (gr.free_params == NULL ||
-			    gr.free_params(nodes[i], &d) != CUDA_SUCCESS)
+			CUdeviceptr dptr = 0;
+			if (d->cuGraphMemFreeNodeGetParams == NULL ||
+			    d->cuGraphMemFreeNodeGetParams(nodes[i], &dptr) !=
+			    CUDA_SUCCESS)
 				continue;
-			sc->frees[sc->nf++] = (uintptr_t)d;
+			sc->frees[sc->nf++] = (uintptr_t)dptr;
 		}
 	}
 	munmap(nodes, bytes);
@@ -335,8 +291,8 @@ model_exec(CUgraphExec e, CUgraph g)
 {
 	size_t n = 0;
 
-	gr_resolve();
-	if (gr.get_nodes == NULL || gr.get_nodes(g, NULL, &n) != CUDA_SUCCESS)
+	const driver_fns_t *d = driver_get();
+	if (d == NULL || d->cuGraphGetNodes == NULL || d->cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
 		return;
 	/* Child graphs may hold more: room for 4x the top level's nodes,
 	 * and at least 1024. */
@@ -347,7 +303,7 @@ model_exec(CUgraphExec e, CUgraph g)
 		return;
 	sc.allocs = buf;
 	sc.frees = (uintptr_t *)(sc.allocs + sc.cap);
-	scan_graph(g, &sc, 0);
+	scan_graph(d, g, &sc, 0);
 	if (sc.failed)
 		log_warn("graph %p: its memory nodes could not all be read; "
 		    "its launches are not modelled", (void *)g);

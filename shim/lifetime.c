@@ -25,7 +25,7 @@ static struct {
 	CUcontext ctx;
 	int refs;
 	bool seen;
-} primary[MAX_DEVICES];
+} primary[DRIVER_MAX_DEVICES];
 
 /* What a context's destruction frees: its cuMemAlloc-family, managed,
  * pinned, registered and IPC-opened memory, and its arrays (NS_ARRAY).
@@ -105,11 +105,11 @@ primary_dev_of(CUcontext ctx)
 	if (ctx == NULL)
 		return -1;
 	pthread_mutex_lock(&plock);
-	for (int d = 0; d < MAX_DEVICES && dev < 0; d++)
+	for (int d = 0; d < DRIVER_MAX_DEVICES && dev < 0; d++)
 		if (primary[d].ctx == ctx)
 			dev = d;
 	pthread_mutex_unlock(&plock);
-	for (int d = 0; d < MAX_DEVICES && dev < 0; d++)
+	for (int d = 0; d < DRIVER_MAX_DEVICES && dev < 0; d++)
 		if (driver_primary_ctx(d) == ctx)
 			dev = d;
 	return dev;
@@ -121,7 +121,7 @@ primary_dev_of(CUcontext ctx)
 static void
 pools_forget(int dev)
 {
-	if (dev < 0 || dev >= MAX_DEVICES)
+	if (dev < 0 || dev >= DRIVER_MAX_DEVICES)
 		return;
 	pool_forget_device(dev);
 	log_debug(1, "device %d: primary context torn down; pools forgotten",
@@ -151,7 +151,7 @@ track_primary_retain(void *real, const char *api, CUcontext *pctx,
 	CUresult r = CALL(real, fn_t, (pctx, dev));
 
 	(void)api;
-	if (r != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+	if (r != CUDA_SUCCESS || dev < 0 || dev >= DRIVER_MAX_DEVICES)
 		return r;
 	pthread_mutex_lock(&plock);
 	if (!primary[dev].seen) {
@@ -179,16 +179,16 @@ shim_primary_ctx_of(CUdevice dev)
 	pthread_mutex_unlock(&plock);
 	if (c != NULL)
 		return c;
-	shim_resolve_reals();
-	if (shim_real_primary_get_state == NULL || shim_real_primary_retain == NULL ||
-	    shim_real_primary_release == NULL)
+	const driver_fns_t *d = driver_get();
+	if (d == NULL || d->cuDevicePrimaryCtxGetState == NULL ||
+	    d->cuDevicePrimaryCtxRelease_v2 == NULL)
 		return NULL;
-	if (shim_real_primary_get_state(dev, &flags, &active) != CUDA_SUCCESS ||
-	    !active)
+	if (d->cuDevicePrimaryCtxGetState(dev, &flags, &active) !=
+	    CUDA_SUCCESS || !active)
 		return NULL;
-	if (shim_real_primary_retain(&c, dev) != CUDA_SUCCESS)
+	if (d->cuDevicePrimaryCtxRetain(&c, dev) != CUDA_SUCCESS)
 		return NULL;
-	shim_real_primary_release(dev);
+	d->cuDevicePrimaryCtxRelease_v2(dev);
 	pthread_mutex_lock(&plock);
 	if (primary[dev].ctx == NULL)
 		primary[dev].ctx = c; /* the handle is stable (driver 580) */
@@ -204,10 +204,10 @@ track_primary_release(void *real, const char *api, CUdevice dev)
 	bool last = false;
 
 	(void)api;
-	if (dev >= 0 && dev < MAX_DEVICES)
+	if (dev >= 0 && dev < DRIVER_MAX_DEVICES)
 		c = shim_primary_ctx_of(dev);
 	CUresult r = CALL(real, fn_t, (dev));
-	if (r != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+	if (r != CUDA_SUCCESS || dev < 0 || dev >= DRIVER_MAX_DEVICES)
 		return r;
 	pthread_mutex_lock(&plock);
 	if (primary[dev].seen && primary[dev].refs > 0 &&
@@ -238,7 +238,7 @@ track_primary_reset(void *real, const char *api, CUdevice dev)
 	CUcontext c = NULL;
 
 	(void)api;
-	if (dev >= 0 && dev < MAX_DEVICES)
+	if (dev >= 0 && dev < DRIVER_MAX_DEVICES)
 		c = shim_primary_ctx_of(dev);
 	CUresult r = CALL(real, fn_t, (dev));
 	if (r != CUDA_SUCCESS)

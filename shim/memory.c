@@ -30,11 +30,11 @@ track_cu_init(void *real, const char *api, unsigned int flags)
 static CUcontext
 ctx_of(uintptr_t base)
 {
+	const driver_fns_t *d = driver_get();
 	CUcontext c = NULL;
 
-	shim_resolve_reals();
-	if (shim_real_ptr_attr == NULL ||
-	    shim_real_ptr_attr(&c, CU_POINTER_ATTRIBUTE_CONTEXT,
+	if (d == NULL || d->cuPointerGetAttribute == NULL ||
+	    d->cuPointerGetAttribute(&c, CU_POINTER_ATTRIBUTE_CONTEXT,
 	    (CUdeviceptr)base) != CUDA_SUCCESS)
 		return NULL;
 	return c;

@@ -33,7 +33,7 @@ shim_pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, unsigned hflags,
 		return false; /* the driver says what is wrong */
 	CUcontext ctx = shim_current_ctx();
 	int dev = shim_current_device();
-	if (ctx == NULL || dev < 0 || dev >= MAX_DEVICES)
+	if (ctx == NULL || dev < 0 || dev >= DRIVER_MAX_DEVICES)
 		return false;
 	/* The pools allocate in the device's primary context: memory for a
 	 * context of the program's own comes from the driver, as asked. */
@@ -57,8 +57,9 @@ shim_pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, unsigned hflags,
 	/* pool_alloc binds the primary context: give the caller back its
 	 * own. */
 	CUcontext now = shim_current_ctx();
-	if (now != ctx && shim_real_ctx_set_current != NULL)
-		shim_real_ctx_set_current(ctx);
+	const driver_fns_t *d = driver_get();
+	if (now != ctx && d != NULL)
+		d->cuCtxSetCurrent(ctx);
 	switch (st) {
 	case CW_OK:
 		*out = addr;

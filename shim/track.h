@@ -59,13 +59,6 @@ track_mode_t track_mode(void);
  * by dlsym/cuGetProcAddress when they hand out one of our hooks. */
 void track_hook_ran(void);
 
-/* The driver's handle: dlopen("libcuda.so.1", RTLD_NOLOAD) first, then a
- * real load (only ever called from a hook, i.e. once CUDA is in use).
- * NULL when it cannot be loaded. */
-void *track_driver_handle(void);
-/* The driver's own entry point `name` (real dlsym on the driver handle),
- * or NULL. */
-void *track_real(const char *name);
 /* Number of hooked entry points the driver really exports (coverage). */
 void track_set_hooked_entry_points(uint64_t n);
 

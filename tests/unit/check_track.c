@@ -12,6 +12,7 @@
 
 #include "../fakecuda/fakecuda.h"
 #include "ledger.h"
+#include "driver.h"
 #include "log.h"
 #include "registry.h"
 #include "stats.h"
@@ -19,7 +20,7 @@
 #include "unit.h"
 #include "violation.h"
 
-#define R(name) track_real(#name)
+#define R(name) driver_sym(#name)
 
 static CUcontext pctx;
 static CUdevice dev;
