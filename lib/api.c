@@ -9,14 +9,22 @@
 #include <errno.h>
 #include <string.h>
 
+#include "api.h"
 #include "buf.h"
 #include "fork.h"
 #include "lasterr.h"
 #include "log.h"
-#include "options.h"
 #include "pool.h"
 #include "report.h"
 #include "stats.h"
+
+static const char *(*mode_source)(void);
+
+void
+api_set_mode_source(const char *(*fn)(void))
+{
+	mode_source = fn;
+}
 
 int
 cw_stats(cw_stats_t *stats)
@@ -121,12 +129,7 @@ cw_report(int fd, cw_format_t format)
 	if (format != CW_FORMAT_JSON && format != CW_FORMAT_TEXT)
 		return lasterr_set(CW_EINVAL, fn, "format %d is not "
 		    "CW_FORMAT_JSON or CW_FORMAT_TEXT", (int)format);
-	meta.mode = "library";
-	if (config_in_shim) {
-		options_init();
-		meta.mode = options_get(OPT_MODE) == OPT_MODE_POOL ? "pool" :
-		    "audit";
-	}
+	meta.mode = mode_source != NULL ? mode_source() : "library";
 	meta.exit_how = "request";
 	meta.exit_status = -1;
 	if (report_write(fd, format, &meta)) {

@@ -1,5 +1,5 @@
 /*
- * preamble.h -- included first by every .c of lib/ and preload/.
+ * preamble.h -- included first by every .c of lib/, shim/ and preload/.
  * Configure results as constants (jemalloc style), so code reads
  * `if (config_debug)` rather than #ifdef.
  */
@@ -12,12 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef CW_IN_SHIM
-#define CW_IN_SHIM 0
-#endif
-
 static const bool config_debug = CW_DEBUG;
-static const bool config_in_shim = CW_IN_SHIM; /* built into the shim */
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

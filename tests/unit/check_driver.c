@@ -4,9 +4,6 @@
  * LD_LIBRARY_PATH).  check forks each test, and the runner process never
  * touches CUDA, so every test starts with a fresh driver and may set
  * FAKECUDA_* variables before its first call.
- *
- * Built twice: check_driver links the library's modules, check_driver_shim
- * the shim's (CW_IN_SHIM=1), where direct.c restores the caller's context.
  */
 #include "preamble.h"
 
