@@ -11,7 +11,11 @@
 #  4. the host program's MALLOC_CONF does not reach the private jemalloc
 #     (lib/jemalloc_noconf.pl): with stats_print, abort_conf and a pair
 #     jemalloc does not know, the host runs as before and jemalloc says
-#     nothing.
+#     nothing;
+#  5. lib/jemalloc_check.sh, the build's check of the renamed archive,
+#     passes the archive the build made and refuses one renamed without
+#     mallocx and free (what a jemalloc upgrade the renaming missed looks
+#     like), naming both.
 # Exit 0 pass, 1 fail, 99 harness error.
 : "${top_builddir:?}"
 lib="$top_builddir/lib/.libs/libcuwarden.so"
@@ -85,5 +89,31 @@ if [ "$tuned" = loaded ]; then
 	echo "PASS: late dlopen works with the tunable"
 else
 	echo "FAIL: late dlopen fails even with the tunable"; rc=1
+fi
+
+# 5. The build's check of the renamed archive.
+: "${top_srcdir:?}"
+check="$top_srcdir/lib/jemalloc_check.sh"
+syms="$top_builddir/lib/jemalloc.syms"
+hdr="$top_srcdir/lib/jemalloc_private.h"
+pic=$(sed -n 's/^JEMALLOC_PIC_A = *//p' "$top_builddir/Makefile" | head -n 1)
+[ -f "$syms" ] && [ -f "$pic" ] || { echo "ERROR: $syms or $pic missing"; exit 99; }
+if sh "$check" "$top_builddir/lib/libjemalloc_private.a" "$syms" "$hdr"; then
+	echo "PASS: the build's archive passes jemalloc_check.sh"
+else
+	echo "FAIL: the build's archive fails jemalloc_check.sh"; rc=1
+fi
+tmp=$(mktemp -d) || exit 99
+grep -Ev '^(mallocx|free) ' "$syms" > "$tmp/partial.syms"
+objcopy --redefine-syms="$tmp/partial.syms" "$pic" "$tmp/bad.a" || { rm -rf "$tmp"; exit 99; }
+bad=$(sh "$check" "$tmp/bad.a" "$syms" "$hdr" 2>&1); st=$?
+rm -rf "$tmp"
+echo "$bad" | sed 's/^/  check: /'
+if [ $st -eq 1 ] && echo "$bad" | grep -qx '  mallocx' &&
+    echo "$bad" | grep -qx '  free' &&
+    echo "$bad" | grep -q 'lacks cw_je_mallocx'; then
+	echo "PASS: an archive renamed without mallocx and free is refused, both named"
+else
+	echo "FAIL: jemalloc_check.sh accepted or misdescribed a broken archive (exit $st)"; rc=1
 fi
 exit $rc
