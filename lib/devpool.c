@@ -28,6 +28,7 @@
 
 #include "devpool.h"
 #include "log.h"
+#include "sizeclass.h"
 
 /* ---------------------------------------------------------------- treap */
 
@@ -280,43 +281,6 @@ addr_floor(tnode_t *t, uintptr_t a)
 	return best;
 }
 
-/* ---------------------------------------------------------- size classes */
-
-static unsigned
-lg_floor(size_t x)
-{
-	return 63u - (unsigned)__builtin_clzll((unsigned long long)x);
-}
-
-unsigned
-devpool_class_of(size_t size, unsigned lgd)
-{
-	size_t lin = DEVPOOL_GRANULE << lgd; /* end of the linear part */
-	if (size <= DEVPOOL_GRANULE)
-		return 0;
-	if (size <= lin)
-		return (unsigned)((size + DEVPOOL_GRANULE - 1) /
-		    DEVPOOL_GRANULE) - 1;
-	unsigned lg = lg_floor(size - 1); /* size in (2^lg, 2^(lg+1)] */
-	size_t step = (size_t)1 << (lg - lgd);
-	size_t idx = (size - ((size_t)1 << lg) + step - 1) / step; /* 1.. */
-	unsigned ndbl = 1u << lgd;
-	return ndbl + (lg - lg_floor(lin)) * ndbl + (unsigned)idx - 1;
-}
-
-size_t
-devpool_class_size(unsigned cls, unsigned lgd)
-{
-	unsigned ndbl = 1u << lgd;
-	if (cls < ndbl)
-		return (cls + 1) * DEVPOOL_GRANULE;
-	unsigned g = (cls - ndbl) / ndbl, i = (cls - ndbl) % ndbl + 1;
-	unsigned lg = lg_floor(DEVPOOL_GRANULE << lgd) + g;
-	return ((size_t)1 << lg) + i * ((size_t)1 << (lg - lgd));
-}
-
-#define DEV_LGD 3
-
 static size_t
 round_up(size_t x, size_t to)
 {
@@ -444,7 +408,7 @@ bf_alloc(devpool_t *dp, size_t size, bool grow, block_t **out)
 	} else {
 		size_remove(dp, b);
 	}
-	if (b->size - size >= DEVPOOL_GRANULE) {
+	if (b->size - size >= SIZECLASS_GRANULE) {
 		block_t *nb = blk_new(dp);
 		if (nb == NULL) {
 			b->state = B_FREE;
@@ -592,8 +556,8 @@ devpool_create(const devpool_config_t *cfg, const devpool_provider_t *prov)
 		dp->cfg.large_block = DEVPOOL_SLAB_MAX * 2;
 	if (dp->cfg.large_block > DEVPOOL_LARGE_MAX)
 		dp->cfg.large_block = DEVPOOL_LARGE_MAX;
-	size_t lc = devpool_class_size(devpool_class_of(
-	    dp->cfg.large_block - 1, DEV_LGD), DEV_LGD);
+	size_t lc = sizeclass_round(dp->cfg.large_block - 1,
+	    SIZECLASS_LGD_DEVICE);
 	if (dp->cfg.segment_size == 0)
 		dp->cfg.segment_size = DEVPOOL_GPU_PAGE;
 	if (dp->cfg.segment_size < lc)
@@ -645,7 +609,7 @@ devpool_alloc(devpool_t *dp, size_t size, bool grow, uintptr_t *addr,
 	if (size == 0)
 		size = 1;
 	if (size >= dp->cfg.large_block) {
-		size_t us = round_up(size, DEVPOOL_GRANULE);
+		size_t us = round_up(size, SIZECLASS_GRANULE);
 		size_t ss = round_up(size, DEVPOOL_GPU_PAGE);
 		block_t *b = size_lower_bound(dp->own_free, ss);
 		if (b != NULL && b->size - ss <= ss / 8) {
@@ -669,8 +633,8 @@ devpool_alloc(devpool_t *dp, size_t size, bool grow, uintptr_t *addr,
 			*flags = DEVPOOL_F_OWN_SEGMENT;
 		return DEVPOOL_OK;
 	}
-	unsigned cls = devpool_class_of(size, DEV_LGD);
-	size_t csize = devpool_class_size(cls, DEV_LGD);
+	unsigned cls = sizeclass_of(size, SIZECLASS_LGD_DEVICE);
+	size_t csize = sizeclass_size(cls, SIZECLASS_LGD_DEVICE);
 	int r;
 	if (csize <= DEVPOOL_SLAB_MAX) {
 		r = slab_alloc(dp, cls, csize, grow, addr);
@@ -729,7 +693,7 @@ devpool_free(devpool_t *dp, uintptr_t addr)
 		return false;
 	case B_SLAB: {
 		slab_t *s = b->slab;
-		size_t csize = devpool_class_size(s->cls, DEV_LGD);
+		size_t csize = sizeclass_size(s->cls, SIZECLASS_LGD_DEVICE);
 		size_t off = addr - b->addr;
 		if (off % csize != 0 || off / csize >= s->nregs)
 			return true;
@@ -784,7 +748,7 @@ devpool_block_of(devpool_t *dp, uintptr_t addr, uintptr_t *base,
 		return false;
 	case B_SLAB: {
 		slab_t *s = b->slab;
-		size_t csize = devpool_class_size(s->cls, DEV_LGD);
+		size_t csize = sizeclass_size(s->cls, SIZECLASS_LGD_DEVICE);
 		size_t slot = (addr - b->addr) / csize;
 		if (slot >= s->nregs ||
 		    !(s->used[slot / 64] & (1ULL << (slot % 64))))
@@ -975,7 +939,7 @@ devpool_validate(devpool_t *dp, char *why, size_t whylen)
 			if (b->addr != end || b->seg != s)
 				return vfail(&v, "blocks do not tile segment",
 				    b->addr);
-			if (b->addr % DEVPOOL_GRANULE || b->size == 0)
+			if (b->addr % SIZECLASS_GRANULE || b->size == 0)
 				return vfail(&v, "block misaligned", b->addr);
 			if (addr_floor(dp->by_addr, b->addr) != b)
 				return vfail(&v, "block not in by_addr",
@@ -996,8 +960,8 @@ devpool_validate(devpool_t *dp, char *why, size_t whylen)
 			case B_SLAB: {
 				slab_t *sl = b->slab;
 				nslabs++;
-				size_t cs = devpool_class_size(sl->cls,
-				    DEV_LGD);
+				size_t cs = sizeclass_size(sl->cls,
+				    SIZECLASS_LGD_DEVICE);
 				if (sl->blk != b || sl->nregs * cs != b->size)
 					return vfail(&v, "slab geometry",
 					    b->addr);
