@@ -29,7 +29,6 @@
 
 #define DEVPOOL_GPU_PAGE ((size_t)2 << 20)
 #define DEVPOOL_SLAB_MAX ((size_t)64 << 10) /* largest slab class */
-#define DEVPOOL_NCLASSES 160
 #define DEVPOOL_LARGE_MAX ((size_t)1 << 30) /* cap on large_block */
 
 #define DEVPOOL_F_OWN_SEGMENT 0x1 /* == POOL_F_OWN_SEGMENT */
@@ -45,7 +44,7 @@ typedef struct devpool_provider_s {
 
 typedef struct devpool_config_s {
 	size_t segment_size;  /* shared segments; 0 = 2 MiB */
-	size_t large_block;   /* own segment from here; 0 = 2 MiB */
+	size_t large_block;   /* own segment from here; devpool_large_block */
 	size_t limit;         /* reserved never exceeds it; 0 = none */
 	size_t own_cache_max; /* cached own segments kept; 0 = 1/16 of
 	                       * allocated + 32 MiB */
@@ -74,6 +73,9 @@ enum devpool_err_e {
 	DEVPOOL_ENOMEM = 4    /* host metadata could not be allocated */
 };
 
+/* The large_block the engine takes for want: 0 is 2 MiB, and the result
+ * lies in [2 * DEVPOOL_SLAB_MAX, DEVPOOL_LARGE_MAX]. */
+size_t devpool_large_block(size_t want);
 /* NULL when host memory for the metadata is short. */
 devpool_t *devpool_create(const devpool_config_t *cfg,
     const devpool_provider_t *prov);

@@ -128,13 +128,8 @@ static bool
 pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
     size_t tc_cap)
 {
-	size_t large = (size_t)options_get(OPT_LARGE_BLOCK);
-	if (large == 0)
-		large = DEVPOOL_GPU_PAGE;
-	if (large > DEVPOOL_LARGE_MAX)
-		large = DEVPOOL_LARGE_MAX;
-	if (large < 2 * DEVPOOL_SLAB_MAX)
-		large = 2 * DEVPOOL_SLAB_MAX;
+	size_t large = devpool_large_block(
+	    (size_t)options_get(OPT_LARGE_BLOCK));
 	memset(p, 0, sizeof(*p));
 	/* The lock's holds are short (a refill: about a microsecond) and,
 	 * with many threads, frequent: an adaptive mutex spins a little
