@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "devpool_int.h"
+#include "hash.h"
 
 /* ---------------------------------------------------------------- treap */
 
@@ -84,17 +85,6 @@ t_remove(tnode_t *root, tnode_t *n, tcmp_t cmp)
 	return root;
 }
 
-static uint64_t
-mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 /* --------------------------------------------------------------- blocks */
 
 int
@@ -137,7 +127,7 @@ devpool_blk_delete(devpool_t *dp, block_t *b)
 void
 devpool_addr_insert(devpool_t *dp, block_t *b)
 {
-	b->by_addr.prio = mix64(b->addr);
+	b->by_addr.prio = hash_mix64(b->addr);
 	dp->by_addr = t_insert(dp->by_addr, &b->by_addr, devpool_cmp_addr);
 }
 
@@ -150,7 +140,7 @@ devpool_addr_remove(devpool_t *dp, block_t *b)
 void
 devpool_size_insert(devpool_t *dp, block_t *b)
 {
-	b->by_size.prio = mix64(b->addr ^ ((uint64_t)b->size << 17));
+	b->by_size.prio = hash_mix64(b->addr ^ ((uint64_t)b->size << 17));
 	dp->by_size = t_insert(dp->by_size, &b->by_size, devpool_cmp_size);
 	dp->nfree_blocks++;
 }
@@ -165,7 +155,7 @@ devpool_size_remove(devpool_t *dp, block_t *b)
 void
 devpool_ownfree_insert(devpool_t *dp, block_t *b)
 {
-	b->by_size.prio = mix64(b->addr ^ 0x5bd1e995);
+	b->by_size.prio = hash_mix64(b->addr ^ 0x5bd1e995);
 	dp->own_free = t_insert(dp->own_free, &b->by_size, devpool_cmp_size);
 	dp->nown_cached++;
 	dp->st.own_cached += b->size;
