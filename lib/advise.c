@@ -19,7 +19,7 @@
  */
 #include <stdio.h>
 
-#include "buf.h"
+#include "contract.h"
 #include "driver.h"
 #include "lasterr.h"
 #include "log.h"
@@ -44,15 +44,15 @@ location(int device)
 /* Resolves buf to managed memory and binds the driver to its device;
  * *prev gets the thread's context (put back by the callers). */
 static int
-prepare(cw_buf_t buf, int device, const char *fn, buf_target_t *t,
+prepare(cw_buf_t buf, int device, const char *fn, contract_target_t *t,
     const driver_fns_t **d, CUcontext *prev)
 {
 	int r;
 
 	*prev = NULL;
-	if ((r = buf_resolve(buf, fn, t)) != CW_OK)
+	if ((r = contract_resolve(buf, fn, t)) != CW_OK)
 		return r;
-	if ((r = buf_check_device(device, true, fn)) != CW_OK)
+	if ((r = contract_check_device(device, true, fn)) != CW_OK)
 		return r;
 	if (t->kind != KIND_MANAGED)
 		return lasterr_set(CW_ENOTSUP, fn, "handle %#llx is not "
@@ -68,9 +68,9 @@ prepare(cw_buf_t buf, int device, const char *fn, buf_target_t *t,
 	return CW_OK;
 }
 
-static int advise_bound(const driver_fns_t *d, const buf_target_t *t,
+static int advise_bound(const driver_fns_t *d, const contract_target_t *t,
     cw_advice_t advice, int device);
-static int prefetch_bound(const driver_fns_t *d, const buf_target_t *t,
+static int prefetch_bound(const driver_fns_t *d, const contract_target_t *t,
     int device, cw_stream_t stream);
 
 /* The public calls bind the buffer's device, call, and put the thread's
@@ -80,7 +80,7 @@ cw_advise(cw_buf_t buf, cw_advice_t advice, int device)
 {
 	static const char fn[] = "cw_advise";
 	const driver_fns_t *d;
-	buf_target_t t;
+	contract_target_t t;
 	CUcontext prev;
 	int r;
 
@@ -100,7 +100,7 @@ cw_prefetch(cw_buf_t buf, int device, cw_stream_t stream)
 {
 	static const char fn[] = "cw_prefetch";
 	const driver_fns_t *d;
-	buf_target_t t;
+	contract_target_t t;
 	CUcontext prev;
 	int r;
 
@@ -112,7 +112,7 @@ cw_prefetch(cw_buf_t buf, int device, cw_stream_t stream)
 }
 
 static int
-advise_bound(const driver_fns_t *d, const buf_target_t *t,
+advise_bound(const driver_fns_t *d, const contract_target_t *t,
     cw_advice_t advice, int device)
 {
 	static const char fn[] = "cw_advise";
@@ -135,7 +135,7 @@ advise_bound(const driver_fns_t *d, const buf_target_t *t,
 }
 
 static int
-prefetch_bound(const driver_fns_t *d, const buf_target_t *t, int device,
+prefetch_bound(const driver_fns_t *d, const contract_target_t *t, int device,
     cw_stream_t stream)
 {
 	static const char fn[] = "cw_prefetch";

@@ -6,14 +6,14 @@
  * ptr must be the base of a live NS_ADDR record: an allocation made by
  * cw_alloc, or, in the shim, one the shim recorded from the driver.  The
  * record's handle then goes through the same contract logic as
- * cw_retain / cw_release / cw_transfer (buf.h), with violations recorded
+ * cw_retain / cw_release / cw_transfer (contract.h), with violations recorded
  * under the annotation's name; owners are interned by name (owner.h).
  * Every annotated record is marked REC_F_ANNOTATED, which tells the shim
  * to enforce free_while_referenced on the driver's free of it.
  *
  * Owns no state; no locks of its own.
  */
-#include "buf.h"
+#include "contract.h"
 #include "fork.h"
 #include "lasterr.h"
 #include "owner.h"
@@ -82,7 +82,7 @@ cw_annotate_owner(const void *ptr, const char *owner)
 		return r;
 	if ((r = find(ptr, fn, &h)) != CW_OK)
 		return r;
-	return buf_set_owner(h, id, fn);
+	return contract_set_owner(h, id, fn);
 }
 
 int
@@ -94,7 +94,7 @@ cw_annotate_retain(const void *ptr)
 
 	if ((r = find(ptr, fn, &h)) != CW_OK)
 		return r;
-	if ((r = buf_retain(h, fn)) == CW_OK)
+	if ((r = contract_retain(h, fn)) == CW_OK)
 		registry_update(h, mark_cb, NULL);
 	return r;
 }
@@ -109,7 +109,7 @@ cw_annotate_release(const void *ptr)
 	if ((r = find(ptr, fn, &h)) != CW_OK)
 		return r;
 	registry_update(h, mark_cb, NULL);
-	return buf_release(h, fn);
+	return contract_release(h, fn);
 }
 
 int
@@ -124,7 +124,7 @@ cw_annotate_transfer(const void *ptr, const char *new_owner)
 		return r;
 	if ((r = find(ptr, fn, &h)) != CW_OK)
 		return r;
-	r = buf_transfer(h, id, fn);
+	r = contract_transfer(h, id, fn);
 	if (r == CW_OK)
 		registry_update(h, mark_cb, NULL);
 	return r;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "api.h"
-#include "buf.h"
+#include "contract.h"
 #include "fork.h"
 #include "lasterr.h"
 #include "log.h"
@@ -186,7 +186,7 @@ cw_trim(int device)
 	int r;
 
 	fork_init();
-	if ((r = buf_check_device(device, false, "cw_trim")) != CW_OK)
+	if ((r = contract_check_device(device, false, "cw_trim")) != CW_OK)
 		return r;
 	r = pool_trim(device);
 	if (r != CW_OK && lasterr_get()->status == r)

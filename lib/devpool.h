@@ -4,9 +4,9 @@
  * test).  Metadata is out of band: the engine never reads or writes the
  * memory it manages.
  *
- *   size < large_block   rounded to a size class (8 per doubling, 512 B
- *                        granule).  Classes <= DEVPOOL_SLAB_MAX are slots
- *                        of slabs; larger classes are best-fit blocks.
+ *   size < large_block   rounded to a device size class (sizeclass.h).
+ *                        Classes <= DEVPOOL_SLAB_MAX are slots of slabs;
+ *                        larger classes are best-fit blocks.
  *                        Slabs and best-fit blocks are carved from shared
  *                        segments (segment_size, 2 MiB by default) with
  *                        split and coalesce, free blocks indexed by a
@@ -27,10 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DEVPOOL_GRANULE ((size_t)512)
 #define DEVPOOL_GPU_PAGE ((size_t)2 << 20)
 #define DEVPOOL_SLAB_MAX ((size_t)64 << 10) /* largest slab class */
-#define DEVPOOL_NCLASSES 160
 #define DEVPOOL_LARGE_MAX ((size_t)1 << 30) /* cap on large_block */
 
 #define DEVPOOL_F_OWN_SEGMENT 0x1 /* == POOL_F_OWN_SEGMENT */
@@ -46,7 +44,7 @@ typedef struct devpool_provider_s {
 
 typedef struct devpool_config_s {
 	size_t segment_size;  /* shared segments; 0 = 2 MiB */
-	size_t large_block;   /* own segment from here; 0 = 2 MiB */
+	size_t large_block;   /* own segment from here; devpool_large_block */
 	size_t limit;         /* reserved never exceeds it; 0 = none */
 	size_t own_cache_max; /* cached own segments kept; 0 = 1/16 of
 	                       * allocated + 32 MiB */
@@ -75,11 +73,9 @@ enum devpool_err_e {
 	DEVPOOL_ENOMEM = 4    /* host metadata could not be allocated */
 };
 
-/* Size classes, for the pools' thread caches.  lg_per_doubling: 3 for
- * device (8 classes per doubling), 2 for host kinds (jemalloc's grid). */
-unsigned devpool_class_of(size_t size, unsigned lg_per_doubling);
-size_t devpool_class_size(unsigned cls, unsigned lg_per_doubling);
-
+/* The large_block the engine takes for want: 0 is 2 MiB, and the result
+ * lies in [2 * DEVPOOL_SLAB_MAX, DEVPOOL_LARGE_MAX]. */
+size_t devpool_large_block(size_t want);
 /* NULL when host memory for the metadata is short. */
 devpool_t *devpool_create(const devpool_config_t *cfg,
     const devpool_provider_t *prov);

@@ -9,8 +9,8 @@
  *
  * Its values are not stored anywhere (reports, files); the registry's
  * stripes, and so its handle values and walk order, follow from them.
- * Two mixers remain outside it: ledger.c's (the report lists failed-free
- * addresses in its slot order) and devpool.c's murmur3 finalizer.
+ * One mixer remains outside it: ledger.c's (the report lists failed-free
+ * addresses in its slot order).
  */
 #ifndef CUWARDEN_HASH_H
 #define CUWARDEN_HASH_H

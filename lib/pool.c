@@ -58,6 +58,7 @@
 #include "pool.h"
 #include "pool_int.h"
 #include "poolmap.h"
+#include "sizeclass.h"
 
 #ifndef TC_MAX_BYTES
 #define TC_MAX_BYTES ((size_t)128 << 20)     /* cached per thread and pool */
@@ -127,13 +128,8 @@ static bool
 pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
     size_t tc_cap)
 {
-	size_t large = (size_t)options_get(OPT_LARGE_BLOCK);
-	if (large == 0)
-		large = DEVPOOL_GPU_PAGE;
-	if (large > DEVPOOL_LARGE_MAX)
-		large = DEVPOOL_LARGE_MAX;
-	if (large < 2 * DEVPOOL_SLAB_MAX)
-		large = 2 * DEVPOOL_SLAB_MAX;
+	size_t large = devpool_large_block(
+	    (size_t)options_get(OPT_LARGE_BLOCK));
 	memset(p, 0, sizeof(*p));
 	/* The lock's holds are short (a refill: about a microsecond) and,
 	 * with many threads, frequent: an adaptive mutex spins a little
@@ -153,7 +149,8 @@ pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
 	p->arena = arena;
 	p->pub = &pool_pubs[kind][device];
 	p->large = large;
-	p->lgd = kind == KIND_DEVICE ? 3 : 2;
+	p->lgd = kind == KIND_DEVICE ? SIZECLASS_LGD_DEVICE :
+	    SIZECLASS_LGD_HOST;
 	p->tc_max = large < TC_MAX_CLASS_SIZE ? large : TC_MAX_CLASS_SIZE;
 	p->tc_cap = tc_cap;
 	/* Bigger ones lost hit rate (doc/benchmarks.md, "What was tried"). */
@@ -367,8 +364,8 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 			pool_tc_flush(p, tc);
 			pthread_mutex_unlock(&p->lock);
 		}
-		unsigned c = devpool_class_of(size, p->lgd);
-		size_t cs = devpool_class_size(c, p->lgd);
+		unsigned c = sizeclass_of(size, p->lgd);
+		size_t cs = sizeclass_size(c, p->lgd);
 		tc_bin_t *b = &tc->bins[c];
 		if (likely(tc_pop(p, b, cs, tc, &a))) {
 			__atomic_store_n(&tc->hits, tc->hits + 1,
@@ -507,8 +504,8 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 	poolmap_clear(addr);
 	tcache_t *tc = NULL;
 	if (!async && size < p->tc_max && (tc = pool_tc_get(p)) != NULL) {
-		unsigned c = devpool_class_of(size, p->lgd);
-		size_t cs = devpool_class_size(c, p->lgd);
+		unsigned c = sizeclass_of(size, p->lgd);
+		size_t cs = sizeclass_size(c, p->lgd);
 		tc_bin_t *b = &tc->bins[c];
 		if (unlikely(tc->gen != __atomic_load_n(&p->flush_gen,
 		    __ATOMIC_RELAXED))) {

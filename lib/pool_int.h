@@ -50,6 +50,7 @@
 #include "fence.h"
 #include "hostpool.h"
 #include "pool.h"
+#include "sizeclass.h"
 #include "types.h"
 
 /* Declared hidden, so that the hot path reaches them without the GOT. */
@@ -61,7 +62,7 @@ _Static_assert(POOL_MAX_DEVICES <= DRIVER_MAX_DEVICES,
 #define POOL_ARENAS 4 /* at most, per (kind, device); the map keeps 2 bits */
 #define POOL_NKINDS 3 /* the pooled kinds: device, managed, pinned */
 #define TC_CAP 32                           /* entries per FIFO / stack */
-#define TC_NBINS 80
+#define TC_NBINS 80 /* the device classes below 2 MiB (sizeclass.h) */
 #define PUBLISH_BYTES ((int64_t)1 << 20)
 
 typedef struct pend_s {
@@ -110,7 +111,7 @@ struct pool_s {
 	bool inited;
 	kind_t kind;
 	int device;
-	unsigned lgd;       /* classes per doubling, log2 */
+	unsigned lgd;       /* classes per doubling, log2 (sizeclass.h) */
 	size_t tc_max;      /* sizes below this use the thread cache */
 	size_t tc_cap;      /* bytes a thread may cache */
 	size_t tc_ask;      /* unfenced bytes: ask the helper for a barrier */
@@ -227,7 +228,7 @@ static inline size_t
 pool_eng_size(pool_t *p, size_t size)
 {
 	return size < p->tc_max ?
-	    devpool_class_size(devpool_class_of(size, p->lgd), p->lgd) : size;
+	    sizeclass_round(size, p->lgd) : size;
 }
 
 /* ------------------------------------------------------- "pool_tcache.c" */

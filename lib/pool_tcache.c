@@ -26,10 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devpool.h"
 #include "fence.h"
 #include "log.h"
 #include "pool_int.h"
+#include "sizeclass.h"
 
 CW_TLS tc_set_t *pool_tls_tcs;
 static pthread_key_t tc_key;
@@ -161,7 +161,7 @@ pool_tc_flush(pool_t *p, tcache_t *tc)
 		tc_bin_t *b = &tc->bins[c];
 		if (b->nready == 0 && b->npend == 0)
 			continue;
-		size_t cs = devpool_class_size(c, p->lgd);
+		size_t cs = sizeclass_size(c, p->lgd);
 		for (unsigned i = 0; i < b->nready; i++)
 			pool_eng_free(p, b->ready[i], cs);
 		for (unsigned i = 0; i < b->npend; i++) {

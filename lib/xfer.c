@@ -3,7 +3,7 @@
  * xfer.c -- bounds-checked data movement: cw_upload, cw_download, cw_copy,
  * cw_memset.
  *
- * Every call resolves its handles (buf.h: a freed handle is a
+ * Every call resolves its handles (contract.h: a freed handle is a
  * use_after_free violation), checks [off, off + n) against the handle's
  * own range (a view's bounds are the view's; off + n overflowing is out
  * of bounds) and only then touches memory, so a refused call writes
@@ -26,7 +26,7 @@
  */
 #include <string.h>
 
-#include "buf.h"
+#include "contract.h"
 #include "driver.h"
 #include "lasterr.h"
 
@@ -86,14 +86,14 @@ done(CUcontext prev, CUresult cr, const char *fn, const char *call)
 }
 
 static int
-prepare(uint64_t h, size_t off, size_t n, const char *fn, buf_target_t *t,
+prepare(uint64_t h, size_t off, size_t n, const char *fn, contract_target_t *t,
     path_t *path)
 {
 	int r;
 
-	if ((r = buf_resolve(h, fn, t)) != CW_OK)
+	if ((r = contract_resolve(h, fn, t)) != CW_OK)
 		return r;
-	if ((r = buf_check_range(h, t, off, n, fn)) != CW_OK)
+	if ((r = contract_check_range(h, t, off, n, fn)) != CW_OK)
 		return r;
 	*path = path_of(t->kind);
 	if (*path == PATH_NONE)
@@ -108,7 +108,7 @@ cw_upload(cw_buf_t buf, size_t off, const void *src, size_t n)
 {
 	static const char fn[] = "cw_upload";
 	const driver_fns_t *d;
-	buf_target_t t;
+	contract_target_t t;
 	path_t path;
 	CUresult cr;
 	CUcontext prev;
@@ -137,7 +137,7 @@ cw_download(cw_buf_t buf, size_t off, void *dst, size_t n)
 {
 	static const char fn[] = "cw_download";
 	const driver_fns_t *d;
-	buf_target_t t;
+	contract_target_t t;
 	path_t path;
 	CUresult cr;
 	CUcontext prev;
@@ -167,7 +167,7 @@ cw_copy(cw_buf_t dst, size_t dst_off, cw_buf_t src, size_t src_off,
 {
 	static const char fn[] = "cw_copy";
 	const driver_fns_t *d;
-	buf_target_t td, ts;
+	contract_target_t td, ts;
 	path_t pd, ps;
 	CUcontext prev;
 	int r;
@@ -197,7 +197,7 @@ cw_memset(cw_buf_t buf, size_t off, int value, size_t n)
 {
 	static const char fn[] = "cw_memset";
 	const driver_fns_t *d;
-	buf_target_t t;
+	contract_target_t t;
 	path_t path;
 	CUcontext prev;
 	int r;

@@ -1,11 +1,11 @@
 /*
  * check_devpool.c -- the device pool engine alone, over a fake segment
  * provider (no driver, no memory: addresses only; the engine never
- * touches them).  Size classes, slabs, best fit, split and coalesce,
- * own segments and their cache, limits, provider failures, the
- * invariant validator after every step of random runs, and the two
- * fragmentation runs (RMM-style random allocations up to 64 MiB, many
- * holes) with reserved/allocated <= 1.3.
+ * touches them).  Slabs, best fit, split and coalesce, own segments and
+ * their cache, limits, provider failures, the invariant validator after
+ * every step of random runs, and the two fragmentation runs (RMM-style
+ * random allocations up to 64 MiB, many holes) with reserved/allocated
+ * <= 1.3.
  */
 #include "preamble.h"
 
@@ -103,36 +103,6 @@ rnd(void)
 }
 
 /* ---------------------------------------------------------------- tests */
-
-START_TEST(test_devpool_classes)
-{
-	for (unsigned lgd = 2; lgd <= 3; lgd++) {
-		size_t prev = 0;
-		for (unsigned c = 0; c < 120; c++) {
-			size_t s = devpool_class_size(c, lgd);
-			ck_assert_uint_gt(s, prev);
-			ck_assert_uint_eq(s % DEVPOOL_GRANULE, 0);
-			ck_assert_uint_eq(devpool_class_of(s, lgd), c);
-			ck_assert_uint_eq(devpool_class_of(s - 1, lgd),
-			    c == 0 ? 0 : (s - 1 <= prev ? c - 1 : c));
-			prev = s;
-		}
-		for (size_t s = 1; s < 4 * MiB; s += 1 + s / 7) {
-			size_t cs = devpool_class_size(devpool_class_of(s,
-			    lgd), lgd);
-			ck_assert_uint_ge(cs, s);
-			if (s > 4096)
-				ck_assert_uint_le(cs, s + s / (lgd == 3 ? 8 :
-				    4) + 1);
-		}
-	}
-	/* Host classes (lgd 2) are jemalloc's: 2^k + i * 2^(k-2). */
-	ck_assert_uint_eq(devpool_class_size(devpool_class_of(4097, 2), 2),
-	    5120);
-	ck_assert_uint_eq(devpool_class_size(devpool_class_of(4097, 3), 3),
-	    4608);
-}
-END_TEST
 
 START_TEST(test_devpool_slabs)
 {
@@ -516,7 +486,6 @@ make_devpool_suite(void)
 	Suite *s = suite_create("devpool");
 	TCase *tc = tcase_create("engine");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_devpool_classes);
 	tcase_add_test(tc, test_devpool_slabs);
 	tcase_add_test(tc, test_devpool_split_coalesce_best_fit);
 	tcase_add_test(tc, test_devpool_best_fit_smallest_hole);
