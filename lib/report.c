@@ -38,7 +38,6 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +53,7 @@
 #include "owner.h"
 #include "registry.h"
 #include "report.h"
+#include "scratch.h"
 #include "stackdepot.h"
 #include "stats.h"
 #include "violation.h"
@@ -81,47 +81,7 @@ report_kind_leaks(int kind)
 	return kind >= 0 && kind < KIND_COUNT && leaks[kind];
 }
 
-/* --------------------------------------------------------------- scratch */
-
-typedef struct scratch_s {
-	char *p;
-	size_t cap;  /* bytes mapped */
-	size_t used; /* bytes used */
-} scratch_t;
-
-/* Makes room for n more bytes.  Returns true on error. */
-static bool
-scratch_reserve(scratch_t *s, size_t n)
-{
-	size_t want, cap;
-	void *p;
-
-	if (s->used + n <= s->cap)
-		return false;
-	want = s->used + n;
-	cap = s->cap != 0 ? s->cap : 65536;
-	while (cap < want)
-		cap *= 2;
-	if (s->p == NULL)
-		p = mmap(NULL, cap, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	else
-		p = mremap(s->p, s->cap, cap, MREMAP_MAYMOVE);
-	if (p == MAP_FAILED)
-		return true;
-	s->p = p;
-	s->cap = cap;
-	return false;
-}
-
-static void
-scratch_free(scratch_t *s)
-{
-	if (s->p != NULL)
-		munmap(s->p, s->cap);
-	s->p = NULL;
-	s->cap = s->used = 0;
-}
+/* ------------------------------------------------------------------ sort */
 
 /* Sorting without malloc (glibc's qsort may call it): a stable bottom-up
  * merge sort of (key, pointer) pairs -- elements are ordered by key, then
@@ -193,7 +153,7 @@ merge_sort_kp(kp_t *v, kp_t *tmp, size_t n, cmp_fn cmp)
 static bool
 sort_scratch(scratch_t *s, size_t n, size_t size, key_fn key, cmp_fn cmp)
 {
-	scratch_t ps = { NULL, 0, 0 }, out = { NULL, 0, 0 };
+	scratch_t ps = SCRATCH_INIT, out = SCRATCH_INIT;
 	kp_t *kp;
 
 	if (n < 2)
@@ -412,7 +372,7 @@ leaks_collect(leaks_t *L)
 	L->nleaks = L->ls.used / sizeof(leak_t);
 	lv = (leak_t *)(void *)L->ls.p;
 	if (L->nleaks > 1) {
-		scratch_t tmp = { NULL, 0, 0 };
+		scratch_t tmp = SCRATCH_INIT;
 
 		if (scratch_reserve(&tmp, L->nleaks * sizeof(leak_t))) {
 			errno = ENOMEM;
@@ -990,7 +950,7 @@ write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	    "\"addresses\": [", (unsigned long long)ledger_failures(),
 	    (unsigned long long)ledger_overflow());
 	{
-		scratch_t as = { NULL, 0, 0 };
+		scratch_t as = SCRATCH_INIT;
 
 		if (!scratch_reserve(&as, LEDGER_MAX * sizeof(uintptr_t))) {
 			const uintptr_t *all = (const uintptr_t *)(void *)as.p;
@@ -1260,7 +1220,7 @@ report_write(int fd, cw_format_t format, const report_meta_t *meta)
 	leaks_t L;
 	vcollect_t V;
 	proc_t *p;
-	scratch_t ps = { NULL, 0, 0 };
+	scratch_t ps = SCRATCH_INIT;
 	bool err = false;
 	int e = 0;
 
@@ -1362,7 +1322,7 @@ report_write_env(const report_meta_t *meta)
 	const char *pat, *what;
 	char name[PATH_MAX];
 	outfile_t *of;
-	scratch_t os = { NULL, 0, 0 };
+	scratch_t os = SCRATCH_INIT;
 	bool own, err;
 	int e = 0;
 
