@@ -84,45 +84,36 @@ report_kind_leaks(int kind)
 /* ------------------------------------------------------------------ sort */
 
 /* Sorting without malloc (glibc's qsort may call it): a stable bottom-up
- * merge sort of (key, pointer) pairs -- elements are ordered by key, then
- * by cmp, so with a key that follows cmp's first criteria most compares
- * never touch the elements -- then one pass copying the elements into a
- * new buffer in order. */
-typedef int (*cmp_fn)(const void *a, const void *b);
-typedef uint64_t (*key_fn)(const void *a);
-
-typedef struct kp_s {
-	uint64_t key;
-	const void *p;
-} kp_t;
-
+ * merge sort of the elements themselves, runs of SORT_RUN sorted by
+ * insertion first.  Always inlined, so that in each caller the element
+ * size and the comparison are constants: the copies become moves and the
+ * compares are inlined (doc/benchmarks.md, "The report"). */
 #define SORT_RUN 16
+#define SORT_MAX_SIZE 64 /* bytes of the largest element sorted */
 
-static inline bool
-kp_less(const kp_t *a, const kp_t *b, cmp_fn cmp)
-{
-	if (a->key != b->key)
-		return a->key < b->key;
-	return cmp(a->p, b->p) < 0;
-}
+typedef bool (*less_fn)(const void *a, const void *b);
 
-static void
-merge_sort_kp(kp_t *v, kp_t *tmp, size_t n, cmp_fn cmp)
+/* Sorts the n elements of size bytes at v by less, using tmp (room for n
+ * of them). */
+static inline __attribute__((always_inline)) void
+merge_sort(char *v, char *tmp, size_t n, size_t size, less_fn less)
 {
-	kp_t *src = v, *dst = tmp, *t;
+	char *src = v, *dst = tmp, *t;
+	char e[SORT_MAX_SIZE];
 
 	for (size_t lo = 0; lo < n; lo += SORT_RUN) {
 		size_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
 
 		for (size_t i = lo + 1; i < hi; i++) {
-			kp_t e = src[i];
 			size_t j = i;
 
-			while (j > lo && kp_less(&e, &src[j - 1], cmp)) {
-				src[j] = src[j - 1];
+			memcpy(e, src + i * size, size);
+			while (j > lo && less(e, src + (j - 1) * size)) {
+				memcpy(src + j * size, src + (j - 1) * size,
+				    size);
 				j--;
 			}
-			src[j] = e;
+			memcpy(src + j * size, e, size);
 		}
 	}
 	for (size_t w = SORT_RUN; w < n; w *= 2) {
@@ -131,50 +122,41 @@ merge_sort_kp(kp_t *v, kp_t *tmp, size_t n, cmp_fn cmp)
 			size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
 			size_t i = lo, j = mid, k = lo;
 
-			while (i < mid && j < hi)
-				dst[k++] = kp_less(&src[j], &src[i], cmp) ?
-				    src[j++] : src[i++];
-			while (i < mid)
-				dst[k++] = src[i++];
-			while (j < hi)
-				dst[k++] = src[j++];
+			while (i < mid && j < hi) {
+				if (less(src + j * size, src + i * size))
+					memcpy(dst + k * size, src + j++ * size,
+					    size);
+				else
+					memcpy(dst + k * size, src + i++ * size,
+					    size);
+				k++;
+			}
+			memcpy(dst + k * size, src + i * size,
+			    (mid - i) * size);
+			k += mid - i;
+			memcpy(dst + k * size, src + j * size, (hi - j) * size);
 		}
 		t = src;
 		src = dst;
 		dst = t;
 	}
 	if (src != v)
-		memcpy(v, src, n * sizeof(*v));
+		memcpy(v, src, n * size);
 }
 
-/* Sorts the n elements of size bytes in *s (replacing its buffer) by
- * (key(e), cmp).  Returns true on error (no memory): *s is then
- * unchanged. */
-static bool
-sort_scratch(scratch_t *s, size_t n, size_t size, key_fn key, cmp_fn cmp)
+/* Sorts the n elements of size bytes at v by less.  Returns true on
+ * error (no memory for the merges): v is then unchanged. */
+static inline __attribute__((always_inline)) bool
+sort_by_value(void *v, size_t n, size_t size, less_fn less)
 {
-	scratch_t ps = SCRATCH_INIT, out = SCRATCH_INIT;
-	kp_t *kp;
+	scratch_t tmp = SCRATCH_INIT;
 
 	if (n < 2)
 		return false;
-	if (scratch_reserve(&ps, 2 * n * sizeof(kp_t)) ||
-	    scratch_reserve(&out, n * size)) {
-		scratch_free(&ps);
+	if (scratch_reserve(&tmp, n * size))
 		return true;
-	}
-	kp = (kp_t *)(void *)ps.p;
-	for (size_t i = 0; i < n; i++) {
-		kp[i].p = s->p + i * size;
-		kp[i].key = key(kp[i].p);
-	}
-	merge_sort_kp(kp, kp + n, n, cmp);
-	for (size_t i = 0; i < n; i++)
-		memcpy(out.p + i * size, kp[i].p, size);
-	out.used = n * size;
-	scratch_free(&ps);
-	scratch_free(s);
-	*s = out;
+	merge_sort(v, tmp.p, n, size, less);
+	scratch_free(&tmp);
 	return false;
 }
 
@@ -197,6 +179,8 @@ typedef struct group_s {
 	uint64_t bytes;  /* saturated at UINT64_MAX */
 	bool saturated;  /* bytes is a floor: the sum overflowed */
 } group_t;
+_Static_assert(sizeof(leak_t) <= SORT_MAX_SIZE &&
+    sizeof(group_t) <= SORT_MAX_SIZE, "merge_sort's element buffer");
 
 typedef struct collect_s {
 	scratch_t *s;
@@ -240,67 +224,39 @@ cmp_str(const char *a, const char *b)
 	return strcmp(a, b);
 }
 
-#define CMP(a, b) do { if ((a) != (b)) return (a) < (b) ? -1 : 1; } while (0)
-
-/* Group key, then address (so each group's addresses come out sorted). */
-static int
-cmp_leak(const void *pa, const void *pb)
+/* -1, 0 or 1 as a is less than, equal to or greater than b. */
+static inline int
+cmp_u64(uint64_t a, uint64_t b)
 {
-	const leak_t *a = pa, *b = pb;
-	int c;
-
-	CMP(a->stack, b->stack);
-	CMP(a->kind, b->kind);
-	CMP(a->size, b->size);
-	CMP(a->device, b->device);
-	CMP(a->owner, b->owner);
-	if ((c = cmp_str(a->api, b->api)) != 0)
-		return c;
-	CMP(a->base, b->base);
-	return 0;
+	return a < b ? -1 : a > b;
 }
 
-/* The leaks themselves are sorted by value (sequential access, inlined
- * compares: ~5 times faster than through pointers for a million). */
-static void
-sort_leaks(leak_t *v, leak_t *tmp, size_t n)
+static inline int
+cmp_i64(int64_t a, int64_t b)
 {
-	leak_t *src = v, *dst = tmp, *t;
+	return a < b ? -1 : a > b;
+}
 
-	for (size_t lo = 0; lo < n; lo += SORT_RUN) {
-		size_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
+/* Group key, then address (so each group's addresses come out sorted). */
+static inline int
+cmp_leak(const leak_t *a, const leak_t *b)
+{
+	int c;
 
-		for (size_t i = lo + 1; i < hi; i++) {
-			leak_t e = src[i];
-			size_t j = i;
+	if ((c = cmp_u64(a->stack, b->stack)) != 0 ||
+	    (c = cmp_u64(a->kind, b->kind)) != 0 ||
+	    (c = cmp_u64(a->size, b->size)) != 0 ||
+	    (c = cmp_i64(a->device, b->device)) != 0 ||
+	    (c = cmp_u64(a->owner, b->owner)) != 0 ||
+	    (c = cmp_str(a->api, b->api)) != 0)
+		return c;
+	return cmp_u64(a->base, b->base);
+}
 
-			while (j > lo && cmp_leak(&src[j - 1], &e) > 0) {
-				src[j] = src[j - 1];
-				j--;
-			}
-			src[j] = e;
-		}
-	}
-	for (size_t w = SORT_RUN; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n;
-			size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
-			size_t i = lo, j = mid, k = lo;
-
-			while (i < mid && j < hi)
-				dst[k++] = cmp_leak(&src[j], &src[i]) < 0 ?
-				    src[j++] : src[i++];
-			while (i < mid)
-				dst[k++] = src[i++];
-			while (j < hi)
-				dst[k++] = src[j++];
-		}
-		t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != v)
-		memcpy(v, src, n * sizeof(*v));
+static bool
+less_leak(const void *a, const void *b)
+{
+	return cmp_leak(a, b) < 0;
 }
 
 static bool
@@ -313,21 +269,16 @@ same_group(const leak_t *a, const leak_t *b)
 
 /* Largest first; ties: more allocations first, then the group key
  * (stable output for identical runs). */
-static int
-cmp_group(const void *pa, const void *pb)
+static bool
+less_group(const void *pa, const void *pb)
 {
 	const group_t *a = pa, *b = pb;
+	int c;
 
-	CMP(b->bytes, a->bytes);
-	CMP(b->count, a->count);
-	return cmp_leak(a->lead, b->lead);
-}
-
-/* Bytes descending: the complement as the key. */
-static uint64_t
-key_group(const void *p)
-{
-	return ~((const group_t *)p)->bytes;
+	if ((c = cmp_u64(b->bytes, a->bytes)) != 0 ||
+	    (c = cmp_u64(b->count, a->count)) != 0)
+		return c < 0;
+	return cmp_leak(a->lead, b->lead) < 0;
 }
 
 typedef struct leaks_s {
@@ -371,15 +322,9 @@ leaks_collect(leaks_t *L)
 	}
 	L->nleaks = L->ls.used / sizeof(leak_t);
 	lv = (leak_t *)(void *)L->ls.p;
-	if (L->nleaks > 1) {
-		scratch_t tmp = SCRATCH_INIT;
-
-		if (scratch_reserve(&tmp, L->nleaks * sizeof(leak_t))) {
-			errno = ENOMEM;
-			return true;
-		}
-		sort_leaks(lv, (leak_t *)(void *)tmp.p, L->nleaks);
-		scratch_free(&tmp);
+	if (sort_by_value(lv, L->nleaks, sizeof(leak_t), less_leak)) {
+		errno = ENOMEM;
+		return true;
 	}
 	for (size_t i = 0; i < L->nleaks; i++) {
 		group_t *g;
@@ -401,8 +346,7 @@ leaks_collect(leaks_t *L)
 		g->bytes = add_sat(g->bytes, lv[i].size, &g->saturated);
 		L->bytes = add_sat(L->bytes, lv[i].size, &L->saturated);
 	}
-	if (sort_scratch(&L->gs, L->ngroups, sizeof(group_t), key_group,
-	    cmp_group)) {
+	if (sort_by_value(L->gs.p, L->ngroups, sizeof(group_t), less_group)) {
 		errno = ENOMEM;
 		return true;
 	}
