@@ -685,6 +685,37 @@ owner_str(owner_id_t id)
 	return n != NULL ? n : "";
 }
 
+static uint64_t
+load(const uint64_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+/* The shim's coverage counters (stats.h), each read atomically. */
+static void
+coverage_read(stats_coverage_t *c)
+{
+	const stats_coverage_t *s = &stats_coverage;
+
+	c->hooks_active = load(&s->hooks_active);
+	c->hooked_entry_points = load(&s->hooked_entry_points);
+	c->allocations = load(&s->allocations);
+	c->frees = load(&s->frees);
+	c->untracked_frees = load(&s->untracked_frees);
+	c->failed_calls = load(&s->failed_calls);
+	c->gpa_lookups = load(&s->gpa_lookups);
+	c->gpa_redirects = load(&s->gpa_redirects);
+	c->dlsym_redirects = load(&s->dlsym_redirects);
+	c->teardown_frees = load(&s->teardown_frees);
+	c->captures = load(&s->captures);
+	c->graph_alloc_nodes = load(&s->graph_alloc_nodes);
+	c->graph_free_nodes = load(&s->graph_free_nodes);
+	c->graph_instantiations = load(&s->graph_instantiations);
+	c->graph_launches = load(&s->graph_launches);
+	c->graph_made_live = load(&s->graph_made_live);
+	c->graph_freed_by_graph = load(&s->graph_freed_by_graph);
+}
+
 /* ------------------------------------------------------------------ JSON */
 
 static void
@@ -718,18 +749,7 @@ json_coverage(wr_t *w)
 {
 	stats_coverage_t c;
 
-#define LD(f) c.f = __atomic_load_n(&stats_coverage.f, __ATOMIC_RELAXED)
-	LD(hooks_active);
-	LD(hooked_entry_points);
-	LD(allocations);
-	LD(frees);
-	LD(untracked_frees);
-	LD(failed_calls);
-	LD(gpa_lookups);
-	LD(gpa_redirects);
-	LD(dlsym_redirects);
-	LD(teardown_frees);
-#undef LD
+	coverage_read(&c);
 	w_fmt(w, "  \"coverage\": {\"hooks_active\": %s, "
 	    "\"hooked_entry_points\": %llu, \"allocations\": %llu, "
 	    "\"frees\": %llu, \"untracked_frees\": %llu, "
@@ -744,17 +764,18 @@ json_coverage(wr_t *w)
 	    (unsigned long long)c.gpa_redirects,
 	    (unsigned long long)c.dlsym_redirects,
 	    (unsigned long long)c.teardown_frees);
-#define GL(f) (unsigned long long)__atomic_load_n(&stats_coverage.f, \
-	__ATOMIC_RELAXED)
 	w_fmt(w, "\"captures\": %llu, \"barriers_deferred\": %llu, "
 	    "\"graphs\": {\"alloc_nodes\": %llu, \"free_nodes\": %llu, "
 	    "\"instantiations\": %llu, \"launches\": %llu, "
 	    "\"made_live\": %llu, \"freed_by_graph\": %llu}},\n",
-	    GL(captures), (unsigned long long)fence_deferred(),
-	    GL(graph_alloc_nodes), GL(graph_free_nodes),
-	    GL(graph_instantiations), GL(graph_launches), GL(graph_made_live),
-	    GL(graph_freed_by_graph));
-#undef GL
+	    (unsigned long long)c.captures,
+	    (unsigned long long)fence_deferred(),
+	    (unsigned long long)c.graph_alloc_nodes,
+	    (unsigned long long)c.graph_free_nodes,
+	    (unsigned long long)c.graph_instantiations,
+	    (unsigned long long)c.graph_launches,
+	    (unsigned long long)c.graph_made_live,
+	    (unsigned long long)c.graph_freed_by_graph);
 }
 
 static void
@@ -1019,6 +1040,7 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	const group_t *gv = (const group_t *)(const void *)L->gs.p;
 	const violation_t *vv = (const violation_t *)(const void *)V->s.p;
 	uint64_t nviol = violation_count();
+	stats_coverage_t cov;
 	modset_t seen;
 
 	memset(&seen, 0, sizeof(seen));
@@ -1031,16 +1053,13 @@ write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		w_fmt(w, " status %d", meta->exit_status);
 	w_s(w, "\ncommand: ");
 	proc_args(p, text_arg, w);
+	coverage_read(&cov);
 	w_fmt(w, "\ncoverage: hooks %s, %llu allocations and %llu frees "
 	    "seen, %llu untracked frees\n\n",
-	    __atomic_load_n(&stats_coverage.hooks_active, __ATOMIC_RELAXED) ?
-	    "active" : "inactive",
-	    (unsigned long long)__atomic_load_n(&stats_coverage.allocations,
-	    __ATOMIC_RELAXED),
-	    (unsigned long long)__atomic_load_n(&stats_coverage.frees,
-	    __ATOMIC_RELAXED),
-	    (unsigned long long)__atomic_load_n(
-	    &stats_coverage.untracked_frees, __ATOMIC_RELAXED));
+	    cov.hooks_active ? "active" : "inactive",
+	    (unsigned long long)cov.allocations,
+	    (unsigned long long)cov.frees,
+	    (unsigned long long)cov.untracked_frees);
 
 	for (size_t g = 0; g < L->ngroups; g++) {
 		const leak_t *l = &lv[gv[g].first];
