@@ -51,8 +51,9 @@ outfile_std_fd(const char *path)
 	return -1;
 }
 
-const char *
-outfile_describe(mode_t mode)
+/* "a FIFO", "a directory", ...: what a file of this st_mode is. */
+static const char *
+describe(mode_t mode)
 {
 	switch (mode & S_IFMT) {
 	case S_IFREG: return "a regular file";
@@ -96,7 +97,7 @@ outfile_refuse_existing(const char *path, bool *tty, const char **what)
 		*tty = true;
 		return false;
 	}
-	*what = outfile_describe(st.st_mode);
+	*what = describe(st.st_mode);
 	errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 	return true;
 }
@@ -118,7 +119,7 @@ outfile_refuse_open(int fd, bool must_be_ours, const char **what)
 	}
 	if (S_ISCHR(st.st_mode) && terminal_dev(st.st_rdev) && isatty(fd))
 		return false;
-	*what = outfile_describe(st.st_mode);
+	*what = describe(st.st_mode);
 	errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 	return true;
 }

@@ -284,10 +284,8 @@ vcollect_cb(const violation_t *v, void *arg)
 {
 	vcollect_t *c = arg;
 
-	if (scratch_reserve(&c->s, sizeof(*v))) {
-		c->err = true;
+	if (scratch_reserve(&c->s, sizeof(*v)))
 		return 1;
-	}
 	memcpy(c->s.p + c->s.used, v, sizeof(*v));
 	c->s.used += sizeof(*v);
 	c->n++;

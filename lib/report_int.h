@@ -65,7 +65,6 @@ typedef struct leaks_s {
 typedef struct vcollect_s {
 	scratch_t s;      /* violation_t[] */
 	size_t n;
-	bool err;         /* out of memory: the first n only */
 } vcollect_t;
 
 /* Collects the leaks into *L (sorted by group key, then address) and
@@ -75,7 +74,7 @@ bool report_leaks_collect(leaks_t *L);
 void report_leaks_free(leaks_t *L);
 
 /* Appends a copy of every kept violation to *V (zeroed by the caller;
- * scratch_free(&V->s) frees it). */
+ * scratch_free(&V->s) frees it); out of memory, the first V->n only. */
 void report_violations_collect(vcollect_t *V);
 
 /* ------------------------------------------------------- "report_proc.c" */
