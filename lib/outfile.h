@@ -57,9 +57,6 @@ const char *outfile_path_get(outfile_path_t *p, const char *raw, bool *first);
 void outfile_path_reset(outfile_path_t *p);
 void outfile_path_postfork_child(outfile_path_t *p);
 
-/* "a FIFO", "a directory", ...: what a file of this st_mode is. */
-const char *outfile_describe(mode_t mode);
-
 /* ------------------------------------------------------------ the log */
 
 typedef struct outfile_id_s {

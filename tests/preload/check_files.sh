@@ -1,5 +1,6 @@
 #!/bin/sh
-# The shim's report and log files (lib/outfile.c; doc/threat-model.md):
+# The shim's report and log files (lib/outfile.c, lib/outfile_whole.c;
+# doc/threat-model.md):
 #   a FIFO at CUWARDEN_LOG_FILE or at the report's path neither hangs the
 #     program nor is opened (a warning, standard error; an error, no
 #     report);

@@ -1,0 +1,148 @@
+/*
+ * report_int.h -- what the files of the report share (report.h is the
+ * contract) and nobody else.  Include it after preamble.h.
+ *
+ *   report.c        report_write: gathers, formats, flushes; the
+ *                   coverage counters both formats print
+ *   report_group.c  the leaks copied and grouped, the violations copied
+ *   report_proc.c   the process's executable and command line
+ *   report_out.c    the buffered writer to the fd
+ *   report_json.c   the JSON document (doc/report-schema.md)
+ *   report_text.c   the text report
+ *   report_file.c   CUWARDEN_REPORT: which file, written how
+ *                   (report_write_env; needs nothing of this header)
+ *
+ * Everything here works without malloc or stdio (scratch.h memory,
+ * write(2)), so a report can be written at exit and from a signal
+ * handler.
+ */
+#ifndef CUWARDEN_REPORT_INT_H
+#define CUWARDEN_REPORT_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "owner.h"
+#include "report.h"
+#include "scratch.h"
+#include "stats.h"
+#include "types.h"
+
+#pragma GCC visibility push(hidden)
+
+/* ------------------------------------------------------ "report_group.c" */
+
+/* A live record that is a leak, as copied from the registry. */
+typedef struct leak_s {
+	uintptr_t base;
+	size_t size;
+	const char *api;
+	stack_id_t stack;
+	owner_id_t owner;
+	int16_t device;
+	uint8_t kind;
+} leak_t;
+
+typedef struct group_s {
+	const leak_t *lead; /* its first leak_t (for ordering ties) */
+	size_t first;    /* index of its first leak_t (sorted) */
+	size_t count;
+	uint64_t bytes;  /* saturated at UINT64_MAX */
+	bool saturated;  /* bytes is a floor: the sum overflowed */
+} group_t;
+
+typedef struct leaks_s {
+	scratch_t ls;     /* leak_t[] */
+	scratch_t gs;     /* group_t[] */
+	size_t nleaks;
+	size_t ngroups;
+	uint64_t bytes;   /* saturated at UINT64_MAX */
+	bool saturated;   /* bytes is a floor: the sum overflowed */
+} leaks_t;
+
+typedef struct vcollect_s {
+	scratch_t s;      /* violation_t[] */
+	size_t n;
+} vcollect_t;
+
+/* Collects the leaks into *L (sorted by group key, then address) and
+ * groups them (largest first).  Returns true on error (errno set); *L
+ * is to be freed with report_leaks_free either way. */
+bool report_leaks_collect(leaks_t *L);
+void report_leaks_free(leaks_t *L);
+
+/* Appends a copy of every kept violation to *V (zeroed by the caller;
+ * scratch_free(&V->s) frees it); out of memory, the first V->n only. */
+void report_violations_collect(vcollect_t *V);
+
+/* ------------------------------------------------------- "report_proc.c" */
+
+typedef struct proc_s {
+	char exe[PATH_MAX];
+	scratch_t cmd;      /* /proc/self/cmdline: NUL-separated */
+} proc_t;
+
+/* Reads the executable's path and the command line into *p (empty where
+ * unreadable); scratch_free(&p->cmd) frees it. */
+void report_proc_read(proc_t *p);
+/* Calls fn for each argument of the command line: its bytes a (n of
+ * them, not NUL-terminated) and its index i. */
+void report_proc_args(const proc_t *p, void (*fn)(const char *a, size_t n,
+    size_t i, void *arg), void *arg);
+
+/* -------------------------------------------------------- "report_out.c" */
+
+typedef struct wr_s {
+	int fd;
+	bool err;
+	int saved_errno;
+	size_t len;
+	char buf[8192];
+} wr_t;
+
+/* Writes out what the buffer holds (outfile_write_all).  After a failed
+ * write, w->err and w->saved_errno say so and nothing more is written. */
+void report_flush(wr_t *w);
+/* Appends the n bytes at s, flushing as the buffer fills. */
+void report_putn(wr_t *w, const char *s, size_t n);
+void report_puts(wr_t *w, const char *s);
+/* Appends log.h's formatting of fmt, at most 511 bytes of it. */
+void report_printf(wr_t *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Length of a valid UTF-8 sequence at s (of at most n bytes), 0 if the
+ * bytes there are not one. */
+size_t report_utf8_len(const unsigned char *s, size_t n);
+
+/* ------------------------------------------- "report_json.c", "..._text.c" */
+
+/* Write the whole document to w. */
+void report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
+    const leaks_t *L, const vcollect_t *V);
+void report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
+    const leaks_t *L, const vcollect_t *V);
+
+/* ------------------------------------------------------------ "report.c" */
+
+/* The shim's coverage counters (stats.h), each read atomically. */
+void report_coverage_read(stats_coverage_t *c);
+
+static inline const char *
+report_kname(int kind)
+{
+	return kind_name((kind_t)kind);
+}
+
+/* An owner's name, "" for none. */
+static inline const char *
+report_owner_str(owner_id_t id)
+{
+	const char *n = id != 0 ? owner_name(id) : NULL;
+
+	return n != NULL ? n : "";
+}
+
+#pragma GCC visibility pop
+
+#endif /* CUWARDEN_REPORT_INT_H */

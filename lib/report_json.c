@@ -1,0 +1,393 @@
+#include "preamble.h"
+
+/*
+ * report_json.c -- the report as JSON (report_int.h; the schema, the
+ * source of truth, is doc/report-schema.md).
+ *
+ * Invariants: strings are valid JSON whatever the bytes (control
+ * characters escaped, invalid UTF-8 as U+FFFD); integers stay within
+ * INT64_MAX, the range of the readers (jansson, the tool); addresses are
+ * lowercase hex strings.  Reads the ledger, the stack depot and stats
+ * without their locks (lock-free for readers).
+ */
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "driver.h"
+#include "fence.h"
+#include "ledger.h"
+#include "log.h"
+#include "nowait.h"
+#include "report_int.h"
+#include "stackdepot.h"
+#include "stats.h"
+#include "violation.h"
+
+#define REPORT_MAX_ADDRESSES 16
+
+/* A JSON string of n bytes (invalid UTF-8 becomes U+FFFD). */
+static void
+w_jstrn(wr_t *w, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	report_putn(w, "\"", 1);
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t k;
+
+		if (c == '"' || c == '\\') {
+			char e[2] = { '\\', (char)c };
+
+			report_putn(w, e, 2);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n': report_puts(w, "\\n"); break;
+			case '\t': report_puts(w, "\\t"); break;
+			case '\r': report_puts(w, "\\r"); break;
+			default: report_printf(w, "\\u%04x", c); break;
+			}
+			i++;
+		} else if ((k = report_utf8_len(s + i, n - i)) == 0) {
+			report_puts(w, "\\ufffd");
+			i++;
+		} else {
+			report_putn(w, (const char *)s + i, k);
+			i += k;
+		}
+	}
+	report_putn(w, "\"", 1);
+}
+
+/* A count or a byte sum as a JSON integer: readers (jansson, the tool)
+ * take signed 64-bit integers, so a larger value is written as INT64_MAX
+ * (a saturated sum also says so: "bytes_saturated"). */
+static unsigned long long
+jint(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? (unsigned long long)INT64_MAX :
+	    (unsigned long long)v;
+}
+
+static void
+w_jstr(wr_t *w, const char *s)
+{
+	if (s == NULL)
+		report_puts(w, "null");
+	else
+		w_jstrn(w, s, strlen(s));
+}
+
+static void
+w_hex(wr_t *w, uintptr_t v)
+{
+	report_printf(w, "\"0x%lx\"", (unsigned long)v);
+}
+
+static void
+json_arg(const char *a, size_t n, size_t i, void *arg)
+{
+	wr_t *w = arg;
+
+	if (i > 0)
+		report_puts(w, ", ");
+	w_jstrn(w, a, n);
+}
+
+static void
+utc_now(char *buf, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	log_snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec);
+}
+
+static void
+json_stack(wr_t *w, stack_id_t id)
+{
+	stack_frame_t fr[STACK_MAX_DEPTH];
+	size_t n = stack_get(id, fr, STACK_MAX_DEPTH);
+
+	report_puts(w, "[");
+	for (size_t i = 0; i < n; i++) {
+		report_printf(w, "%s{\"module\": %lld, \"offset\": \"0x%lx\"}",
+		    i > 0 ? ", " : "",
+		    fr[i].module == UINT32_MAX ? -1LL :
+		    (long long)fr[i].module, (unsigned long)fr[i].offset);
+	}
+	report_puts(w, "]");
+}
+
+static void
+json_counter(wr_t *w, const char *name, uint64_t cur, uint64_t peak,
+    uint64_t total, bool comma)
+{
+	report_printf(w, "%s\"%s\": {\"current\": %llu, \"peak\": %llu, "
+	    "\"total\": %llu}", comma ? ", " : "", name,
+	    (unsigned long long)cur, (unsigned long long)peak,
+	    (unsigned long long)total);
+}
+
+static void
+json_coverage(wr_t *w)
+{
+	stats_coverage_t c;
+
+	report_coverage_read(&c);
+	report_printf(w, "  \"coverage\": {\"hooks_active\": %s, "
+	    "\"hooked_entry_points\": %llu, \"allocations\": %llu, "
+	    "\"frees\": %llu, \"untracked_frees\": %llu, "
+	    "\"failed_calls\": %llu, ", c.hooks_active ? "true" : "false",
+	    (unsigned long long)c.hooked_entry_points,
+	    (unsigned long long)c.allocations, (unsigned long long)c.frees,
+	    (unsigned long long)c.untracked_frees,
+	    (unsigned long long)c.failed_calls);
+	report_printf(w, "\"gpa_lookups\": %llu, \"gpa_redirects\": %llu, "
+	    "\"dlsym_redirects\": %llu, \"teardown_frees\": %llu, ",
+	    (unsigned long long)c.gpa_lookups,
+	    (unsigned long long)c.gpa_redirects,
+	    (unsigned long long)c.dlsym_redirects,
+	    (unsigned long long)c.teardown_frees);
+	report_printf(w, "\"captures\": %llu, \"barriers_deferred\": %llu, "
+	    "\"graphs\": {\"alloc_nodes\": %llu, \"free_nodes\": %llu, "
+	    "\"instantiations\": %llu, \"launches\": %llu, "
+	    "\"made_live\": %llu, \"freed_by_graph\": %llu}},\n",
+	    (unsigned long long)c.captures,
+	    (unsigned long long)fence_deferred(),
+	    (unsigned long long)c.graph_alloc_nodes,
+	    (unsigned long long)c.graph_free_nodes,
+	    (unsigned long long)c.graph_instantiations,
+	    (unsigned long long)c.graph_launches,
+	    (unsigned long long)c.graph_made_live,
+	    (unsigned long long)c.graph_freed_by_graph);
+}
+
+static void
+json_stats(wr_t *w)
+{
+	cw_stats_t st;
+
+	memset(&st, 0, sizeof(st));
+	stats_fill(&st);
+	report_puts(w, "  \"stats\": {\"bytes\": {");
+	for (int k = 0; k < KIND_COUNT; k++) {
+		stats_counter_t c = stats_bytes((kind_t)k);
+
+		json_counter(w, report_kname(k), c.current, c.peak, c.total,
+		    k > 0);
+	}
+	report_puts(w, "},\n    \"allocations\": {");
+	for (int k = 0; k < KIND_COUNT; k++) {
+		stats_counter_t c = stats_allocations((kind_t)k);
+
+		json_counter(w, report_kname(k), c.current, c.peak, c.total,
+		    k > 0);
+	}
+	report_puts(w, "},\n    \"pools\": {");
+	for (int k = 0; k < KIND_PUBLIC_COUNT; k++) {
+		const cw_pool_stats_t *p = &st.pool[k];
+
+		report_printf(w, "%s\"%s\": {", k > 0 ? ",\n      " : "",
+		    report_kname(k));
+		json_counter(w, "allocated", p->allocated.current,
+		    p->allocated.peak, p->allocated.total, false);
+		json_counter(w, "reserved", p->reserved.current,
+		    p->reserved.peak, p->reserved.total, true);
+		json_counter(w, "segments", p->segments.current,
+		    p->segments.peak, p->segments.total, true);
+		report_printf(w, ", \"fence_waits\": %llu, "
+		    "\"driver_allocs\": %llu, "
+		    "\"driver_frees\": %llu, \"trims\": %llu, "
+		    "\"largest_free\": %llu, ",
+		    (unsigned long long)p->fence_waits,
+		    (unsigned long long)p->driver_allocs,
+		    (unsigned long long)p->driver_frees,
+		    (unsigned long long)p->trims,
+		    (unsigned long long)p->largest_free);
+		/* %f is not in log.h's subset: fragmentation in millionths. */
+		{
+			double f = p->fragmentation;
+			long long m;
+
+			if (!(f >= 0.0))
+				f = 0.0;
+			if (f > 1.0)
+				f = 1.0;
+			m = (long long)(f * 1000000.0 + 0.5);
+			report_printf(w, "\"fragmentation\": %lld.%06lld}",
+			    m / 1000000, m % 1000000);
+		}
+	}
+	report_printf(w, "},\n    \"views_live\": %llu, \"stacks\": %llu, "
+	    "\"stack_bytes\": %llu, \"stacks_dropped\": %llu, "
+	    "\"log_lines_lost\": %llu}",
+	    (unsigned long long)st.views_live,
+	    (unsigned long long)stack_count(),
+	    (unsigned long long)stack_bytes(),
+	    (unsigned long long)stack_dropped(),
+	    jint(log_lost_count()));
+}
+
+static void
+json_violation(wr_t *w, const violation_t *v, bool comma)
+{
+	const char *ename = v->cuda_error != 0 ?
+	    driver_error_name_builtin((CUresult)v->cuda_error) : NULL;
+
+	report_puts(w, comma ? ",\n    {\"type\": " : "\n    {\"type\": ");
+	w_jstr(w, violation_name(v->type));
+	report_puts(w, ", \"api\": ");
+	w_jstr(w, v->api != NULL ? v->api : "");
+	report_puts(w, ", \"address\": ");
+	w_hex(w, v->address);
+	report_printf(w, ", \"size\": %llu, \"kind\": ",
+	    (unsigned long long)v->size);
+	if (v->kind >= 0 && v->kind < KIND_COUNT)
+		w_jstr(w, report_kname(v->kind));
+	else
+		report_puts(w, "null");
+	report_printf(w, ", \"device\": %d, \"owner\": ", v->device);
+	w_jstr(w, report_owner_str(v->owner));
+	report_puts(w, ", \"cuda_error\": ");
+	if (v->cuda_error == 0) {
+		report_puts(w, "null");
+	} else if (ename != NULL) {
+		w_jstr(w, ename);
+	} else {
+		report_printf(w, "\"CUDA_ERROR_%d\"", v->cuda_error);
+	}
+	report_printf(w, ", \"cuda_error_code\": %d,\n     \"stack\": ",
+	    v->cuda_error);
+	json_stack(w, v->stack);
+	report_puts(w, ",\n     \"alloc_stack\": ");
+	json_stack(w, v->alloc_stack);
+	report_puts(w, ",\n     \"free_stack\": ");
+	json_stack(w, v->free_stack);
+	report_puts(w, "}");
+}
+
+void
+report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
+    const leaks_t *L, const vcollect_t *V)
+{
+	const leak_t *lv = (const leak_t *)(const void *)L->ls.p;
+	const group_t *gv = (const group_t *)(const void *)L->gs.p;
+	const violation_t *vv = (const violation_t *)(const void *)V->s.p;
+	size_t na, nm;
+	char now[32];
+
+	utc_now(now, sizeof(now));
+	report_puts(w, "{\n  \"format\": \"cuwarden-report\",\n"
+	    "  \"version\": 1,\n"
+	    "  \"tool\": \"cuwarden " PACKAGE_VERSION "\",\n");
+	report_printf(w, "  \"pid\": %d,\n  \"ppid\": %d,\n  \"command\": [",
+	    (int)getpid(), (int)getppid());
+	report_proc_args(p, json_arg, w);
+	report_puts(w, "],\n  \"exe\": ");
+	w_jstr(w, p->exe);
+	report_puts(w, ",\n  \"mode\": ");
+	w_jstr(w, meta->mode != NULL ? meta->mode : "library");
+	report_printf(w, ",\n  \"time\": \"%s\",\n  \"exit\": {\"how\": ", now);
+	w_jstr(w, meta->exit_how != NULL ? meta->exit_how : "request");
+	/* A status that is not known is null, never a number that could
+	 * pass for one. */
+	if (meta->exit_status >= 0)
+		report_printf(w, ", \"status\": %d},\n", meta->exit_status);
+	else
+		report_puts(w, ", \"status\": null},\n");
+	json_coverage(w);
+	report_printf(w, "  \"summary\": {\"leaked_bytes\": %llu, "
+	    "\"bytes_saturated\": %s, \"leaked_allocations\": %llu, "
+	    "\"violations\": %llu},\n", jint(L->bytes),
+	    L->saturated || L->bytes > (uint64_t)INT64_MAX ? "true" : "false",
+	    jint(L->nleaks), jint(violation_count()));
+
+	report_printf(w, "  \"failed_frees\": {\"count\": %llu, "
+	    "\"overflow\": %llu, \"addresses\": [",
+	    (unsigned long long)ledger_failures(),
+	    (unsigned long long)ledger_overflow());
+	{
+		scratch_t as = SCRATCH_INIT;
+
+		if (!scratch_reserve(&as, LEDGER_MAX * sizeof(uintptr_t))) {
+			const uintptr_t *all = (const uintptr_t *)(void *)as.p;
+
+			na = ledger_addresses((uintptr_t *)(void *)as.p,
+			    LEDGER_MAX);
+			for (size_t k = 0; k < na; k++) {
+				if (k > 0)
+					report_puts(w, ", ");
+				w_hex(w, all[k]);
+			}
+			scratch_free(&as);
+		}
+	}
+	report_puts(w, "]},\n  \"modules\": [");
+	nm = stack_module_count();
+	for (uint32_t i = 0; i < nm; i++) {
+		stack_module_t m;
+
+		if (stack_module_get(i, &m))
+			break;
+		report_puts(w, i > 0 ? ",\n    {\"path\": " :
+		    "\n    {\"path\": ");
+		w_jstr(w, m.path);
+		report_puts(w, ", \"build_id\": ");
+		w_jstr(w, m.build_id);
+		report_puts(w, ", \"base\": ");
+		w_hex(w, m.base);
+		report_puts(w, "}");
+	}
+	report_puts(w, "],\n  \"leaks\": [");
+	for (size_t g = 0; g < L->ngroups; g++) {
+		const leak_t *l = &lv[gv[g].first];
+
+		report_puts(w, g > 0 ? ",\n    {\"kind\": " :
+		    "\n    {\"kind\": ");
+		w_jstr(w, report_kname(l->kind));
+		report_printf(w, ", \"size\": %llu, \"count\": %llu, "
+		    "\"bytes\": %llu, ", jint(l->size), jint(gv[g].count),
+		    jint(gv[g].bytes));
+		if (gv[g].saturated || gv[g].bytes > (uint64_t)INT64_MAX)
+			report_puts(w, "\"bytes_saturated\": true, ");
+		report_printf(w, "\"device\": %d, \"owner\": ", l->device);
+		w_jstr(w, report_owner_str(l->owner));
+		report_puts(w, ", \"api\": ");
+		w_jstr(w, l->api != NULL ? l->api : "");
+		report_puts(w, ",\n     \"addresses\": [");
+		for (size_t k = 0; k < gv[g].count &&
+		    k < REPORT_MAX_ADDRESSES; k++) {
+			if (k > 0)
+				report_puts(w, ", ");
+			w_hex(w, l[k].base);
+		}
+		report_puts(w, "],\n     \"stack\": ");
+		json_stack(w, l->stack);
+		report_puts(w, "}");
+	}
+	report_puts(w, "],\n  \"violations\": [");
+	for (size_t i = 0; i < V->n; i++)
+		json_violation(w, &vv[i], i > 0);
+	report_puts(w, "],\n");
+	json_stats(w);
+	/* The exit report on a thread interrupted inside the shim
+	 * (nowait.h): what it left out, after everything that could. */
+	if (nowait_active() && nowait_skipped() != 0)
+		report_printf(w, ",\n  \"incomplete\": "
+		    "{\"parts_left_out\": %llu, "
+		    "\"reason\": \"the program exited from a signal handler "
+		    "that interrupted a CUDA call holding the shim's locks\"}",
+		    (unsigned long long)nowait_skipped());
+	report_puts(w, "\n}\n");
+}

@@ -1,0 +1,275 @@
+#include "preamble.h"
+
+/*
+ * report_text.c -- the report as text, valgrind/compute-sanitizer-like
+ * (report_int.h): the leak groups and violations with their stacks, the
+ * modules those stacks name, then the summary lines.
+ *
+ * Invariants: every name it prints (a module path, an owner, an entry
+ * point, an argument) is escaped: a newline or an escape sequence in one
+ * never starts a line or reaches a terminal.
+ */
+
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "driver.h"
+#include "ledger.h"
+#include "log.h"
+#include "nowait.h"
+#include "report_int.h"
+#include "stackdepot.h"
+#include "stats.h"
+#include "violation.h"
+
+/* A name in the text report, of n bytes: control characters (C0, DEL
+ * and the C1 range U+0080-U+009F), backslashes and bytes that are no
+ * valid UTF-8 written as escapes (\n, \t, \r, \\, \xNN), so that a name
+ * can neither start a line that looks like the report's own nor send a
+ * terminal an escape sequence. */
+static void
+w_tstrn(wr_t *w, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t k = c < 0x80 ? 1 : report_utf8_len(s + i, n - i);
+
+		if (c == '\\') {
+			report_puts(w, "\\\\");
+		} else if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n': report_puts(w, "\\n"); break;
+			case '\t': report_puts(w, "\\t"); break;
+			case '\r': report_puts(w, "\\r"); break;
+			default: report_printf(w, "\\x%02x", c); break;
+			}
+		} else if (k == 0 || (k == 2 && c == 0xc2 && s[i + 1] < 0xa0)) {
+			/* Not UTF-8, or a C1 control (CSI is U+009B):
+			 * each byte as itself in hex. */
+			size_t m = k == 0 ? 1 : k;
+
+			for (size_t j = 0; j < m; j++)
+				report_printf(w, "\\x%02x", s[i + j]);
+			i += m;
+			continue;
+		} else {
+			report_putn(w, str + i, k);
+			i += k;
+			continue;
+		}
+		i++;
+	}
+}
+
+static void
+w_tstr(wr_t *w, const char *s)
+{
+	w_tstrn(w, s != NULL ? s : "?", strlen(s != NULL ? s : "?"));
+}
+
+static void
+text_arg(const char *a, size_t n, size_t i, void *arg)
+{
+	wr_t *w = arg;
+
+	if (i > 0)
+		report_puts(w, " ");
+	w_tstrn(w, a, n);
+}
+
+/* Modules named by the text report's frames (for the module list). */
+#define TEXT_MODULES 4096
+
+typedef struct modset_s {
+	uint64_t bits[TEXT_MODULES / 64];
+} modset_t;
+
+static void
+text_stack(wr_t *w, stack_id_t id, const char *indent, modset_t *seen)
+{
+	stack_frame_t fr[STACK_MAX_DEPTH];
+	size_t n = stack_get(id, fr, STACK_MAX_DEPTH);
+
+	for (size_t i = 0; i < n; i++)
+		if (fr[i].module < TEXT_MODULES)
+			seen->bits[fr[i].module / 64] |=
+			    1ULL << (fr[i].module % 64);
+
+	if (n == 0) {
+		report_printf(w, "%s(no stack)\n", indent);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		stack_module_t m;
+		const char *name = "?";
+
+		if (fr[i].module != UINT32_MAX &&
+		    !stack_module_get(fr[i].module, &m)) {
+			const char *slash = strrchr(m.path, '/');
+
+			name = slash != NULL ? slash + 1 : m.path;
+			if (*name == '\0')
+				name = "?";
+		}
+		if (fr[i].module == UINT32_MAX) {
+			report_printf(w, "%s#%-2zu 0x%lx\n", indent, i,
+			    (unsigned long)fr[i].offset);
+		} else {
+			report_printf(w, "%s#%-2zu ", indent, i);
+			w_tstr(w, name);
+			report_printf(w, "+0x%lx\n",
+			    (unsigned long)fr[i].offset);
+		}
+	}
+}
+
+void
+report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
+    const leaks_t *L, const vcollect_t *V)
+{
+	const leak_t *lv = (const leak_t *)(const void *)L->ls.p;
+	const group_t *gv = (const group_t *)(const void *)L->gs.p;
+	const violation_t *vv = (const violation_t *)(const void *)V->s.p;
+	uint64_t nviol = violation_count();
+	stats_coverage_t cov;
+	modset_t seen;
+
+	memset(&seen, 0, sizeof(seen));
+
+	report_printf(w, "cuwarden " PACKAGE_VERSION " report: pid %d "
+	    "(parent %d), mode %s, ", (int)getpid(), (int)getppid(),
+	    meta->mode != NULL ? meta->mode : "library");
+	report_printf(w, "%s",
+	    meta->exit_how != NULL ? meta->exit_how : "request");
+	if (meta->exit_status >= 0)
+		report_printf(w, " status %d", meta->exit_status);
+	report_puts(w, "\ncommand: ");
+	report_proc_args(p, text_arg, w);
+	report_coverage_read(&cov);
+	report_printf(w, "\ncoverage: hooks %s, %llu allocations and %llu "
+	    "frees seen, %llu untracked frees\n\n",
+	    cov.hooks_active ? "active" : "inactive",
+	    (unsigned long long)cov.allocations,
+	    (unsigned long long)cov.frees,
+	    (unsigned long long)cov.untracked_frees);
+
+	for (size_t g = 0; g < L->ngroups; g++) {
+		const leak_t *l = &lv[gv[g].first];
+		const char *own = report_owner_str(l->owner);
+
+		report_printf(w, "%llu bytes%s in %llu %s allocation%s of %llu "
+		    "bytes leaked", (unsigned long long)gv[g].bytes,
+		    gv[g].saturated ? " (the sum overflowed)" : "",
+		    (unsigned long long)gv[g].count, report_kname(l->kind),
+		    gv[g].count == 1 ? "" : "s",
+		    (unsigned long long)l->size);
+		if (l->device >= 0)
+			report_printf(w, " on device %d", l->device);
+		report_puts(w, " (");
+		w_tstr(w, l->api);
+		if (*own != '\0') {
+			report_puts(w, ", owner ");
+			w_tstr(w, own);
+		}
+		report_printf(w, ", first at 0x%lx)\n", (unsigned long)l->base);
+		text_stack(w, l->stack, "    ", &seen);
+		report_puts(w, "\n");
+	}
+	for (size_t i = 0; i < V->n; i++) {
+		const violation_t *v = &vv[i];
+		const char *en =
+		    driver_error_name_builtin((CUresult)v->cuda_error);
+
+		report_printf(w, "%s: ", violation_name(v->type));
+		w_tstr(w, v->api);
+		report_printf(w, "(0x%lx)", (unsigned long)v->address);
+		if (v->kind >= 0 && v->kind < KIND_COUNT)
+			report_printf(w, " on %s memory of %llu bytes",
+			    report_kname(v->kind),
+			    (unsigned long long)v->size);
+		if (v->device >= 0)
+			report_printf(w, ", device %d", v->device);
+		if (v->owner != 0) {
+			report_puts(w, ", owner ");
+			w_tstr(w, report_owner_str(v->owner));
+		}
+		if (v->cuda_error != 0) {
+			if (en != NULL)
+				report_printf(w, ", driver returned %s", en);
+			else
+				report_printf(w, ", driver returned %d",
+				    v->cuda_error);
+		}
+		report_puts(w, "\n");
+		text_stack(w, v->stack, "    ", &seen);
+		if (v->alloc_stack != 0) {
+			report_puts(w, "  allocated at:\n");
+			text_stack(w, v->alloc_stack, "    ", &seen);
+		}
+		if (v->free_stack != 0) {
+			report_puts(w, "  freed at:\n");
+			text_stack(w, v->free_stack, "    ", &seen);
+		}
+		report_puts(w, "\n");
+	}
+	{
+		bool any = false;
+
+		/* Where the frames' modules are, for addr2line -e <path>
+		 * <offset - 1> (offsets are return addresses). */
+		for (uint32_t m = 0; m < TEXT_MODULES; m++) {
+			stack_module_t mod;
+
+			if (!(seen.bits[m / 64] & (1ULL << (m % 64))) ||
+			    stack_module_get(m, &mod))
+				continue;
+			if (!any)
+				report_puts(w, "modules:\n");
+			any = true;
+			report_puts(w, "    ");
+			w_tstr(w, mod.path);
+			if (mod.build_id[0] != '\0')
+				report_printf(w, " (build-id %s)",
+				    mod.build_id);
+			report_puts(w, "\n");
+		}
+		if (any)
+			report_puts(w, "\n");
+	}
+	if (nviol > V->n)
+		report_printf(w, "(%llu more violations not kept)\n\n",
+		    (unsigned long long)(nviol - V->n));
+	if (ledger_failures() > 0)
+		report_printf(w, "FAILED FREES: %llu (%llu addresses kept, "
+		    "%llu not kept)\n", (unsigned long long)ledger_failures(),
+		    (unsigned long long)ledger_size(),
+		    (unsigned long long)ledger_overflow());
+	if (stack_dropped() > 0)
+		report_printf(w, "STACKS NOT KEPT: %llu new stacks (the stack "
+		    "depot is full; their records show no stack)\n",
+		    (unsigned long long)stack_dropped());
+	if (log_lost_count() > 0)
+		report_printf(w, "LOG LINES LOST: %llu (the log could not take "
+		    "them at once; cuwarden never waits for it)\n",
+		    log_lost_count());
+	if (L->saturated)
+		report_printf(w, "LEAKED BYTES: the sum overflowed: at least "
+		    "%llu bytes\n", (unsigned long long)L->bytes);
+	if (nowait_active() && nowait_skipped() != 0)
+		report_printf(w, "INCOMPLETE: %llu part%s left out: the "
+		    "program exited from a signal handler that interrupted a "
+		    "CUDA call holding the shim's locks\n",
+		    (unsigned long long)nowait_skipped(),
+		    nowait_skipped() == 1 ? "" : "s");
+	report_printf(w, "LEAK SUMMARY: %llu bytes leaked in %llu "
+	    "allocations\n", (unsigned long long)L->bytes,
+	    (unsigned long long)L->nleaks);
+	report_printf(w, "ERROR SUMMARY: %llu errors (%llu leaked allocations, "
+	    "%llu violations)\n", (unsigned long long)(L->nleaks + nviol),
+	    (unsigned long long)L->nleaks, (unsigned long long)nviol);
+}
