@@ -6,6 +6,8 @@
  * Owns nothing global: each scratch_t is its owner's.  Locking: none.
  */
 
+#include <errno.h>
+#include <stdint.h>
 #include <sys/mman.h>
 
 #include "scratch.h"
@@ -16,8 +18,12 @@ scratch_reserve(scratch_t *s, size_t n)
 	size_t want, cap;
 	void *p;
 
-	if (s->used + n <= s->cap)
+	if (n <= s->cap - s->used)
 		return false;
+	if (n > SIZE_MAX / 2 - s->used) { /* no doubling could reach it */
+		errno = ENOMEM;
+		return true;
+	}
 	want = s->used + n;
 	cap = s->cap != 0 ? s->cap : 65536;
 	while (cap < want)

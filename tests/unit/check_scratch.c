@@ -54,6 +54,13 @@ START_TEST(test_scratch_fails_whole)
 	ck_assert_uint_eq(s.cap, 65536);
 	ck_assert_uint_eq(s.used, 1);
 	ck_assert_int_eq(s.p[0], 'x');
+	/* Past what doubling can reach: refused at once (the doubling
+	 * overflowed and looped for ever). */
+	errno = 0;
+	ck_assert(scratch_reserve(&s, SIZE_MAX - 10));
+	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert(scratch_reserve(&s, SIZE_MAX / 2));
+	ck_assert_uint_eq(s.cap, 65536);
 	scratch_free(&s);
 }
 END_TEST
