@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "contract.h"
+#include "fmt.h"
 #include "fork.h"
 #include "lasterr.h"
 #include "log.h"
@@ -49,7 +50,7 @@ emit(cw_output_fn out, void *arg, const char *fmt, ...)
 	/* The same shape as log.c's lines: prefix, text, one newline. */
 	memcpy(line, prefix, sizeof(prefix) - 1);
 	va_start(ap, fmt);
-	log_vsnprintf(line + sizeof(prefix) - 1,
+	fmt_vsnprintf(line + sizeof(prefix) - 1,
 	    sizeof(line) - (sizeof(prefix) - 1), fmt, ap);
 	va_end(ap);
 	if (out != NULL) {

@@ -14,8 +14,8 @@
 
 #include "contract.h"
 #include "driver.h"
+#include "fmt.h"
 #include "lasterr.h"
-#include "log.h"
 #include "stackdepot.h"
 
 int
@@ -47,7 +47,7 @@ contract_violation(int status, vtype_t type, const char *api,
 		char what[128];
 		int views = (int)contract_views(rec);
 		int retains = (int)rec->refcount - 1 - views;
-		log_snprintf(what, sizeof(what), "handle %#llx (%s memory, %zu "
+		fmt_snprintf(what, sizeof(what), "handle %#llx (%s memory, %zu "
 		    "bytes at %#lx)", (unsigned long long)h,
 		    kind_name((kind_t)rec->kind), rec->size,
 		    (unsigned long)rec->base);
@@ -173,7 +173,7 @@ contract_check_range(uint64_t h, const contract_target_t *t, size_t off,
 		return CW_OK;
 	contract_violation(CW_EBOUNDS, V_OUT_OF_BOUNDS, api, h, &t->rec, false,
 	    0);
-	log_snprintf(lasterr_get()->message, sizeof(lasterr_get()->message),
+	fmt_snprintf(lasterr_get()->message, sizeof(lasterr_get()->message),
 	    "out_of_bounds: [%zu, %zu + %zu) outside handle %#llx of %zu "
 	    "bytes; nothing done", off, off, n, (unsigned long long)h,
 	    t->size);

@@ -20,8 +20,8 @@
  * captured after the callback returns.
  */
 #include "contract.h"
+#include "fmt.h"
 #include "lasterr.h"
-#include "log.h"
 #include "owner.h"
 
 /* registry_update / registry_remove answers of our callbacks (> 0). */
@@ -243,7 +243,7 @@ contract_remove(uint64_t h, stack_id_t st, const char *api,
 	if (r == CB_FOREIGN) {
 		contract_violation(CW_EINVAL, V_INVALID_FREE, api, h, &c.rec,
 		    false, 0);
-		log_snprintf(lasterr_get()->message,
+		fmt_snprintf(lasterr_get()->message,
 		    sizeof(lasterr_get()->message), "invalid_free: %#lx was "
 		    "allocated by %s, not by cw_alloc: free it with the "
 		    "driver", (unsigned long)c.rec.base,

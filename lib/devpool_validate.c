@@ -10,7 +10,7 @@
  * Locking: none; the caller serialises (devpool.h).
  */
 #include "devpool_int.h"
-#include "log.h"
+#include "fmt.h"
 #include "sizeclass.h"
 
 typedef struct vstate_s {
@@ -25,7 +25,7 @@ static bool
 vfail(vstate_t *v, const char *msg, uintptr_t addr)
 {
 	if (!v->bad && v->why != NULL)
-		log_snprintf(v->why, v->whylen, "%s at %#lx", msg,
+		fmt_snprintf(v->why, v->whylen, "%s at %#lx", msg,
 		    (unsigned long)addr);
 	v->bad = true;
 	return true;

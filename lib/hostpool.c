@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "fmt.h"
 #include "hostpool.h"
 #include "jemalloc_private.h"
 #include "log.h"
@@ -264,7 +265,7 @@ static int
 arena_ctl_set(unsigned arena, const char *leaf, void *val, size_t len)
 {
 	char name[64];
-	log_snprintf(name, sizeof(name), "arena.%u.%s", arena, leaf);
+	fmt_snprintf(name, sizeof(name), "arena.%u.%s", arena, leaf);
 	return cw_je_mallctl(name, NULL, NULL, val, len);
 }
 
@@ -393,7 +394,7 @@ static void
 arena_destroy(hostpool_t *hp)
 {
 	char name[64];
-	log_snprintf(name, sizeof(name), "arena.%u.destroy", hp->arena);
+	fmt_snprintf(name, sizeof(name), "arena.%u.destroy", hp->arena);
 	int r = cw_je_mallctl(name, NULL, NULL, NULL, 0);
 	if (r != 0)
 		log_warn("pool: jemalloc %s failed (%d)", name, r);

@@ -10,13 +10,13 @@
  * every other field is zero until the caller adds detail.
  *
  * Locking: none (thread-local).  No malloc: the message is formatted by
- * log_vsnprintf into the record itself.
+ * fmt_vsnprintf into the record itself.
  */
 #include <stdarg.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "lasterr.h"
-#include "log.h"
 
 static CW_TLS cw_error_t tls_err;
 
@@ -30,7 +30,7 @@ lasterr_set(int status, const char *function, const char *fmt, ...)
 	e->status = status;
 	e->function = function;
 	va_start(ap, fmt);
-	log_vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	fmt_vsnprintf(e->message, sizeof(e->message), fmt, ap);
 	va_end(ap);
 	return status;
 }

@@ -1,12 +1,12 @@
 /*
  * log.h -- all text output: one callback, line-buffered, allocator-safe.
- * Formatting goes to a fixed stack buffer (no malloc, no stdio), so these
- * work on early paths, in hooks and at exit.  Owner: infra.
+ * Messages are formatted by fmt.h into a fixed stack buffer (no malloc,
+ * no stdio), so these work on early paths, in hooks and at exit.
+ * Owner: infra.
  */
 #ifndef CUWARDEN_LOG_H
 #define CUWARDEN_LOG_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -35,13 +35,6 @@ void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only when CUWARDEN_VERBOSE >= level. */
 void log_debug(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-
-/* snprintf into buf without malloc (a subset: %s %d %i %u %ld %lu %lld
- * %llu %zu %zd %x %lx %llx %p %c %%, widths, '-', '0', '#'). Returns the
- * length it would have written, as snprintf does. */
-int log_snprintf(char *buf, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-int log_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 
 /* Expands "%p" (the pid) and "%%" (a "%") in a file name pattern into
  * out.  Returns true on error (any other escape, an empty result, or out

@@ -33,6 +33,7 @@
 #include <strings.h>
 #include <sys/auxv.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "options.h"
 
@@ -254,7 +255,7 @@ pend(const char *fmt, ...)
 	if (pending_len + 2 >= sizeof(pending))
 		return;
 	va_start(ap, fmt);
-	n = log_vsnprintf(pending + pending_len, sizeof(pending) - pending_len,
+	n = fmt_vsnprintf(pending + pending_len, sizeof(pending) - pending_len,
 	    fmt, ap);
 	va_end(ap);
 	if (n < 0)
@@ -267,16 +268,16 @@ describe_default(const option_desc_t *d, char *buf, size_t size)
 {
 	switch (d->kind) {
 	case OK_BOOL:
-		log_snprintf(buf, size, "%s", d->def ? "1" : "0");
+		fmt_snprintf(buf, size, "%s", d->def ? "1" : "0");
 		break;
 	case OK_ENUM:
-		log_snprintf(buf, size, "%s", d->words[d->def]);
+		fmt_snprintf(buf, size, "%s", d->words[d->def]);
 		break;
 	case OK_STRING:
-		log_snprintf(buf, size, "unset");
+		fmt_snprintf(buf, size, "unset");
 		break;
 	default:
-		log_snprintf(buf, size, "%lld", d->def);
+		fmt_snprintf(buf, size, "%lld", d->def);
 		break;
 	}
 }
@@ -286,27 +287,27 @@ describe_allowed(const option_desc_t *d, char *buf, size_t size)
 {
 	switch (d->kind) {
 	case OK_BOOL:
-		log_snprintf(buf, size, "%s", OPTIONS_BOOL_WORDS);
+		fmt_snprintf(buf, size, "%s", OPTIONS_BOOL_WORDS);
 		break;
 	case OK_ENUM: {
 		size_t o = 0;
 
 		buf[0] = '\0';
 		for (int i = 0; d->words[i] != NULL && o < size; i++)
-			o += (size_t)log_snprintf(buf + o, size - o, "%s%s",
+			o += (size_t)fmt_snprintf(buf + o, size - o, "%s%s",
 			    i ? "|" : "", d->words[i]);
 		break;
 	}
 	case OK_SIZE:
-		log_snprintf(buf, size, "a size %lld..%lld, K/M/G/T suffixes",
+		fmt_snprintf(buf, size, "a size %lld..%lld, K/M/G/T suffixes",
 		    d->min, d->max);
 		break;
 	case OK_LONG:
-		log_snprintf(buf, size, "an integer %lld..%lld", d->min,
+		fmt_snprintf(buf, size, "an integer %lld..%lld", d->min,
 		    d->max);
 		break;
 	default:
-		log_snprintf(buf, size, "at most %d bytes", STR_MAX - 1);
+		fmt_snprintf(buf, size, "at most %d bytes", STR_MAX - 1);
 		break;
 	}
 }

@@ -30,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "hash.h"
-#include "log.h"
 #include "outfile.h"
 #include "outfile_int.h"
 
@@ -181,7 +181,7 @@ outfile_begin(outfile_t *of, const char *path, bool replace,
 	memset(of, 0, sizeof(*of));
 	of->fd = -1;
 	of->replace = replace;
-	if (log_snprintf(of->target, sizeof(of->target), "%s", path) >=
+	if (fmt_snprintf(of->target, sizeof(of->target), "%s", path) >=
 	    (int)sizeof(of->target)) {
 		errno = ENAMETOOLONG;
 		return true;
@@ -265,13 +265,13 @@ outfile_commit(outfile_t *of, char *out, size_t size)
 		restore_signals(of);
 		switch (outfile_std_fd(of->target)) {
 		case STDERR_FILENO:
-			log_snprintf(out, size, "standard error");
+			fmt_snprintf(out, size, "standard error");
 			break;
 		case STDOUT_FILENO:
-			log_snprintf(out, size, "standard output");
+			fmt_snprintf(out, size, "standard output");
 			break;
 		default:
-			log_snprintf(out, size, "%s", of->target);
+			fmt_snprintf(out, size, "%s", of->target);
 			break;
 		}
 		errno = e;
@@ -303,10 +303,10 @@ outfile_commit(outfile_t *of, char *out, size_t size)
 
 		random_hex(hex, 8);
 		if (i == 0)
-			n = log_snprintf(alt, sizeof(alt), "%s.%d-%llu",
+			n = fmt_snprintf(alt, sizeof(alt), "%s.%d-%llu",
 			    of->target, (int)getpid(), st);
 		else
-			n = log_snprintf(alt, sizeof(alt), "%s.%d-%llu-%s",
+			n = fmt_snprintf(alt, sizeof(alt), "%s.%d-%llu-%s",
 			    of->target, (int)getpid(), st, hex);
 		if (n >= (int)sizeof(alt)) {
 			e = ENAMETOOLONG;
@@ -324,7 +324,7 @@ outfile_commit(outfile_t *of, char *out, size_t size)
 done:
 	of->tmp[0] = '\0';
 	restore_signals(of);
-	log_snprintf(out, size, "%s", of->target);
+	fmt_snprintf(out, size, "%s", of->target);
 	return false;
 fail:
 	outfile_abort(of);

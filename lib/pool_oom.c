@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "devpool.h"
+#include "fmt.h"
 #include "hostpool.h"
 #include "lasterr.h"
-#include "log.h"
 #include "pool_int.h"
 
 static int
@@ -37,7 +37,7 @@ oom_error(pool_t *p, size_t size)
 	uint64_t alloc = pool_allocated_now(p);
 	char arena[48] = "";
 	if (pool_narenas > 1)
-		log_snprintf(arena, sizeof(arena), " (reserved by arena %u of "
+		fmt_snprintf(arena, sizeof(arena), " (reserved by arena %u of "
 		    "%u)", p->arena + 1, pool_narenas);
 	lasterr_set(CW_ENOMEM, "pool_alloc", "out of %s memory on device %d: "
 	    "%zu bytes requested, %zu reserved%s, %llu allocated, largest free "

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "options.h"
 #include "outfile.h"
@@ -131,7 +132,7 @@ report_write_env(const report_meta_t *meta)
 	}
 	if (!of->stream) {
 		if (report_expand_path(pat, last_name, sizeof(last_name)) ||
-		    log_snprintf(last_path, sizeof(last_path), "%s", name) >=
+		    fmt_snprintf(last_path, sizeof(last_path), "%s", name) >=
 		    (int)sizeof(last_path))
 			last_pid = 0;
 		else

@@ -108,7 +108,7 @@ void report_flush(wr_t *w);
 /* Appends the n bytes at s, flushing as the buffer fills. */
 void report_putn(wr_t *w, const char *s, size_t n);
 void report_puts(wr_t *w, const char *s);
-/* Appends log.h's formatting of fmt, at most 511 bytes of it. */
+/* Appends fmt.h's formatting of fmt, at most 511 bytes of it. */
 void report_printf(wr_t *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Length of a valid UTF-8 sequence at s (of at most n bytes), 0 if the

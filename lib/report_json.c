@@ -19,6 +19,7 @@
 
 #include "driver.h"
 #include "fence.h"
+#include "fmt.h"
 #include "ledger.h"
 #include "log.h"
 #include "nowait.h"
@@ -108,7 +109,7 @@ utc_now(char *buf, size_t size)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	log_snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ",
+	fmt_snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec);
 }
@@ -215,7 +216,7 @@ json_stats(wr_t *w)
 		    (unsigned long long)p->driver_frees,
 		    (unsigned long long)p->trims,
 		    (unsigned long long)p->largest_free);
-		/* %f is not in log.h's subset: fragmentation in millionths. */
+		/* %f is not in fmt.h's subset: fragmentation in millionths. */
 		{
 			double f = p->fragmentation;
 			long long m;

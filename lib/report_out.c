@@ -6,7 +6,7 @@
  * UTF-8 check both formats' strings go through.
  *
  * No malloc, no stdio: the buffer is in the wr_t (on report_write's
- * stack), formatting is log_vsnprintf's.  The first failed write is kept
+ * stack), formatting is fmt_vsnprintf's.  The first failed write is kept
  * (err, saved_errno) and ends the writing; what follows is dropped.
  */
 
@@ -14,7 +14,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "log.h"
+#include "fmt.h"
 #include "outfile.h"
 #include "report_int.h"
 
@@ -64,7 +64,7 @@ report_printf(wr_t *w, const char *fmt, ...)
 	int n;
 
 	va_start(ap, fmt);
-	n = log_vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	n = fmt_vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
