@@ -8,7 +8,8 @@
  * fd 2, or to CUWARDEN_LOG_FILE, its pattern made absolute once and the
  * file opened at the first message through outfile.c), the warning cap,
  * the count of lines lost, and cw_assert_fail.  Messages are formatted by
- * fmt.c.
+ * fmt.c.  The log is below options: it never names them, and reads its
+ * level and file through the source options.c gives it (log_set_source).
  *
  * Invariants: every message is formatted into a stack buffer of
  * LOG_LINE_MAX bytes (longer messages are cut and end in "..."), gets the
@@ -26,7 +27,8 @@
  * blocking host callback never holds up other threads, and a host
  * callback may run in several threads at once.  A thread that logs again
  * from inside the output (recursion) writes to fd 2 directly.  The
- * warning and lost-line counters are atomics.  Nothing here allocates, so
+ * warning and lost-line counters are atomics.  The settings' source is
+ * set once, at load, before any thread logs.  Nothing here allocates, so
  * it is safe on early paths, in hooks and at exit.
  */
 
@@ -42,7 +44,6 @@
 
 #include "fmt.h"
 #include "log.h"
-#include "options.h"
 #include "outfile.h"
 
 #define LOG_LINE_MAX 1024
@@ -61,6 +62,8 @@ static outfile_path_t log_path = OUTFILE_PATH_INIT; /* CUWARDEN_LOG_FILE */
 static unsigned warn_count;       /* atomic */
 static unsigned long long lost;   /* atomic: lines not written */
 static CW_TLS int in_output;      /* this thread is inside the output */
+static int (*src_verbose)(void);  /* log_set_source: set at load */
+static const char *(*src_file)(void);
 
 /* ---------------------------------------------------------------- output */
 
@@ -144,7 +147,7 @@ static const char *
 log_pattern(void)
 {
 	bool first;
-	const char *raw = options_get_str_quiet(OPT_LOG_FILE);
+	const char *raw = src_file != NULL ? src_file() : NULL;
 	const char *path = outfile_path_get(&log_path, raw, &first);
 
 	if (first && log_path.err != 0) {
@@ -156,6 +159,13 @@ log_pattern(void)
 		in_output--;
 	}
 	return path;
+}
+
+void
+log_set_source(int (*verbose)(void), const char *(*file)(void))
+{
+	src_verbose = verbose;
+	src_file = file;
 }
 
 void
@@ -380,7 +390,7 @@ log_debug(int level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (options_get(OPT_VERBOSE) < level)
+	if (src_verbose == NULL || src_verbose() < level)
 		return;
 	va_start(ap, fmt);
 	emit("debug: ", fmt, ap);

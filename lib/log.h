@@ -19,6 +19,14 @@
  * counted (log_lost_count). */
 void log_set_output(cw_output_fn fn, void *arg);
 
+/* Where the log finds its two settings, which options.h owns (options sit
+ * above the log, which never names them): verbose() answers the level of
+ * CUWARDEN_VERBOSE, file() the raw CUWARDEN_LOG_FILE (NULL when unset)
+ * without logging; either may read the environment.  Set once, at load,
+ * before anything logs (options.c's constructor); unset, log_debug prints
+ * nothing and the default output is fd 2. */
+void log_set_source(int (*verbose)(void), const char *(*file)(void));
+
 /* Makes CUWARDEN_LOG_FILE absolute against the current directory, once
  * (later calls, and the first message, use that answer wherever the
  * process is by then).  Idempotent, thread-safe, no CUDA; called by

@@ -4,7 +4,9 @@
  * options.c -- every CUWARDEN_* environment variable, in one table.
  *
  * Owns: the option table (name, kind, default, range or words), the values
- * read, and the parsers for booleans, numbers and sizes.
+ * read, and the parsers for booleans, numbers and sizes.  Options are
+ * above the log: they log their warnings, and tell the log at load where
+ * its level and file are (log_set_source).
  *
  * Invariants: the environment is read once, lazily, at the first
  * options_* call (from `environ`, never getenv), and never again until
@@ -581,6 +583,30 @@ options_default(option_t opt)
 	if ((unsigned)opt >= OPT_COUNT)
 		return 0;
 	return table[opt].def;
+}
+
+/* ---------------------------------------------------------------- the log */
+
+/* The log is below options and never names them: it is told at load where
+ * its two settings are.  Priority 101 runs this ahead of every constructor
+ * without one (the shim's, which makes the log's path absolute), whatever
+ * order the objects were linked in. */
+static int
+source_verbose(void)
+{
+	return (int)options_get(OPT_VERBOSE);
+}
+
+static const char *
+source_file(void)
+{
+	return options_get_str_quiet(OPT_LOG_FILE);
+}
+
+__attribute__((constructor(101))) static void
+tell_log(void)
+{
+	log_set_source(source_verbose, source_file);
 }
 
 void
