@@ -3,17 +3,17 @@
 /*
  * options.c -- every CUWARDEN_* environment variable, in one table.
  *
- * Owns: the option table (name, kind, default, range or words), the values
- * read, and the parsers for booleans, numbers and sizes.  Options are
- * above the log: they log their warnings, and tell the log at load where
- * its level and file are (log_set_source).
+ * Owns: the option table (options.def expanded: name, kind, default,
+ * range or words), the values read, and the parsers for booleans, numbers
+ * and sizes.  Options are above the log: they log their warnings, and tell
+ * the log at load where its level and file are (log_set_source).
  *
  * Invariants: the environment is read once, lazily, at the first
  * options_* call (from `environ`, never getenv), and never again until
  * options_reset.  In a setuid/setgid process (AT_SECURE) the options that
- * name files (CUWARDEN_REPORT, CUWARDEN_LOG_FILE) are ignored, as
- * secure_getenv would.  Every value in `values` is within its option's range;
- * string values are copied into static storage (so a later setenv or
+ * name files (kind PATH: CUWARDEN_REPORT, CUWARDEN_LOG_FILE) are ignored,
+ * as secure_getenv would.  Every value in `values` is within its option's
+ * range; string values are copied into static storage (so a later setenv or
  * putenv cannot change them).  A malformed value gives one warning naming
  * the variable, the value and the default used, and the default.  An
  * empty value counts as unset.
@@ -41,16 +41,20 @@
 
 extern char **environ;
 
+#define PREFIX "CUWARDEN_"
+#define PREFIX_LEN (sizeof(PREFIX) - 1)
+
 typedef enum okind_e {
 	OK_BOOL,
 	OK_LONG,
 	OK_SIZE,
 	OK_STRING,
+	OK_PATH,               /* a string naming a file we write */
 	OK_ENUM
 } okind_t;
 
 typedef struct option_desc_s {
-	const char *name;      /* without the CUWARDEN_ prefix */
+	const char *name;      /* "CUWARDEN_STACK_DEPTH" */
 	okind_t kind;
 	long long def;         /* default (enum: index into words) */
 	long long min, max;    /* OK_LONG, OK_SIZE */
@@ -62,34 +66,16 @@ typedef struct option_desc_s {
 #define GIB (1024LL * MIB)
 #define TIB (1024LL * GIB)
 
+#define OPTION_WORDS(...) { __VA_ARGS__, NULL }
+#define OPTION_NO_WORDS { NULL }
+
 static const option_desc_t table[OPT_COUNT] = {
-	[OPT_STACK_DEPTH] = { "STACK_DEPTH", OK_LONG, 24, 0, 64, { NULL } },
-	[OPT_REPORT] = { "REPORT", OK_STRING, 0, 0, 0, { NULL } },
-	[OPT_MODE] = { "MODE", OK_ENUM, OPT_MODE_AUDIT, 0, 0,
-	    { "audit", "pool", NULL } },
-	[OPT_ON_VIOLATION] = { "ON_VIOLATION", OK_ENUM, OPT_ON_VIOLATION_REPORT,
-	    0, 0, { "report", "abort", NULL } },
-	[OPT_POOL] = { "POOL", OK_BOOL, 1, 0, 1, { NULL } },
-	[OPT_POOL_LIMIT] = { "POOL_LIMIT", OK_SIZE, 0, 0, 1024 * TIB,
-	    { NULL } },
-	[OPT_LARGE_BLOCK] = { "LARGE_BLOCK", OK_SIZE, 2 * MIB, 4 * KIB,
-	    1024 * TIB, { NULL } },
-	[OPT_SHOW_STATS] = { "SHOW_STATS", OK_BOOL, 0, 0, 1, { NULL } },
-	[OPT_VERBOSE] = { "VERBOSE", OK_LONG, 0, 0, 3, { NULL } },
-	[OPT_LOG_FILE] = { "LOG_FILE", OK_STRING, 0, 0, 0, { NULL } },
-	[OPT_OWNER_SKIP] = { "OWNER_SKIP", OK_STRING, 0, 0, 0, { NULL } },
-	[OPT_TOMBSTONES] = { "TOMBSTONES", OK_LONG, 65536, 0, 16 * 1024 * 1024,
-	    { NULL } },
-	[OPT_CHECK_BOUNDS] = { "CHECK_BOUNDS", OK_BOOL, 0, 0, 1, { NULL } },
-	[OPT_REPORT_FORMAT] = { "REPORT_FORMAT", OK_ENUM,
-	    OPT_REPORT_FORMAT_JSON, 0, 0, { "json", "text", NULL } },
-	[OPT_REPORT_ALWAYS] = { "REPORT_ALWAYS", OK_BOOL, 0, 0, 1, { NULL } },
-	[OPT_SIGNALS] = { "SIGNALS", OK_BOOL, 1, 0, 1, { NULL } },
-	[OPT_POOL_ARENAS] = { "POOL_ARENAS", OK_LONG, 0, 0, 4, { NULL } },
+#define OPTION(name, kind, def, min, max, words, doc) \
+	[OPT_##name] = { PREFIX #name, OK_##kind, def, min, max, words },
+#include "options.def"
+#undef OPTION
 };
 
-#define PREFIX "CUWARDEN_"
-#define PREFIX_LEN (sizeof(PREFIX) - 1)
 #define STR_MAX 4096
 #define WARN_BUF 4096
 
@@ -276,6 +262,7 @@ describe_default(const option_desc_t *d, char *buf, size_t size)
 		fmt_snprintf(buf, size, "%s", d->words[d->def]);
 		break;
 	case OK_STRING:
+	case OK_PATH:
 		fmt_snprintf(buf, size, "unset");
 		break;
 	default:
@@ -351,6 +338,7 @@ parse_value(option_t o, const char *v)
 		}
 		return true;
 	case OK_STRING:
+	case OK_PATH:
 		if (strlen(v) >= STR_MAX)
 			return true;
 		memcpy(str_store[o], v, strlen(v) + 1);
@@ -396,7 +384,7 @@ check_typo(const char *name, size_t nlen)
 	int best = 3, which = -1;
 
 	for (int o = 0; o < OPT_COUNT; o++) {
-		int d = distance(name, nlen, table[o].name);
+		int d = distance(name, nlen, table[o].name + PREFIX_LEN);
 
 		if (d < best) {
 			best = d;
@@ -404,9 +392,21 @@ check_typo(const char *name, size_t nlen)
 		}
 	}
 	if (which >= 0 && best <= 2)
-		pend("%s%.*s is not a cuwarden variable (did you mean %s%s?); "
-		    "ignored", PREFIX, (int)nlen, name, PREFIX,
-		    table[which].name);
+		pend("%s%.*s is not a cuwarden variable (did you mean %s?); "
+		    "ignored", PREFIX, (int)nlen, name, table[which].name);
+}
+
+/* The option [name, name + len) names (without the prefix), or -1. */
+static int
+lookup(const char *name, size_t len)
+{
+	for (int o = 0; o < OPT_COUNT; o++) {
+		const char *n = table[o].name + PREFIX_LEN;
+
+		if (strlen(n) == len && strncmp(name, n, len) == 0)
+			return o;
+	}
+	return -1;
 }
 
 static void
@@ -421,8 +421,9 @@ read_environment(void)
 		return;
 	for (char **ep = environ; *ep != NULL; ep++) {
 		const char *kv = *ep, *eq, *v;
+		char def[64], allowed[128];
 		size_t nlen;
-		bool known;
+		int o;
 
 		if (strncmp(kv, PREFIX, PREFIX_LEN) != 0)
 			continue;
@@ -431,42 +432,28 @@ read_environment(void)
 			continue;
 		v = eq + 1;
 		nlen = (size_t)(eq - kv) - PREFIX_LEN;
-		known = false;
-		for (int o = 0; o < OPT_COUNT && !known; o++)
-			known = strlen(table[o].name) == nlen &&
-			    strncmp(kv + PREFIX_LEN, table[o].name, nlen) == 0;
-		if (!known) {
+		o = lookup(kv + PREFIX_LEN, nlen);
+		if (o < 0) {
 			check_typo(kv + PREFIX_LEN, nlen);
 			continue;
 		}
-		for (int o = 0; o < OPT_COUNT; o++) {
-			char def[64], allowed[128];
-
-			if (strlen(table[o].name) != nlen ||
-			    strncmp(kv + PREFIX_LEN, table[o].name, nlen) != 0)
-				continue;
-			if (v[0] == '\0')
-				break; /* empty: unset, the default */
-			if ((o == OPT_REPORT || o == OPT_LOG_FILE) &&
-			    getauxval(AT_SECURE) != 0) {
-				/* setuid/setgid: as secure_getenv would, do
-				 * not let the caller's environment name files
-				 * we create. */
-				pend("%s%s ignored in a setuid/setgid process",
-				    PREFIX, table[o].name);
-				break;
-			}
-			if (!parse_value((option_t)o, v))
-				break;
-			values[o] = table[o].def;
-			strs[o] = NULL;
-			describe_default(&table[o], def, sizeof(def));
-			describe_allowed(&table[o], allowed, sizeof(allowed));
-			pend("%s%s=\"%.200s\" is not valid (expected %s); "
-			    "using the default, %s", PREFIX, table[o].name, v,
-			    allowed, def);
-			break;
+		if (v[0] == '\0')
+			continue; /* empty: unset, the default */
+		if (table[o].kind == OK_PATH && getauxval(AT_SECURE) != 0) {
+			/* setuid/setgid: as secure_getenv would, do not let
+			 * the caller's environment name files we create. */
+			pend("%s ignored in a setuid/setgid process",
+			    table[o].name);
+			continue;
 		}
+		if (!parse_value((option_t)o, v))
+			continue;
+		values[o] = table[o].def;
+		strs[o] = NULL;
+		describe_default(&table[o], def, sizeof(def));
+		describe_allowed(&table[o], allowed, sizeof(allowed));
+		pend("%s=\"%.200s\" is not valid (expected %s); using the "
+		    "default, %s", table[o].name, v, allowed, def);
 	}
 }
 
@@ -551,30 +538,9 @@ options_get_bool(option_t opt)
 const char *
 options_name(option_t opt)
 {
-	/* Full names, so the table above keeps short ones. */
-	static const char *const names[OPT_COUNT] = {
-		[OPT_STACK_DEPTH] = "CUWARDEN_STACK_DEPTH",
-		[OPT_REPORT] = "CUWARDEN_REPORT",
-		[OPT_MODE] = "CUWARDEN_MODE",
-		[OPT_ON_VIOLATION] = "CUWARDEN_ON_VIOLATION",
-		[OPT_POOL] = "CUWARDEN_POOL",
-		[OPT_POOL_LIMIT] = "CUWARDEN_POOL_LIMIT",
-		[OPT_LARGE_BLOCK] = "CUWARDEN_LARGE_BLOCK",
-		[OPT_SHOW_STATS] = "CUWARDEN_SHOW_STATS",
-		[OPT_VERBOSE] = "CUWARDEN_VERBOSE",
-		[OPT_LOG_FILE] = "CUWARDEN_LOG_FILE",
-		[OPT_OWNER_SKIP] = "CUWARDEN_OWNER_SKIP",
-		[OPT_TOMBSTONES] = "CUWARDEN_TOMBSTONES",
-		[OPT_CHECK_BOUNDS] = "CUWARDEN_CHECK_BOUNDS",
-		[OPT_REPORT_FORMAT] = "CUWARDEN_REPORT_FORMAT",
-		[OPT_REPORT_ALWAYS] = "CUWARDEN_REPORT_ALWAYS",
-		[OPT_SIGNALS] = "CUWARDEN_SIGNALS",
-		[OPT_POOL_ARENAS] = "CUWARDEN_POOL_ARENAS",
-	};
-
 	if ((unsigned)opt >= OPT_COUNT)
 		return NULL;
-	return names[opt];
+	return table[opt].name;
 }
 
 long long

@@ -1,10 +1,11 @@
 /*
  * options.h -- every CUWARDEN_* environment variable, in one table
- * (options.c), read once (lazily, at first use, from environ), never
- * again.  A malformed value is a warning and the default.  Booleans take
- * exactly 1/yes/on/true/y and 0/no/off/false/n (any case, surrounding
- * blanks ignored; OPTIONS_BOOL_WORDS); sizes take K/M/G/T suffixes
- * (powers of 1024).  The same list is in cuwarden(7).  Owner: infra.
+ * (options.def: name, parser, default, range, doc), read once (lazily, at
+ * first use, from environ), never again.  A malformed value is a warning
+ * and the default.  Booleans take exactly 1/yes/on/true/y and
+ * 0/no/off/false/n (any case, surrounding blanks ignored;
+ * OPTIONS_BOOL_WORDS); sizes take K/M/G/T suffixes (powers of 1024).  The
+ * same list is in cuwarden(7).  Owner: infra.
  */
 #ifndef CUWARDEN_OPTIONS_H
 #define CUWARDEN_OPTIONS_H
@@ -12,28 +13,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* OPT_STACK_DEPTH for CUWARDEN_STACK_DEPTH, ...: one per line of
+ * options.def, in its order. */
 typedef enum option_e {
-	OPT_STACK_DEPTH,   /* CUWARDEN_STACK_DEPTH: frames kept, 0..64, default 24 */
-	OPT_REPORT,        /* CUWARDEN_REPORT: report path (%p = pid), string, default unset */
-	OPT_MODE,          /* CUWARDEN_MODE: audit|pool (shim), default audit */
-	OPT_ON_VIOLATION,  /* CUWARDEN_ON_VIOLATION: report|abort, default report */
-	OPT_POOL,          /* CUWARDEN_POOL: bool, default 1 (0 = straight to the driver) */
-	OPT_POOL_LIMIT,    /* CUWARDEN_POOL_LIMIT: size per device, default 0 = none */
-	OPT_LARGE_BLOCK,   /* CUWARDEN_LARGE_BLOCK: size of own-segment blocks, default 2M */
-	OPT_SHOW_STATS,    /* CUWARDEN_SHOW_STATS: bool, print stats at exit, default 0 */
-	OPT_VERBOSE,       /* CUWARDEN_VERBOSE: 0..3, default 0 */
-	OPT_LOG_FILE,      /* CUWARDEN_LOG_FILE: string, default unset (stderr) */
-	OPT_OWNER_SKIP,    /* CUWARDEN_OWNER_SKIP: ':'-separated module patterns skipped when naming owners */
-	OPT_TOMBSTONES,    /* CUWARDEN_TOMBSTONES: freed allocations remembered, default 65536 */
-	OPT_CHECK_BOUNDS,  /* CUWARDEN_CHECK_BOUNDS: bool, shim checks cuMemcpy/cuMemset ranges, default 0 */
-	OPT_REPORT_FORMAT, /* CUWARDEN_REPORT_FORMAT: json|text, default json */
-	OPT_REPORT_ALWAYS, /* CUWARDEN_REPORT_ALWAYS: bool, shim reports even when CUDA was never used, default 0 */
-	OPT_SIGNALS,       /* CUWARDEN_SIGNALS: bool, shim writes the report on a fatal signal, default 1 */
-	OPT_POOL_ARENAS,   /* CUWARDEN_POOL_ARENAS: 0..4 arenas per pool, default 0 = one per 4 CPUs */
+#define OPTION(name, kind, def, min, max, words, doc) OPT_##name,
+#include "options.def"
+#undef OPTION
 	OPT_COUNT
 } option_t;
 
-/* Values of the enum options (options_get returns the word's index). */
+/* Values of the enum options (options_get returns the word's index: the
+ * order of the words in options.def). */
 #define OPT_MODE_AUDIT 0
 #define OPT_MODE_POOL 1
 #define OPT_ON_VIOLATION_REPORT 0

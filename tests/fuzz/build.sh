@@ -68,7 +68,8 @@ compile() {
 	s=$1 o=$2
 	shift 2
 	if test -f "$o" && test -z "$(find "$src/lib" "$src/tools" \
-	    "$out/inc" -newer "$o" \( -name '*.c' -o -name '*.h' \) \
+	    "$out/inc" -newer "$o" \
+	    \( -name '*.c' -o -name '*.h' -o -name '*.def' \) \
 	    2>/dev/null | head -n 1)"; then
 		return 0
 	fi

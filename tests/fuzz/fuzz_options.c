@@ -15,7 +15,7 @@
  *      CUWARDEN_* variables (an option's name, a one-letter typo of one,
  *      or a raw name); then options_reset() and options_get/_get_str of
  *      every option: each value must be within its option's range (the
- *      table of options.c, restated below), equal to the reference parse
+ *      table of options.def, restated below), equal to the reference parse
  *      of the variable when that is valid, and the default otherwise.
  * Warnings go to a sink through log_set_output (never to a file named by
  * a fuzzed CUWARDEN_LOG_FILE).  Any disagreement aborts.
@@ -36,7 +36,7 @@
 
 typedef enum rkind_e { R_BOOL, R_LONG, R_SIZE, R_STRING, R_ENUM } rkind_t;
 
-/* The documented table (options.h / options.c), restated independently. */
+/* The documented table (options.def), restated independently. */
 static const struct {
 	const char *name;
 	rkind_t kind;
