@@ -5,7 +5,8 @@
  * and the default.  Booleans take exactly 1/yes/on/true/y and
  * 0/no/off/false/n (any case, surrounding blanks ignored;
  * OPTIONS_BOOL_WORDS); sizes take K/M/G/T suffixes (powers of 1024).  The
- * same list is in cuwarden(7).  Owner: infra.
+ * same list is in cuwarden(7) (tests/check_options_doc.sh checks it).
+ * Owner: infra.
  */
 #ifndef CUWARDEN_OPTIONS_H
 #define CUWARDEN_OPTIONS_H
