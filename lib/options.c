@@ -4,9 +4,9 @@
  * options.c -- every CUWARDEN_* environment variable, in one table.
  *
  * Owns: the option table (options.def expanded: name, kind, default,
- * range or words), the values read, and the parsers for booleans, numbers
- * and sizes.  Options are above the log: they log their warnings, and tell
- * the log at load where its level and file are (log_set_source).
+ * range or words) and the values read; the parsers of the values are
+ * options_parse.c's.  Options are above the log: they log their warnings,
+ * and tell the log at load where its level and file are (log_set_source).
  *
  * Invariants: the environment is read once, lazily, at the first
  * options_* call (from `environ`, never getenv), and never again until
@@ -27,17 +27,15 @@
  * call.  Safe from constructors: no malloc, no stdio.
  */
 
-#include <errno.h>
-#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/auxv.h>
 
 #include "fmt.h"
 #include "log.h"
 #include "options.h"
+#include "options_int.h"
 
 extern char **environ;
 
@@ -61,11 +59,6 @@ typedef struct option_desc_s {
 	const char *words[4];  /* OK_ENUM, NULL-terminated */
 } option_desc_t;
 
-#define KIB 1024LL
-#define MIB (1024LL * KIB)
-#define GIB (1024LL * MIB)
-#define TIB (1024LL * GIB)
-
 #define OPTION_WORDS(...) { __VA_ARGS__, NULL }
 #define OPTION_NO_WORDS { NULL }
 
@@ -88,145 +81,6 @@ static char str_store[OPT_COUNT][STR_MAX];  /* only string options use it */
 static char pending[WARN_BUF];              /* warnings of the last read */
 static size_t pending_len;
 static int pending_owed;                    /* atomic: warnings to log */
-
-/* ---------------------------------------------------------------- parsers */
-
-/* Trims leading and trailing blanks into [*s, *e). */
-static void
-trim(const char *in, const char **s, const char **e)
-{
-	const char *b = in, *x = in + strlen(in);
-
-	while (*b == ' ' || *b == '\t')
-		b++;
-	while (x > b && (x[-1] == ' ' || x[-1] == '\t' || x[-1] == '\n'))
-		x--;
-	*s = b;
-	*e = x;
-}
-
-static bool
-word_is(const char *s, const char *e, const char *w)
-{
-	size_t n = (size_t)(e - s);
-
-	return strlen(w) == n && strncasecmp(s, w, n) == 0;
-}
-
-bool
-options_parse_bool(const char *str, bool *out)
-{
-	/* cuwarden(7) and OPTIONS_BOOL_WORDS list these: keep in step. */
-	static const char *const yes[] = { "1", "yes", "on", "true", "y" };
-	static const char *const no[] = { "0", "no", "off", "false", "n" };
-	const char *s, *e;
-
-	if (str == NULL)
-		return true;
-	trim(str, &s, &e);
-	for (size_t i = 0; i < CW_ARRAY_SIZE(yes); i++) {
-		if (word_is(s, e, yes[i])) {
-			*out = true;
-			return false;
-		}
-		if (word_is(s, e, no[i])) {
-			*out = false;
-			return false;
-		}
-	}
-	return true;
-}
-
-/* Decimal digits of [s, e) into *out.  Returns true on error/overflow. */
-static bool
-parse_digits(const char *s, const char *e, unsigned long long *out)
-{
-	unsigned long long v = 0;
-
-	if (s == e)
-		return true;
-	for (; s < e; s++) {
-		unsigned d;
-
-		if (*s < '0' || *s > '9')
-			return true;
-		d = (unsigned)(*s - '0');
-		if (v > (ULLONG_MAX - d) / 10)
-			return true;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return false;
-}
-
-bool
-options_parse_size(const char *str, unsigned long long *out)
-{
-	const char *s, *e, *d;
-	unsigned long long v, mult = 1;
-
-	if (str == NULL)
-		return true;
-	trim(str, &s, &e);
-	d = s;
-	while (d < e && *d >= '0' && *d <= '9')
-		d++;
-	if (parse_digits(s, d, &v))
-		return true;
-	if (d < e) {
-		/* K, M, G, T, optionally followed by "B" or "iB". */
-		switch (*d) {
-		case 'k': case 'K': mult = KIB; break;
-		case 'm': case 'M': mult = MIB; break;
-		case 'g': case 'G': mult = GIB; break;
-		case 't': case 'T': mult = TIB; break;
-		case 'b': case 'B': mult = 1; d--; break;
-		default: return true;
-		}
-		d++;
-		if (!(word_is(d, e, "") || word_is(d, e, "b") ||
-		    (mult > 1 && word_is(d, e, "ib"))))
-			return true;
-	}
-	if (v > ULLONG_MAX / mult)
-		return true;
-	*out = v * mult;
-	return false;
-}
-
-bool
-options_parse_long(const char *str, long long min, long long max,
-    long long *out)
-{
-	const char *s, *e;
-	bool neg = false;
-	unsigned long long u;
-	long long v;
-
-	if (str == NULL)
-		return true;
-	trim(str, &s, &e);
-	if (s < e && (*s == '-' || *s == '+')) {
-		neg = *s == '-';
-		s++;
-	}
-	if (parse_digits(s, e, &u))
-		return true;
-	if (neg) {
-		if (u > (unsigned long long)LLONG_MAX + 1)
-			return true;
-		v = u == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN :
-		    -(long long)u;
-	} else {
-		if (u > (unsigned long long)LLONG_MAX)
-			return true;
-		v = (long long)u;
-	}
-	if (v < min || v > max)
-		return true;
-	*out = v;
-	return false;
-}
 
 /* ---------------------------------------------------------------- reading */
 
@@ -306,7 +160,6 @@ static bool
 parse_value(option_t o, const char *v)
 {
 	const option_desc_t *d = &table[o];
-	const char *s, *e;
 
 	switch (d->kind) {
 	case OK_BOOL: {
@@ -328,15 +181,14 @@ parse_value(option_t o, const char *v)
 		values[o] = (long long)u;
 		return false;
 	}
-	case OK_ENUM:
-		trim(v, &s, &e);
-		for (int i = 0; d->words[i] != NULL; i++) {
-			if (word_is(s, e, d->words[i])) {
-				values[o] = i;
-				return false;
-			}
-		}
-		return true;
+	case OK_ENUM: {
+		int i;
+
+		if (options_parse_word(v, d->words, &i))
+			return true;
+		values[o] = i;
+		return false;
+	}
 	case OK_STRING:
 	case OK_PATH:
 		if (strlen(v) >= STR_MAX)
