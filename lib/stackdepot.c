@@ -542,67 +542,6 @@ stack_capture_depth(unsigned skip, unsigned depth)
 	return capture(skip, depth);
 }
 
-/* The extent of the object holding this file, found once (it never
- * moves).  Idempotent, so racing first calls are harmless. */
-static uintptr_t self_lo, self_hi; /* atomics; hi == 0: not yet known */
-
-static int
-self_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	uintptr_t me = (uintptr_t)&self_marker, lo = UINTPTR_MAX, hi = 0;
-
-	(void)size;
-	(void)arg;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (a < lo)
-			lo = a;
-		if (a + ph->p_memsz > hi)
-			hi = a + ph->p_memsz;
-	}
-	if (me < lo || me >= hi)
-		return 0;
-	__atomic_store_n(&self_lo, lo, __ATOMIC_RELAXED);
-	__atomic_store_n(&self_hi, hi, __ATOMIC_RELEASE);
-	return 1;
-}
-
-__attribute__((noinline)) stack_id_t
-stack_capture_external(void)
-{
-	void *buf[STACK_MAX_DEPTH + SKIP_MAX + 2];
-	long long depth = options_get(OPT_STACK_DEPTH);
-	uintptr_t lo, hi;
-	int n, first = 0;
-
-	if (depth <= 0)
-		return 0;
-	if (depth > STACK_MAX_DEPTH)
-		depth = STACK_MAX_DEPTH;
-	hi = __atomic_load_n(&self_hi, __ATOMIC_ACQUIRE);
-	if (unlikely(hi == 0)) {
-		dl_iterate_phdr(self_cb, NULL);
-		hi = __atomic_load_n(&self_hi, __ATOMIC_ACQUIRE);
-	}
-	lo = __atomic_load_n(&self_lo, __ATOMIC_RELAXED);
-	/* At most SKIP_MAX frames of ours are dropped (any more are kept,
-	 * so the stack is never empty by mistake). */
-	n = unw_backtrace(buf, (int)depth + SKIP_MAX + 1);
-	while (first < n && first <= SKIP_MAX &&
-	    (uintptr_t)buf[first] >= lo && (uintptr_t)buf[first] < hi)
-		first++;
-	if (first >= n)
-		return 0;
-	if (n - first > depth)
-		n = first + (int)depth;
-	return stack_intern((const uintptr_t *)(uintptr_t)(buf + first),
-	    (size_t)(n - first));
-}
-
 size_t
 stack_get(stack_id_t id, stack_frame_t *frames, size_t max)
 {
