@@ -21,7 +21,6 @@
 
 #define FOREACH_BATCH 32
 
-#define LOCK_INIT { .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP }
 stripe_t registry_stripes[NSTRIPES] = { [0 ... NSTRIPES - 1] = LOCK_INIT };
 CW_TLS unsigned registry_held_rank;
 static CW_TLS unsigned unkeyed_rr;

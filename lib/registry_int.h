@@ -137,6 +137,9 @@ typedef struct tlock_s {
 	pthread_mutex_t lock;
 } __attribute__((aligned(64))) tlock_t;
 
+/* The initializer of a stripe's or a tree lock's mutex. */
+#define LOCK_INIT { .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP }
+
 /* -------------------------------------------------------- "registry.c" */
 
 extern stripe_t registry_stripes[NSTRIPES];

@@ -20,8 +20,6 @@
 #include "options.h"
 #include "registry_int.h"
 
-#define TOMBS_MAX (1ll << 26)
-
 struct tomb_s {
 	reg_rec_t rec;
 	reg_handle_t h;
@@ -31,14 +29,12 @@ struct tomb_s {
 
 static uint32_t tomb_per;   /* tombstones per stripe, from the option */
 
+/* CUWARDEN_TOMBSTONES split evenly among the stripes; options.c keeps
+ * the option in its range (0..2^24). */
 static uint32_t
 tomb_option(void)
 {
 	long long n = options_get(OPT_TOMBSTONES);
-	if (n < 0)
-		n = 0;
-	if (n > TOMBS_MAX)
-		n = TOMBS_MAX;
 	return (uint32_t)((n + NSTRIPES - 1) / NSTRIPES);
 }
 

@@ -11,8 +11,8 @@
  * Since its size is below 2^level_shift[L], a record containing p has its
  * base in the region of p or in the one before, so an interior lookup
  * searches at most 2 treaps per level in use (9 at most), each holding
- * about n / NROOTS records.  doc/registry.md "Treaps" has the measured
- * choices of NROOTS and of the levels.
+ * about n / NROOTS records.  Why this NROOTS and these levels:
+ * doc/registry.md, "Measured".
  *
  * Locking: TLOCKS tree locks (rank 2), one per line of 16 roots, guard
  * the roots and links of their treaps and the size of the records in
@@ -29,7 +29,6 @@
 #define NROOTS_BITS 18
 #define NROOTS (1u << NROOTS_BITS)    /* treaps */
 
-#define LOCK_INIT { .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP }
 tlock_t registry_tlocks[TLOCKS] = { [0 ... TLOCKS - 1] = LOCK_INIT };
 static uint32_t roots[NROOTS];                 /* slot + 1 */
 static uint8_t level_used[NS_KEYED][LEVELS];   /* sticky, atomic */
