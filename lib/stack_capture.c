@@ -5,12 +5,12 @@
  * unw_backtrace (UNW_LOCAL_ONLY) into a buffer on the caller's stack, then
  * stack_intern (stackdepot.c).
  *
- * Costs: unw_backtrace walks frames with libunwind's per-thread cache of
- * frame descriptions; its first use on a thread sets that cache up (which
- * may allocate), later captures do not call malloc
- * (tests/unit/check_stackdepot.c checks it).  The cost is per frame
- * unwound, so only what is kept is unwound (doc/stacks.md, "Costs").
- * Not async-signal-safe.
+ * unw_backtrace walks frames with libunwind's per-thread cache of frame
+ * descriptions; its first use on a thread sets that cache up (which may
+ * allocate), later captures do not call malloc (check_stackdepot's
+ * test_stackdepot_no_malloc).  The cost is per frame unwound, so only
+ * what is kept is unwound (doc/stacks.md, "Costs (measured)").  Not
+ * async-signal-safe.
  */
 
 #define UNW_LOCAL_ONLY
