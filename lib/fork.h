@@ -7,7 +7,7 @@
  * rank order (lockrank.h) and its postfork_parent / postfork_child in the
  * reverse order.  In the child, the driver layer is marked dead (CUDA is
  * unusable until exec) and the pools forget everything without touching
- * CUDA; what the registry keeps is registry.c's decision (registry.h).
+ * CUDA; what the registry keeps is its own decision (registry.h).
  * Owner: core.
  */
 #ifndef CUWARDEN_FORK_H

@@ -12,7 +12,8 @@
  * and no lock of ours is held across a driver call (DESIGN.md).  The
  * order still matters for fork, where all are taken at once.
  *
- *   registry    stripe locks and the slot table (registry.c)
+ *   registry    stripe locks (registry.c), then tree locks
+ *               (registry_tree.c)
  *   violation   the kept records (violation.c)
  *   stackdepot  the depot's append lock (stackdepot.c)
  *   pool        pool engines and arenas (pool.c and friends)

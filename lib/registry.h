@@ -6,8 +6,9 @@
  * is (generation << 32 | slot), so a freed or foreign handle is told
  * apart from a live one in O(1) without dereferencing anything.  Keyed
  * records (ns != NS_NONE) are also in a lock-striped hash by (ns, base)
- * (O(1) lookup by base) and in per-stripe ordered trees by base (interior
- * lookups in O(log n) per stripe).  No single global lock on the hot path.
+ * (O(1) lookup by base) and in one of 2^18 treaps picked by (ns, size
+ * level, base >> the level's shift) (interior lookups in O(log n), at
+ * most 2 treaps per size level).  No single global lock on the hot path.
  * Freed records leave a tombstone (base, size, kind, stacks) in a bounded
  * table (CUWARDEN_TOMBSTONES) so a double free is told from an invalid
  * one.  At most 128 bytes of metadata per live record.

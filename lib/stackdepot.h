@@ -44,12 +44,6 @@ stack_id_t stack_capture(unsigned skip);
  * CUWARDEN_STACK_DEPTH): for stacks that need fewer frames than the
  * allocation stacks, e.g. the free stack of a successful free. */
 stack_id_t stack_capture_depth(unsigned skip, unsigned depth);
-/* The same, dropping every innermost frame that lies in cuwarden's own
- * object (the shim, libcuwarden.so, or the program that links the
- * library statically) -- up to 32 of them -- instead of a fixed count:
- * for hooks, whose depth inside cuwarden varies.  Unwinds at most
- * CUWARDEN_STACK_DEPTH + 33 frames. */
-stack_id_t stack_capture_external(void);
 /* The same for a stack the caller already has. */
 stack_id_t stack_intern(const uintptr_t *ips, size_t n);
 

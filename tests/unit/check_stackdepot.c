@@ -440,45 +440,6 @@ START_TEST(test_stackdepot_first_outside)
 }
 END_TEST
 
-__attribute__((noinline)) static stack_id_t
-ext_wrapper(unsigned skip)
-{
-	stack_id_t id;
-
-	(void)skip;
-	id = stack_capture_external();
-	sink++;
-	return id;
-}
-
-/* stack_capture_external drops the leading frames of cuwarden's own
- * object (here: this program, which links the library statically). */
-START_TEST(test_stackdepot_external)
-{
-	void *h = open_helper();
-	via_fn via = (via_fn)(uintptr_t)dlsym(h, "cwstk_capture");
-	stack_frame_t fr[STACK_MAX_DEPTH];
-	stack_module_t m;
-	stack_id_t id, id2;
-	size_t n;
-
-	set_depth("6");
-	id = via(ext_wrapper);
-	n = stack_get(id, fr, STACK_MAX_DEPTH);
-	ck_assert_uint_eq(n, 6);
-	ck_assert(!stack_module_get(fr[0].module, &m));
-	ck_assert_ptr_nonnull(strstr(m.path, "libcwstk.so"));
-	/* The frame after it is back in this program (kept: not leading). */
-	ck_assert_uint_eq(fr[1].module, stack_self_module());
-	id2 = via(ext_wrapper);
-	ck_assert_uint_ne(id2, 0);
-	set_depth("0");
-	ck_assert_uint_eq(via(ext_wrapper), 0);
-	dlclose(h);
-	set_depth(NULL);
-}
-END_TEST
-
 START_TEST(test_stackdepot_dlclose)
 {
 	void *h = open_helper();
@@ -642,7 +603,6 @@ make_stackdepot_suite(void)
 	tcase_add_test(tc, test_stackdepot_bounded);
 	tcase_add_test(tc, test_stackdepot_modules);
 	tcase_add_test(tc, test_stackdepot_first_outside);
-	tcase_add_test(tc, test_stackdepot_external);
 	tcase_add_test(tc, test_stackdepot_dlclose);
 	tcase_add_test(tc, test_stackdepot_no_malloc);
 	tcase_add_test(tc, test_stackdepot_threads);
