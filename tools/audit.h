@@ -11,8 +11,14 @@
  *   suppress.c     suppression rules (file and built-in), --gen-suppressions
  *   baseline.c     fingerprints and --baseline
  *   render_*.c     text, JSON, SARIF, HTML
- *   util.c         allocation that never fails, strings, numbers, the
- *                  only ways files are opened (input_open, out_open)
+ *   xalloc.c       allocation that never fails
+ *   diag.c         the tool's error and warning lines
+ *   text.c         UTF-8 sequences, escaped text lines
+ *   json.c         jansson members with defaults, counts, UTF-8 strings
+ *   num.c          numbers parsed, summed without overflow, written
+ *   path.c         base names, paths under the current directory, kinds
+ *   input.c        the only way files are read (input_open)
+ *   out.c          the only way files are written (out_open)
  *
  * Words: a *finding* is a leak group or a violation group (identical
  * fingerprint); a *process* is one report file.
@@ -45,10 +51,6 @@
 #define AU_MAX_REPORT_BYTES (1ULL << 30) /* a report, a --json, a baseline */
 #define AU_MAX_SUPP_BYTES (16ULL << 20)  /* a suppressions file */
 #define AU_MAX_MODULE_BYTES (16ULL << 30) /* an ELF file to symbolize */
-
-/* The largest JSON integer (jansson's json_int_t is long long here;
- * long on configurations without it, 64 bits on every Linux we build). */
-#define AU_JSON_INT_MAX ((json_int_t)INT64_MAX)
 
 /* ------------------------------------------------------------- findings */
 
@@ -147,96 +149,6 @@ typedef struct au_model_s {
 	size_t seq;       /* findings created so far */
 	struct au_index_s *index; /* fingerprint -> finding (reportread.c) */
 } au_model_t;
-
-/* ---------------------------------------------------------- util.c */
-
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "3,145,728" into buf (at least 32 bytes). */
-const char *fmt_commas(uint64_t v, char *buf, size_t size);
-const char *base_name(const char *path);
-/* Parses a size with an optional K/M/G/T suffix (powers of 1024).
- * Returns true on error. */
-bool parse_size(const char *s, unsigned long long *out);
-/* Parses a decimal integer in [min, max].  Returns true on error. */
-bool parse_long(const char *s, long min, long max, long *out);
-/* When path names a file under the current directory, the path relative
- * to it (newly allocated); else NULL. */
-char *path_under_cwd(const char *path);
-/* Diagnostics on stderr, one line each: the message is text_escape()d. */
-void au_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void au_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A string member of o, or dflt. */
-const char *json_str(const json_t *o, const char *key, const char *dflt);
-long long json_int(const json_t *o, const char *key, long long dflt);
-
-/* Saturating sums and products: UINT64_MAX means "at least that", an
- * overflow (no report holds it: JSON integers stop at 2^63 - 1). */
-uint64_t sat_add(uint64_t a, uint64_t b);
-uint64_t sat_mul(uint64_t a, uint64_t b);
-/* "3,145,728 bytes", or "at least 18,446,744,073,709,551,615 bytes (the
- * sum overflowed)" for UINT64_MAX, into buf (96 bytes is enough). */
-const char *fmt_sum(uint64_t v, const char *unit, bool commas, char *buf,
-    size_t size);
-/* v as a JSON integer, AU_JSON_INT_MAX when larger (see
- * model_saturated()). */
-json_t *json_count(uint64_t v);
-
-/* The length (1..4) of the valid UTF-8 sequence at s, 0 if none starts
- * there. */
-size_t utf8_seq(const unsigned char *s);
-/* s as a JSON string, never NULL: bytes that are not UTF-8 become U+FFFD
- * (json_string refuses them); NULL gives JSON null. */
-json_t *json_utf8(const char *s);
-/* s for a text line (newly allocated): control characters written as
- * \n, \t, \r, \xNN, the C1 controls as \u00NN, bytes that are not UTF-8
- * as \xNN, a backslash as two; NULL gives "". */
-char *text_escape(const char *s);
-
-/* "is a directory", "is a FIFO", ... for a file that is not regular. */
-const char *file_kind(mode_t mode);
-/* Opens a regular file of at most max bytes for reading (O_NONBLOCK
- * cleared after the open).  Returns the descriptor, or -1 with the
- * message in err ("PATH: is a FIFO, not a regular file", "PATH: cannot
- * read WHAT: ..."; what may be NULL; errno EINVAL for a file that is
- * not regular, EFBIG for one too large, else open's).  *st (may be NULL)
- * gets its fstat. */
-int input_open(const char *path, uint64_t max, const char *what,
-    struct stat *st, char *err, size_t errsize);
-/* The whole file, NUL-terminated (*len bytes), via input_open.  Returns
- * NULL on error (message in err). */
-char *input_read(const char *path, uint64_t max, const char *what,
-    struct stat *st, size_t *len, char *err, size_t errsize);
-
-/* An output file being written (util.c says how it is made safe). */
-typedef struct au_out_s {
-	FILE *fp;    /* write here */
-	char *path;  /* for messages */
-	int dirfd;   /* its directory; -1 when written in place */
-	char *name;  /* its name there */
-	char *tmp;   /* the new file there, renamed over name by commit */
-} au_out_t;
-
-/* Opens path for writing.  Returns true on error (message in err). */
-bool out_open(au_out_t *o, const char *path, char *err, size_t errsize);
-/* The same for name in the directory dirfd (not taken); path is for
- * messages. */
-bool out_open_at(au_out_t *o, int dirfd, const char *name, const char *path,
-    char *err, size_t errsize);
-/* Flushes and closes, checking every error, then renames the new file
- * over the name.  Returns true on error (message in err; the new file is
- * removed and an earlier output left as it was). */
-bool out_commit(au_out_t *o, char *err, size_t errsize);
-/* Closes and removes what out_open made. */
-void out_abort(au_out_t *o);
-/* Could path be written (checked before a long run)?  Returns true when
- * not (message in err). */
-bool out_check(const char *path, char *err, size_t errsize);
-/* Do two output paths name one file (one directory, one name)? */
-bool out_same(const char *a, const char *b);
 
 /* --------------------------------------------------------- reportread.c */
 

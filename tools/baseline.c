@@ -22,6 +22,10 @@
 #include <string.h>
 
 #include "audit.h"
+#include "input.h"
+#include "json.h"
+#include "path.h"
+#include "xalloc.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL

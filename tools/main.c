@@ -23,6 +23,12 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "diag.h"
+#include "json.h"
+#include "num.h"
+#include "out.h"
+#include "text.h"
+#include "xalloc.h"
 
 enum {
 	OPT_PRELOAD = 256, OPT_KEEP, OPT_JSON, OPT_SARIF, OPT_HTML, OPT_LOG,

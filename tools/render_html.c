@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "audit.h"
+#include "diag.h"
+#include "out.h"
 
 static const char page_head[] =
 "<!DOCTYPE html>\n"

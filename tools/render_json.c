@@ -16,6 +16,9 @@
 #include <string.h>
 
 #include "audit.h"
+#include "diag.h"
+#include "json.h"
+#include "out.h"
 
 static json_t *
 str_or_null(const char *s)

@@ -21,6 +21,11 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "json.h"
+#include "num.h"
+#include "path.h"
+#include "text.h"
+#include "xalloc.h"
 
 /* The ring of tx()'s results: each lives until TX_RING more calls,
  * enough for the names of one fprintf. */

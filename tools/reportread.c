@@ -33,6 +33,11 @@
 #include <string.h>
 
 #include "audit.h"
+#include "diag.h"
+#include "input.h"
+#include "json.h"
+#include "num.h"
+#include "xalloc.h"
 
 /* ------------------------------------------------------------ the index */
 

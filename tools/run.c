@@ -31,6 +31,11 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "diag.h"
+#include "input.h"
+#include "out.h"
+#include "path.h"
+#include "xalloc.h"
 
 #ifndef CW_PKGLIBDIR
 #define CW_PKGLIBDIR "/usr/local/lib/cuwarden"

@@ -22,6 +22,11 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "input.h"
+#include "num.h"
+#include "path.h"
+#include "text.h"
+#include "xalloc.h"
 
 typedef enum rule_e { RULE_LEAK, RULE_OWNER, RULE_VIOLATION } rule_t;
 

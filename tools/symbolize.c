@@ -33,6 +33,9 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "input.h"
+#include "path.h"
+#include "xalloc.h"
 
 typedef struct syment_s {
 	GElf_Addr addr; /* dwfl address */

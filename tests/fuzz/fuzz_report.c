@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "json.h"
 
 #define CHECK(c) \
 	do { \
