@@ -6,7 +6,9 @@
  *
  *   main.c         options, the two commands (audit a program; `report`)
  *   run.c          finds the shim, spawns the program, collects reports
- *   reportread.c   reads per-process reports, merges findings
+ *   report_*.c     reads per-process reports and merged documents
+ *                  (report_int.h)
+ *   model.c        findings merged by fingerprint, sorted, summed
  *   symbolize.c    (module, build-id, offset) -> function, file:line
  *   suppress.c     suppression rules (file and built-in), --gen-suppressions
  *   baseline.c     fingerprints and --baseline
@@ -111,6 +113,13 @@ typedef struct au_finding_s {
 	bool in_baseline;
 } au_finding_t;
 
+/* Is f reported (neither suppressed nor in the baseline)? */
+static inline bool
+finding_reported(const au_finding_t *f)
+{
+	return f->suppressed_by == NULL && !f->in_baseline;
+}
+
 typedef struct au_process_s {
 	char *path;   /* the report file */
 	json_t *doc;  /* the whole document */
@@ -123,7 +132,7 @@ typedef struct au_process_s {
 	 * status, or what run.c saw reaping it; status -1 when unknown. */
 	const char *exit_how; /* static text or in doc */
 	long exit_status;
-	/* Which process this is, to read each once (reportread.c). */
+	/* Which process this is, to read each once (report_proc.c). */
 	uint64_t key;   /* hash of pid, ppid, command, exe, mode, time, ... */
 	unsigned group; /* the input it came from (au_model_t.group) */
 	dev_t dev;      /* the report file; 0, 0 inside a merged document */
@@ -147,19 +156,8 @@ typedef struct au_model_s {
 	unsigned group;
 	unsigned ngroups; /* groups handed out (merged documents take one) */
 	size_t seq;       /* findings created so far */
-	struct au_index_s *index; /* fingerprint -> finding (reportread.c) */
+	struct au_index_s *index; /* fingerprint -> finding (model.c) */
 } au_model_t;
-
-/* --------------------------------------------------------- reportread.c */
-
-/* Reads one per-process report and adds it to m.  On error writes the
- * message (file, line:column, what is wrong) into err and returns true. */
-bool report_read_file(au_model_t *m, const char *path, char *err,
-    size_t errsize);
-/* Sorts leaks (bytes, largest first) and violations (first occurrence). */
-void model_sort(au_model_t *m);
-void model_free(au_model_t *m);
-void stack_free(au_stack_t *s);
 
 /* ----------------------------------------------------------- symbolize.c */
 
@@ -207,28 +205,6 @@ typedef struct au_baseline_s au_baseline_t;
 au_baseline_t *baseline_load(const char *path, char *err, size_t errsize);
 void baseline_apply(const au_baseline_t *b, au_model_t *m);
 void baseline_free(au_baseline_t *b);
-
-/* --------------------------------------------------------------- totals */
-
-/* Sums over the model, each saturating (UINT64_MAX: at least that). */
-typedef struct au_totals_s {
-	uint64_t leaked_bytes, leaked_allocations, leak_groups;
-	uint64_t violations, violation_groups;
-	uint64_t suppressed_leaks, suppressed_bytes, suppressed_leak_groups;
-	uint64_t suppressed_violations;
-	uint64_t baseline_leaks, baseline_violations; /* groups */
-	uint64_t processes, hooks_active, allocations, frees;
-	uint64_t cuda_active, library; /* processes */
-	uint64_t untracked_frees, failed_calls;
-	uint64_t errors; /* leaked_allocations + violations */
-} au_totals_t;
-
-void model_totals(const au_model_t *m, au_totals_t *t);
-static inline bool
-finding_reported(const au_finding_t *f)
-{
-	return f->suppressed_by == NULL && !f->in_baseline;
-}
 
 /* --------------------------------------------------------------- render */
 

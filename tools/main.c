@@ -25,8 +25,10 @@
 #include "audit.h"
 #include "diag.h"
 #include "json.h"
+#include "model.h"
 #include "num.h"
 #include "out.h"
+#include "report_read.h"
 #include "text.h"
 #include "xalloc.h"
 

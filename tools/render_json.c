@@ -18,6 +18,7 @@
 #include "audit.h"
 #include "diag.h"
 #include "json.h"
+#include "model.h"
 #include "out.h"
 
 static json_t *

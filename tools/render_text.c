@@ -22,6 +22,7 @@
 
 #include "audit.h"
 #include "json.h"
+#include "model.h"
 #include "num.h"
 #include "path.h"
 #include "text.h"

@@ -35,6 +35,7 @@
 #include "input.h"
 #include "out.h"
 #include "path.h"
+#include "report_read.h"
 #include "xalloc.h"
 
 #ifndef CW_PKGLIBDIR

@@ -34,6 +34,7 @@
 
 #include "audit.h"
 #include "input.h"
+#include "model.h"
 #include "path.h"
 #include "xalloc.h"
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_report.c -- libFuzzer target for the report reader of
- * cuwarden-audit (tools/reportread.c, report_read_file), as tools/main.c
+ * cuwarden-audit (tools/report_*.c, report_read_file), as tools/main.c
  * uses it for `cuwarden-audit report FILE...`.
  *
  * The input is written to a memfd and read through /proc/self/fd/N, so
@@ -15,11 +15,11 @@
  *     merging the reports of two identical processes must;
  *   - model_sort, model_totals and fingerprint_symbolic run on whatever
  *     was read, then model_free releases everything.
- * With CW_FUZZ_REPORT_SKIP_KNOWN=1 the inputs of the open finding
- * tests/fuzz/findings/report-merged-version-uaf*.json (a "cuwarden-audit"
- * document with a "version" other than the integer 1: read_merged reads
- * the version after freeing the document) are skipped, so that a long run
- * can look for other bugs; doc/reliability.md.
+ * With CW_FUZZ_REPORT_SKIP_KNOWN=1 the inputs of finding R1
+ * (corpus/fuzz_report/report-merged-version-uaf*.json: a "cuwarden-audit"
+ * document with a "version" other than the integer 1, whose reader read
+ * the version after freeing the document; fixed, doc/reliability.md) are
+ * skipped, so that a long run can look for other bugs.
  */
 #include "config.h"
 
@@ -31,6 +31,8 @@
 
 #include "audit.h"
 #include "json.h"
+#include "model.h"
+#include "report_read.h"
 
 #define CHECK(c) \
 	do { \

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "model.h"
 #include "xalloc.h"
 
 #define CHECK(c) \
