@@ -5,7 +5,8 @@
  * and writes the merged document (doc/audit.md).
  *
  *   main.c         options, the two commands (audit a program; `report`)
- *   run.c          finds the shim, spawns the program, collects reports
+ *   run*.c         runs the program under the shim, collects its reports
+ *                  (run_int.h)
  *   report_*.c     reads per-process reports and merged documents
  *                  (report_int.h)
  *   model.c        findings merged by fingerprint, sorted, summed
@@ -129,7 +130,8 @@ typedef struct au_process_s {
 	bool cuda_active; /* hooks active, a library report, or findings */
 	char *exe;    /* "" when absent */
 	/* How it ended: the report's exit.how ("exit" when absent) and
-	 * status, or what run.c saw reaping it; status -1 when unknown. */
+	 * status, or what run_spawn saw reaping it; status -1 when
+	 * unknown. */
 	const char *exit_how; /* static text or in doc */
 	long exit_status;
 	/* Which process this is, to read each once (report_proc.c). */
@@ -229,29 +231,5 @@ bool render_html(const au_model_t *m, const au_render_opts_t *o,
 bool render_json_write(const json_t *doc, size_t flags, const char *path);
 /* JSON array of a symbolized stack (shared by the JSON and HTML pages). */
 json_t *render_stack_json(const au_stack_t *s);
-
-/* ------------------------------------------------------------------ run.c */
-
-typedef struct au_run_opts_s {
-	const char *preload;      /* --preload, or NULL: find our own */
-	const char *keep_reports; /* --keep-reports DIR or NULL */
-	char **env;               /* "NAME=value" to set in the program */
-	size_t nenv;
-	bool wait_descendants;
-} au_run_opts_t;
-
-/* Finds the shim of this installation or build tree.  Returns a newly
- * allocated absolute path, or NULL (with the places looked at in err). */
-char *run_find_shim(char *err, size_t errsize);
-/* Runs argv under the shim, waits for it and every process it started,
- * reads every report into m.  Returns the tool's exit status on failure
- * (125, 126, 127, or 128+n when the program died of signal n leaving no
- * report), 0 on success; m->exit_status is the program's. */
-int run_program(const au_run_opts_t *o, char **argv, au_model_t *m);
-/* The regular files of dir whose names do not start with '.' (the shim's
- * files still being written), sorted by name; any other entry is warned
- * about ("DIR/x: is a directory, not read"). */
-size_t run_list_files(const char *dir, char ***out);
-void run_free_list(char **v, size_t n);
 
 #endif /* CUWARDEN_TOOLS_AUDIT_H */

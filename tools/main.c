@@ -29,6 +29,7 @@
 #include "num.h"
 #include "out.h"
 #include "report_read.h"
+#include "run.h"
 #include "text.h"
 #include "xalloc.h"
 
