@@ -1,19 +1,21 @@
 /*
- * audit.h -- cuwarden-audit's own nouns and the contracts between its
- * files.  The tool is a separate program: it never links libcuwarden, it
- * reads the per-process reports the shim writes (doc/report-schema.md)
- * and writes the merged document (doc/audit.md).
+ * audit.h -- cuwarden-audit's own nouns: the findings, processes and the
+ * model every file shares, the tool's exit statuses and limits.  The tool
+ * is a separate program: it never links libcuwarden, it reads the
+ * per-process reports the shim writes (doc/report-schema.md) and writes
+ * the merged document (doc/audit.md).  Each module's contract is its own
+ * header, named after it:
  *
  *   main.c         options, the two commands (audit a program; `report`)
  *   run*.c         runs the program under the shim, collects its reports
- *                  (run_int.h)
+ *                  (run.h; run_int.h lists the files)
  *   report_*.c     reads per-process reports and merged documents
- *                  (report_int.h)
+ *                  (report_read.h; report_int.h lists the files)
  *   model.c        findings merged by fingerprint, sorted, summed
  *   symbolize.c    (module, build-id, offset) -> function, file:line
  *   suppress.c     suppression rules (file and built-in), --gen-suppressions
  *   baseline.c     fingerprints and --baseline
- *   render_*.c     text, JSON, SARIF, HTML
+ *   render_*.c     text, JSON, SARIF, HTML (render.h)
  *   xalloc.c       allocation that never fails
  *   diag.c         the tool's error and warning lines
  *   text.c         UTF-8 sequences, escaped text lines
@@ -32,8 +34,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -160,76 +160,5 @@ typedef struct au_model_s {
 	size_t seq;       /* findings created so far */
 	struct au_index_s *index; /* fingerprint -> finding (model.c) */
 } au_model_t;
-
-/* ----------------------------------------------------------- symbolize.c */
-
-/* Fills every frame of every finding.  Never fails: a frame that cannot
- * be symbolized keeps module + offset and a note. */
-void symbolize_model(au_model_t *m);
-void symbolize_frame(au_frame_t *f);
-void symbolize_done(void);
-
-/* ------------------------------------------------------------ suppress.c */
-
-typedef struct au_supp_s au_supp_t; /* the rule set */
-
-au_supp_t *supp_new(void);
-void supp_add_builtin(au_supp_t *s);
-/* Reads FILE.  Returns true on error (message in err: "file:line: ..."). */
-bool supp_load(au_supp_t *s, const char *path, char *err, size_t errsize);
-/* Marks matching findings suppressed (f->suppressed_by = the rule). */
-void supp_apply(au_supp_t *s, au_model_t *m);
-/* Used-rule table: calls fn for each rule that matched something. */
-void supp_foreach_used(const au_supp_t *s,
-    void (*fn)(const char *rule, const char *origin, uint64_t count,
-	uint64_t bytes, void *arg), void *arg);
-void supp_free(au_supp_t *s);
-/* Writes ready-to-paste suppression lines for every reported finding. */
-void supp_generate(const au_model_t *m, FILE *out);
-/* The built-in rules, one "rule  # why" per line (for --help and docs). */
-void supp_print_builtin(FILE *out);
-/* Does frame pattern `pat` match frame f (function, module base name or
- * path, source file base name or path)? */
-bool supp_frame_matches(const char *pat, const au_frame_t *f);
-
-/* ------------------------------------------------------------ baseline.c */
-
-/* The fingerprint of a finding, from kind/type, api and the first
- * AU_FINGERPRINT_FRAMES frames (module base name, build-id, offset). */
-void fingerprint_compute(au_finding_t *f);
-/* The symbolic fingerprint of every finding (after symbolization): kind or
- * type, api and the first AU_FINGERPRINT_FRAMES frames as (module base
- * name, function) -- (module, offset) for a frame without a function --
- * so it survives a rebuild that moves code. */
-void fingerprint_symbolic(au_model_t *m);
-typedef struct au_baseline_s au_baseline_t;
-/* Reads a saved --json document.  Returns NULL on error (message in err). */
-au_baseline_t *baseline_load(const char *path, char *err, size_t errsize);
-void baseline_apply(const au_baseline_t *b, au_model_t *m);
-void baseline_free(au_baseline_t *b);
-
-/* --------------------------------------------------------------- render */
-
-typedef struct au_render_opts_s {
-	const au_supp_t *supp;    /* for the used-rule table; may be NULL */
-	const char *baseline;     /* --baseline path or NULL */
-	int stack_limit;          /* frames printed per stack in text, 0 all */
-} au_render_opts_t;
-
-void render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out);
-/* The merged document.  Caller owns the result. */
-json_t *render_json_doc(const au_model_t *m, const au_render_opts_t *o);
-/* Each returns true on error (message printed). */
-bool render_json(const au_model_t *m, const au_render_opts_t *o,
-    const char *path);
-bool render_sarif(const au_model_t *m, const au_render_opts_t *o,
-    const char *path);
-bool render_html(const au_model_t *m, const au_render_opts_t *o,
-    const char *path);
-/* Writes doc to path through out_open.  Returns true on error (message
- * printed). */
-bool render_json_write(const json_t *doc, size_t flags, const char *path);
-/* JSON array of a symbolized stack (shared by the JSON and HTML pages). */
-json_t *render_stack_json(const au_stack_t *s);
 
 #endif /* CUWARDEN_TOOLS_AUDIT_H */

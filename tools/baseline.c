@@ -18,10 +18,12 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audit.h"
+#include "baseline.h"
 #include "input.h"
 #include "json.h"
 #include "path.h"

@@ -17,19 +17,24 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "baseline.h"
 #include "diag.h"
 #include "json.h"
 #include "model.h"
 #include "num.h"
 #include "out.h"
+#include "render.h"
 #include "report_read.h"
 #include "run.h"
+#include "suppress.h"
+#include "symbolize.h"
 #include "text.h"
 #include "xalloc.h"
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "baseline.h"
 #include "json.h"
 #include "model.h"
 #include "num.h"

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "audit.h"
@@ -20,6 +21,8 @@
 #include "json.h"
 #include "model.h"
 #include "out.h"
+#include "render.h"
+#include "suppress.h"
 
 static json_t *
 str_or_null(const char *s)

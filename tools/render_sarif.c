@@ -31,6 +31,7 @@
 #include "kinds.h"
 #include "num.h"
 #include "path.h"
+#include "render.h"
 #include "xalloc.h"
 
 #define SARIF_MAX_RESULTS 25000 /* GitHub code scanning's limit */

@@ -25,6 +25,8 @@
 #include "model.h"
 #include "num.h"
 #include "path.h"
+#include "render.h"
+#include "suppress.h"
 #include "text.h"
 #include "xalloc.h"
 

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "input.h"
 #include "num.h"
 #include "path.h"
+#include "suppress.h"
 #include "text.h"
 #include "xalloc.h"
 

@@ -30,12 +30,14 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "input.h"
 #include "model.h"
 #include "path.h"
+#include "symbolize.h"
 #include "xalloc.h"
 
 typedef struct syment_s {

@@ -147,13 +147,18 @@ if $need_tools; then
 	done
 fi
 
+# A tool target's headers are the tool's: tools/ is searched before lib/,
+# which may hold headers of the same names.
 for t in $targets; do
 	case $t in
-	fuzz_options|fuzz_api) objs=$libobjs libs=$LIB_LIBS extra="$LIBUNWIND_CFLAGS" ;;
-	*) objs=$toolobjs libs=$JANSSON_LIBS extra="-I$src/tools $JANSSON_CFLAGS" ;;
+	fuzz_options|fuzz_api)
+		objs=$libobjs libs=$LIB_LIBS first= extra="$LIBUNWIND_CFLAGS" ;;
+	*)
+		objs=$toolobjs libs=$JANSSON_LIBS first="-I$src/tools"
+		extra="$JANSSON_CFLAGS" ;;
 	esac
 	echo "  LD  $t"
 	# shellcheck disable=SC2086
-	$CC $CFLAGS_FUZZ $CPPFLAGS_FUZZ $extra -fsanitize=fuzzer \
+	$CC $CFLAGS_FUZZ $first $CPPFLAGS_FUZZ $extra -fsanitize=fuzzer \
 	    "$here/$t.c" $objs $libs -o "$out/$t"
 done

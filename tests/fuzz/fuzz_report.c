@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "baseline.h"
 #include "json.h"
 #include "model.h"
 #include "report_read.h"
