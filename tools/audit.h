@@ -24,6 +24,7 @@
  *   path.c         base names, paths under the current directory, kinds
  *   input.c        the only way files are read (input_open)
  *   out.c          the only way files are written (out_open)
+ *   fnv.h          FNV-1a, the one string hash (fingerprints, processes)
  *
  * Words: a *finding* is a leak group or a violation group (identical
  * fingerprint); a *process* is one report file.

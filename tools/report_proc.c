@@ -16,12 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv.h"
 #include "json.h"
 #include "report_int.h"
 #include "xalloc.h"
-
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-#define FNV_PRIME 0x100000001b3ULL
 
 uint64_t
 report_proc_key(const json_t *o, long pid)
@@ -29,8 +27,7 @@ report_proc_key(const json_t *o, long pid)
 	static const char *const keys[] = { "command", "exe", "mode", "time",
 		"coverage", "summary" };
 	json_t *k = json_object();
-	uint64_t h = FNV_OFFSET;
-	const unsigned char *p;
+	uint64_t h;
 	size_t i;
 	char *s;
 
@@ -48,10 +45,7 @@ report_proc_key(const json_t *o, long pid)
 	}
 	s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(k);
-	for (p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		h ^= *p;
-		h *= FNV_PRIME;
-	}
+	h = fnv_str(FNV_OFFSET, s ? s : "");
 	free(s);
 	return h;
 }
