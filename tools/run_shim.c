@@ -108,6 +108,11 @@ run_shim_path(const au_run_opts_t *o)
 			return NULL;
 		}
 		shim = realpath(o->preload, NULL);
+		if (shim == NULL) {
+			au_error("--preload %s: %s", o->preload,
+			    strerror(errno));
+			return NULL;
+		}
 	} else {
 		shim = find_shim(err, sizeof(err));
 		if (shim == NULL) {
