@@ -80,6 +80,24 @@ read_merged_extras(report_rd_t *r, const json_t *o, const char *w,
 	return false;
 }
 
+/* A finding of one device and size, its strings copied. */
+static au_finding_t *
+new_finding(au_class_t cls, const char *type, const char *kind,
+    const char *api, const char *owner, long long dev, uint64_t size)
+{
+	au_finding_t *f = xcalloc(1, sizeof(*f));
+
+	f->cls = cls;
+	f->type = xstrdup(type);
+	f->kind = xstrdup(kind);
+	f->api = xstrdup(api);
+	f->owner = xstrdup(owner);
+	f->device = (int)dev;
+	finding_add_device(f, (int)dev);
+	f->size = f->min_size = f->max_size = size;
+	return f;
+}
+
 /* Where f was seen: the process of a per-process report, or what a merged
  * document says.  Returns true on error. */
 static bool
@@ -123,15 +141,7 @@ report_read_leak(report_rd_t *r, au_model_t *m, const json_t *o,
 	addrs = json_object_get(o, "addresses");
 	if (addrs != NULL && !json_is_array(addrs))
 		return report_fail(r, "%s.addresses: expected an array", w);
-	f = xcalloc(1, sizeof(*f));
-	f->cls = AU_LEAK;
-	f->type = xstrdup(kind);
-	f->kind = xstrdup(kind);
-	f->api = xstrdup(api);
-	f->owner = xstrdup(owner);
-	f->device = (int)dev;
-	finding_add_device(f, (int)dev);
-	f->size = f->min_size = f->max_size = size;
+	f = new_finding(AU_LEAK, kind, kind, api, owner, dev, size);
 	f->count = count;
 	f->bytes = bytes;
 	for (i = 0; i < json_array_size(addrs); i++) {
@@ -179,16 +189,8 @@ report_read_violation(report_rd_t *r, au_model_t *m, const json_t *o,
 	    report_get_uint(r, o, w, "size", false, 0, &size) ||
 	    report_get_int(r, o, w, "device", -1, &dev))
 		return true;
-	f = xcalloc(1, sizeof(*f));
-	f->cls = AU_VIOLATION;
-	f->type = xstrdup(type);
-	f->kind = xstrdup(kind);
-	f->api = xstrdup(api);
-	f->owner = xstrdup(owner);
+	f = new_finding(AU_VIOLATION, type, kind, api, owner, dev, size);
 	f->cuda_error = cerr[0] ? xstrdup(cerr) : NULL;
-	f->device = (int)dev;
-	finding_add_device(f, (int)dev);
-	f->size = f->min_size = f->max_size = size;
 	f->count = 1;
 	if (addr[0])
 		finding_add_address(f, addr);
