@@ -33,7 +33,5 @@ bool render_html(const au_model_t *m, const au_render_opts_t *o,
 /* Writes doc to path through out_open.  Returns true on error (message
  * printed). */
 bool render_json_write(const json_t *doc, size_t flags, const char *path);
-/* JSON array of a symbolized stack (shared by the JSON and HTML pages). */
-json_t *render_stack_json(const au_stack_t *s);
 
 #endif /* CUWARDEN_TOOLS_RENDER_H */

@@ -244,7 +244,9 @@ match(const char *pat, const char *s)
 	return s != NULL && *s != '\0' && fnmatch(pat, s, 0) == 0;
 }
 
-bool
+/* Does frame pattern `pat` match frame f (function, module base name or
+ * path, source file base name or path)? */
+static bool
 supp_frame_matches(const char *pat, const au_frame_t *f)
 {
 	size_t i;

@@ -29,8 +29,5 @@ void supp_free(au_supp_t *s);
 void supp_generate(const au_model_t *m, FILE *out);
 /* The built-in rules, one "rule  # why" per line (for --help and docs). */
 void supp_print_builtin(FILE *out);
-/* Does frame pattern `pat` match frame f (function, module base name or
- * path, source file base name or path)? */
-bool supp_frame_matches(const char *pat, const au_frame_t *f);
 
 #endif /* CUWARDEN_TOOLS_SUPPRESS_H */

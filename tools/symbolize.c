@@ -500,7 +500,7 @@ resolve(symmod_t *sm, au_frame_t *f)
 	}
 }
 
-void
+static void
 symbolize_frame(au_frame_t *f)
 {
 	symmod_t *sm;

@@ -10,7 +10,6 @@
 /* Fills every frame of every finding.  Never fails: a frame that cannot
  * be symbolized keeps module + offset and a note. */
 void symbolize_model(au_model_t *m);
-void symbolize_frame(au_frame_t *f);
 void symbolize_done(void);
 
 #endif /* CUWARDEN_TOOLS_SYMBOLIZE_H */
