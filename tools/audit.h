@@ -110,7 +110,7 @@ typedef struct au_finding_s {
 	char fingerprint[17];
 	uint64_t fp;            /* the fingerprint as a number */
 	char sym_fingerprint[17]; /* symbolic: after symbolize_model() */
-	/* Set by suppress_apply()/baseline_apply(): NULL when reported. */
+	/* Set by supp_apply()/baseline_apply(): NULL when reported. */
 	const char *suppressed_by;
 	bool in_baseline;
 } au_finding_t;
