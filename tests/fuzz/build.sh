@@ -152,7 +152,7 @@ fi
 for t in $targets; do
 	case $t in
 	fuzz_options|fuzz_api)
-		objs=$libobjs libs=$LIB_LIBS first= extra="$LIBUNWIND_CFLAGS" ;;
+		objs=$libobjs libs=$LIB_LIBS first='' extra="$LIBUNWIND_CFLAGS" ;;
 	*)
 		objs=$toolobjs libs=$JANSSON_LIBS first="-I$src/tools"
 		extra="$JANSSON_CFLAGS" ;;
