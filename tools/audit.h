@@ -9,8 +9,8 @@
  *   main.c         options, the two commands (audit a program; `report`)
  *   run*.c         runs the program under the shim, collects its reports
  *                  (run.h; run_int.h lists the files)
- *   report_*.c     reads per-process reports and merged documents
- *                  (report_read.h; report_int.h lists the files)
+ *   ingest*.c      reads per-process reports and merged documents
+ *                  (ingest.h; ingest_int.h lists the files)
  *   model.c        findings merged by fingerprint, sorted, summed
  *   symbolize.c    (module, build-id, offset) -> function, file:line
  *   suppress.c     suppression rules (file and built-in), --gen-suppressions
@@ -135,7 +135,7 @@ typedef struct au_process_s {
 	 * unknown. */
 	const char *exit_how; /* static text or in doc */
 	long exit_status;
-	/* Which process this is, to read each once (report_proc.c). */
+	/* Which process this is, to read each once (ingest_proc.c). */
 	uint64_t key;   /* hash of pid, ppid, command, exe, mode, time, ... */
 	unsigned group; /* the input it came from (au_model_t.group) */
 	dev_t dev;      /* the report file; 0, 0 inside a merged document */

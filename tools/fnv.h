@@ -1,7 +1,7 @@
 /*
  * fnv.h -- FNV-1a (64 bits), the tool's one string hash: the
  * fingerprints of findings (baseline.c) and the identities of processes
- * (report_proc.c).  Fingerprints are stored (a --json document, read back
+ * (ingest_proc.c).  Fingerprints are stored (a --json document, read back
  * by --baseline): the hash never changes.
  */
 #ifndef CUWARDEN_TOOLS_FNV_H

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "diag.h"
-#include "report_read.h"
+#include "ingest.h"
 #include "run_int.h"
 #include "xalloc.h"
 
@@ -119,7 +119,7 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		run_keep_reports(keep_fd, o->keep_reports, files, n);
 	/* (the originals are removed with the directory below) */
 	for (i = 0; i < n; i++) {
-		if (report_read_file(m, files[i], err, sizeof(err))) {
+		if (ingest_file(m, files[i], err, sizeof(err))) {
 			au_error("unreadable report: %s", err);
 			if (o->keep_reports == NULL)
 				au_error("(run with --keep-reports DIR to keep "

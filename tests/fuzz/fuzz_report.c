@@ -1,6 +1,6 @@
 /*
  * fuzz_report.c -- libFuzzer target for the report reader of
- * cuwarden-audit (tools/report_*.c, report_read_file), as tools/main.c
+ * cuwarden-audit (tools/ingest*.c, ingest_file), as tools/main.c
  * uses it for `cuwarden-audit report FILE...`.
  *
  * The input is written to a memfd and read through /proc/self/fd/N, so
@@ -31,9 +31,9 @@
 
 #include "audit.h"
 #include "baseline.h"
+#include "ingest.h"
 #include "json.h"
 #include "model.h"
-#include "report_read.h"
 
 #define CHECK(c) \
 	do { \
@@ -116,7 +116,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&m, 0, sizeof(m));
 	write_input(data, size);
 	err[0] = '\0';
-	if (report_read_file(&m, path, err, sizeof(err))) {
+	if (ingest_file(&m, path, err, sizeof(err))) {
 		check_error(err);
 		goto out;
 	}
@@ -126,7 +126,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    62) && t1.violations < (1ULL << 62) && t1.leaked_bytes < (1ULL <<
 	    62)) {
 		err[0] = '\0';
-		CHECK(!report_read_file(&m, path, err, sizeof(err)));
+		CHECK(!ingest_file(&m, path, err, sizeof(err)));
 		model_totals(&m, &t2);
 		CHECK(m.nleaks + m.nviols == groups);
 		CHECK(t2.leaked_allocations == 2 * t1.leaked_allocations);

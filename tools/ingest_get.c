@@ -1,16 +1,16 @@
 /*
- * report_get.c -- the report reader's checked member access and its
- * error message (report_int.h).
+ * ingest_get.c -- the report reader's checked member access and its
+ * error message (ingest_int.h).
  */
 #include "config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "report_int.h"
+#include "ingest_int.h"
 
 bool
-report_fail(report_rd_t *r, const char *fmt, ...)
+ingest_fail(ingest_rd_t *r, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -25,47 +25,47 @@ report_fail(report_rd_t *r, const char *fmt, ...)
 }
 
 bool
-report_get_str(report_rd_t *r, const json_t *o, const char *where,
+ingest_get_str(ingest_rd_t *r, const json_t *o, const char *where,
     const char *key, const char *dflt, const char **out)
 {
 	const json_t *v = json_object_get(o, key);
 
 	if (v == NULL || (json_is_null(v) && dflt != NULL)) {
 		if (dflt == NULL)
-			return report_fail(r, "%s: the member \"%s\" is "
+			return ingest_fail(r, "%s: the member \"%s\" is "
 			    "missing", where, key);
 		*out = dflt;
 		return false;
 	}
 	if (!json_is_string(v))
-		return report_fail(r, "%s.%s: expected a string", where,
+		return ingest_fail(r, "%s.%s: expected a string", where,
 		    key);
 	*out = json_string_value(v);
 	return false;
 }
 
 bool
-report_get_uint(report_rd_t *r, const json_t *o, const char *where,
+ingest_get_uint(ingest_rd_t *r, const json_t *o, const char *where,
     const char *key, bool required, uint64_t dflt, uint64_t *out)
 {
 	const json_t *v = json_object_get(o, key);
 
 	if (v == NULL) {
 		if (required)
-			return report_fail(r, "%s: the member \"%s\" is "
+			return ingest_fail(r, "%s: the member \"%s\" is "
 			    "missing", where, key);
 		*out = dflt;
 		return false;
 	}
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return report_fail(r, "%s.%s: expected a non-negative "
+		return ingest_fail(r, "%s.%s: expected a non-negative "
 		    "integer", where, key);
 	*out = (uint64_t)json_integer_value(v);
 	return false;
 }
 
 bool
-report_get_int(report_rd_t *r, const json_t *o, const char *where,
+ingest_get_int(ingest_rd_t *r, const json_t *o, const char *where,
     const char *key, long long dflt, long long *out)
 {
 	const json_t *v = json_object_get(o, key);
@@ -75,7 +75,7 @@ report_get_int(report_rd_t *r, const json_t *o, const char *where,
 		return false;
 	}
 	if (!json_is_integer(v))
-		return report_fail(r, "%s.%s: expected an integer", where,
+		return ingest_fail(r, "%s.%s: expected an integer", where,
 		    key);
 	*out = (long long)json_integer_value(v);
 	return false;

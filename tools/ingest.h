@@ -1,12 +1,12 @@
 /*
- * report_read.h -- reading reports into the model: the per-process
+ * ingest.h -- reports read into the model (ingested): the per-process
  * reports the shim writes ("cuwarden-report" version 1,
  * doc/report-schema.md) and the merged documents of --json
- * ("cuwarden-audit" version 1, doc/audit.md).  The files are report_*.c
- * (report_int.h).
+ * ("cuwarden-audit" version 1, doc/audit.md).  The files are ingest*.c
+ * (ingest_int.h lists them).
  */
-#ifndef CUWARDEN_TOOLS_REPORT_READ_H
-#define CUWARDEN_TOOLS_REPORT_READ_H
+#ifndef CUWARDEN_TOOLS_INGEST_H
+#define CUWARDEN_TOOLS_INGEST_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,7 +16,7 @@
 /* Reads one report (or merged document) and adds it to m.  On error
  * writes the message (file, line:column, what is wrong) into err and
  * returns true. */
-bool report_read_file(au_model_t *m, const char *path, char *err,
+bool ingest_file(au_model_t *m, const char *path, char *err,
     size_t errsize);
 
-#endif /* CUWARDEN_TOOLS_REPORT_READ_H */
+#endif /* CUWARDEN_TOOLS_INGEST_H */

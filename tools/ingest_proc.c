@@ -1,7 +1,7 @@
 /*
- * report_proc.c -- the processes the reports describe (report_int.h).
+ * ingest_proc.c -- the processes the reports describe (ingest_int.h).
  *
- * Each process is counted once (report_proc_seen): a process is known by
+ * Each process is counted once (ingest_proc_seen): a process is known by
  * a hash of its pid, ppid, command, exe, mode, time, coverage and summary
  * (what a merged document keeps of it; "exit" is left out: the tool may
  * complete it with the status it saw, so a merged document would not
@@ -17,12 +17,12 @@
 #include <string.h>
 
 #include "fnv.h"
+#include "ingest_int.h"
 #include "json.h"
-#include "report_int.h"
 #include "xalloc.h"
 
 uint64_t
-report_proc_key(const json_t *o, long pid)
+ingest_proc_key(const json_t *o, long pid)
 {
 	static const char *const keys[] = { "command", "exe", "mode", "time",
 		"coverage", "summary" };
@@ -57,7 +57,7 @@ report_proc_key(const json_t *o, long pid)
  * reads one file twice into one group and wants both counted, as pid
  * reuse must be). */
 const au_process_t *
-report_proc_seen(const au_model_t *m, uint64_t key, unsigned g, dev_t dev,
+ingest_proc_seen(const au_model_t *m, uint64_t key, unsigned g, dev_t dev,
     ino_t ino)
 {
 	size_t i, j, in_g = 0;
@@ -115,7 +115,7 @@ proc_set_exit(au_process_t *p, const json_t *ex)
 }
 
 au_process_t *
-report_proc_add(au_model_t *m, const json_t *o, const char *path, long pid,
+ingest_proc_add(au_model_t *m, const json_t *o, const char *path, long pid,
     uint64_t key, unsigned group)
 {
 	au_process_t *p;

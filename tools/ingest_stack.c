@@ -1,5 +1,5 @@
 /*
- * report_stack.c -- the stacks of a report's findings (report_int.h): a
+ * ingest_stack.c -- the stacks of a report's findings (ingest_int.h): a
  * per-process report's frames name a module by its index in "modules"
  * (-1: none) and an offset; a merged document's frames carry the module
  * path and build-id and what the symbolizer found then.
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest_int.h"
 #include "json.h"
-#include "report_int.h"
 #include "xalloc.h"
 
 static bool
@@ -50,7 +50,7 @@ static_note(const char *s)
 /* A frame of a merged document: module path, build-id, offset and what
  * the symbolizer found then. */
 static bool
-read_merged_frame(report_rd_t *r, const json_t *fr, const char *w,
+read_merged_frame(ingest_rd_t *r, const json_t *fr, const char *w,
     au_frame_t *f)
 {
 	const json_t *mod = json_object_get(fr, "module"), *inl;
@@ -59,13 +59,13 @@ read_merged_frame(report_rd_t *r, const json_t *fr, const char *w,
 	size_t k;
 
 	if (mod != NULL && !json_is_null(mod) && !json_is_string(mod))
-		return report_fail(r, "%s.module: expected a path or null",
+		return ingest_fail(r, "%s.module: expected a path or null",
 		    w);
-	if (report_get_str(r, fr, w, "build_id", "", &bid) ||
-	    report_get_str(r, fr, w, "function", "", &fn) ||
-	    report_get_str(r, fr, w, "file", "", &file) ||
-	    report_get_str(r, fr, w, "note", "", &note) ||
-	    report_get_int(r, fr, w, "line", 0, &line))
+	if (ingest_get_str(r, fr, w, "build_id", "", &bid) ||
+	    ingest_get_str(r, fr, w, "function", "", &fn) ||
+	    ingest_get_str(r, fr, w, "file", "", &file) ||
+	    ingest_get_str(r, fr, w, "note", "", &note) ||
+	    ingest_get_int(r, fr, w, "line", 0, &line))
 		return true;
 	f->module = json_is_string(mod) ? xstrdup(json_string_value(mod)) :
 	    NULL;
@@ -77,7 +77,7 @@ read_merged_frame(report_rd_t *r, const json_t *fr, const char *w,
 	f->symbolized = true;
 	inl = json_object_get(fr, "inlined");
 	if (inl != NULL && !json_is_array(inl))
-		return report_fail(r, "%s.inlined: expected an array", w);
+		return ingest_fail(r, "%s.inlined: expected an array", w);
 	if (json_array_size(inl) > 0)
 		f->inlined = xcalloc(json_array_size(inl), sizeof(*f->inlined));
 	for (k = 0; k < json_array_size(inl); k++) {
@@ -88,10 +88,10 @@ read_merged_frame(report_rd_t *r, const json_t *fr, const char *w,
 
 		snprintf(wi, sizeof(wi), "%s.inlined[%zu]", w, k);
 		if (!json_is_object(in))
-			return report_fail(r, "%s: expected an object", wi);
-		if (report_get_str(r, in, wi, "function", "", &ifn) ||
-		    report_get_str(r, in, wi, "file", "", &ifile) ||
-		    report_get_int(r, in, wi, "line", 0, &iline))
+			return ingest_fail(r, "%s: expected an object", wi);
+		if (ingest_get_str(r, in, wi, "function", "", &ifn) ||
+		    ingest_get_str(r, in, wi, "file", "", &ifile) ||
+		    ingest_get_int(r, in, wi, "line", 0, &iline))
 			return true;
 		f->inlined[k].function = ifn[0] ? xstrdup(ifn) : NULL;
 		f->inlined[k].file = ifile[0] ? xstrdup(ifile) : NULL;
@@ -103,7 +103,7 @@ read_merged_frame(report_rd_t *r, const json_t *fr, const char *w,
 }
 
 bool
-report_read_stack(report_rd_t *r, const json_t *o, const char *where,
+ingest_stack(ingest_rd_t *r, const json_t *o, const char *where,
     const char *key, au_stack_t *out)
 {
 	const json_t *a = json_object_get(o, key);
@@ -114,7 +114,7 @@ report_read_stack(report_rd_t *r, const json_t *o, const char *where,
 	if (a == NULL || json_is_null(a))
 		return false;
 	if (!json_is_array(a))
-		return report_fail(r, "%s.%s: expected an array of frames",
+		return ingest_fail(r, "%s.%s: expected an array of frames",
 		    where, key);
 	out->frames = xcalloc(json_array_size(a) + 1, sizeof(au_frame_t));
 	for (i = 0; i < json_array_size(a); i++) {
@@ -126,30 +126,30 @@ report_read_stack(report_rd_t *r, const json_t *o, const char *where,
 
 		snprintf(w, sizeof(w), "%s.%s[%zu]", where, key, i);
 		if (!json_is_object(fr))
-			return report_fail(r, "%s: expected an object", w);
+			return ingest_fail(r, "%s: expected an object", w);
 		if (r->merged) {
-			if (report_get_str(r, fr, w, "offset", NULL, &off))
+			if (ingest_get_str(r, fr, w, "offset", NULL, &off))
 				return true;
 			if (parse_hex(off, &f->offset))
-				return report_fail(r, "%s.offset: \"%s\" is "
+				return ingest_fail(r, "%s.offset: \"%s\" is "
 				    "not a hex number \"0x...\"", w, off);
 			out->n++; /* owned now, freed on error too */
 			if (read_merged_frame(r, fr, w, f))
 				return true;
 			continue;
 		}
-		if (report_get_int(r, fr, w, "module", -1, &mod) ||
-		    report_get_str(r, fr, w, "offset", NULL, &off))
+		if (ingest_get_int(r, fr, w, "module", -1, &mod) ||
+		    ingest_get_str(r, fr, w, "offset", NULL, &off))
 			return true;
 		if (parse_hex(off, &f->offset))
-			return report_fail(r, "%s.offset: \"%s\" is not a "
+			return ingest_fail(r, "%s.offset: \"%s\" is not a "
 			    "hex number \"0x...\"", w, off);
 		if (mod >= 0) {
 			const json_t *mo;
 			const char *path, *bid;
 
 			if ((size_t)mod >= nmod)
-				return report_fail(r, "%s.module: index %lld "
+				return ingest_fail(r, "%s.module: index %lld "
 				    "out of range (%zu modules)", w, mod,
 				    nmod);
 			mo = json_array_get(r->modules, (size_t)mod);
@@ -160,7 +160,7 @@ report_read_stack(report_rd_t *r, const json_t *o, const char *where,
 			f->module = xstrdup(path);
 			f->build_id = xstrdup(bid);
 		} else if (mod != -1) {
-			return report_fail(r, "%s.module: %lld is neither a "
+			return ingest_fail(r, "%s.module: %lld is neither a "
 			    "module index nor -1", w, mod);
 		} else {
 			f->build_id = xstrdup("");

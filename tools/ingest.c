@@ -1,9 +1,9 @@
 /*
- * report_read.c -- report_read_file (report_read.h): a report file read
- * (input_read) and parsed; a merged document goes to report_merged.c; a
+ * ingest.c -- ingest_file (ingest.h): a report file read
+ * (input_read) and parsed; a merged document goes to ingest_merged.c; a
  * per-process report ("cuwarden-report" version 1, doc/report-schema.md)
  * has its header and modules checked, its process added once
- * (report_proc.c), then its leaks and violations (report_finding.c).
+ * (ingest_proc.c), then its leaks and violations (ingest_finding.c).
  */
 #include "config.h"
 
@@ -13,66 +13,66 @@
 #include <sys/stat.h>
 
 #include "diag.h"
+#include "ingest.h"
+#include "ingest_int.h"
 #include "input.h"
 #include "json.h"
-#include "report_int.h"
-#include "report_read.h"
 
 static bool
-check_header(report_rd_t *r, const json_t *doc)
+check_header(ingest_rd_t *r, const json_t *doc)
 {
 	const char *format;
 	const json_t *v;
 	const json_t *cov;
 
 	if (!json_is_object(doc))
-		return report_fail(r, "not a cuwarden report: the document "
+		return ingest_fail(r, "not a cuwarden report: the document "
 		    "is not a JSON object");
 	format = json_str(doc, "format", NULL);
 	if (format == NULL)
-		return report_fail(r, "not a cuwarden report: no \"format\" "
+		return ingest_fail(r, "not a cuwarden report: no \"format\" "
 		    "member");
 	if (strcmp(format, "cuwarden-report") != 0)
-		return report_fail(r, "not a cuwarden report: format is "
+		return ingest_fail(r, "not a cuwarden report: format is "
 		    "\"%s\", expected \"cuwarden-report\"", format);
 	v = json_object_get(doc, "version");
 	if (!json_is_integer(v))
-		return report_fail(r, "\"version\" is missing or not an "
+		return ingest_fail(r, "\"version\" is missing or not an "
 		    "integer");
 	if (json_integer_value(v) != 1)
-		return report_fail(r, "report version %lld is not supported "
+		return ingest_fail(r, "report version %lld is not supported "
 		    "(this tool reads version 1)",
 		    (long long)json_integer_value(v));
 	if (!json_is_integer(json_object_get(doc, "pid")))
-		return report_fail(r, "\"pid\" is missing or not an "
+		return ingest_fail(r, "\"pid\" is missing or not an "
 		    "integer");
 	cov = json_object_get(doc, "coverage");
 	if (!json_is_object(cov))
-		return report_fail(r, "\"coverage\" is missing or not an "
+		return ingest_fail(r, "\"coverage\" is missing or not an "
 		    "object");
 	v = json_object_get(cov, "hooks_active");
 	if (v != NULL && !json_is_boolean(v))
-		return report_fail(r, "coverage.hooks_active: expected true "
+		return ingest_fail(r, "coverage.hooks_active: expected true "
 		    "or false");
 	v = json_object_get(doc, "modules");
 	if (v != NULL && !json_is_array(v))
-		return report_fail(r, "\"modules\" is not an array");
+		return ingest_fail(r, "\"modules\" is not an array");
 	v = json_object_get(doc, "leaks");
 	if (v != NULL && !json_is_array(v))
-		return report_fail(r, "\"leaks\" is not an array");
+		return ingest_fail(r, "\"leaks\" is not an array");
 	v = json_object_get(doc, "violations");
 	if (v != NULL && !json_is_array(v))
-		return report_fail(r, "\"violations\" is not an array");
+		return ingest_fail(r, "\"violations\" is not an array");
 	return false;
 }
 
 bool
-report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
+ingest_file(au_model_t *m, const char *path, char *err, size_t errsize)
 {
 	json_error_t jerr;
 	json_t *doc, *a;
 	au_process_t *p;
-	report_rd_t r = { path, err, errsize, NULL, NULL, false };
+	ingest_rd_t r = { path, err, errsize, NULL, NULL, false };
 	const au_process_t *seen;
 	size_t i, nmod, len, first;
 	struct stat st;
@@ -107,7 +107,7 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	free(buf);
 	if (json_is_object(doc) && strcmp(json_str(doc, "format", ""),
 	    "cuwarden-audit") == 0)
-		return report_read_merged(m, &r, doc);
+		return ingest_merged(m, &r, doc);
 	if (check_header(&r, doc)) {
 		json_decref(doc);
 		return true;
@@ -121,26 +121,26 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 
 		snprintf(w, sizeof(w), "modules[%zu]", i);
 		if (!json_is_object(mo)) {
-			report_fail(&r, "%s: expected an object", w);
+			ingest_fail(&r, "%s: expected an object", w);
 			json_decref(doc);
 			return true;
 		}
-		if (report_get_str(&r, mo, w, "path", NULL, &s) ||
-		    report_get_str(&r, mo, w, "build_id", "", &s)) {
+		if (ingest_get_str(&r, mo, w, "path", NULL, &s) ||
+		    ingest_get_str(&r, mo, w, "build_id", "", &s)) {
 			json_decref(doc);
 			return true;
 		}
 	}
 	pid = (long)json_integer_value(json_object_get(doc, "pid"));
-	key = report_proc_key(doc, pid);
-	seen = report_proc_seen(m, key, m->group, st.st_dev, st.st_ino);
+	key = ingest_proc_key(doc, pid);
+	seen = ingest_proc_seen(m, key, m->group, st.st_dev, st.st_ino);
 	if (seen != NULL) {
 		au_warn("%s: the same report as %s, read already: counted once",
 		    path, seen->path);
 		json_decref(doc);
 		return false;
 	}
-	p = report_proc_add(m, doc, path, pid, key, m->group);
+	p = ingest_proc_add(m, doc, path, pid, key, m->group);
 	p->doc = doc;
 	p->dev = st.st_dev;
 	p->ino = st.st_ino;
@@ -148,11 +148,11 @@ report_read_file(au_model_t *m, const char *path, char *err, size_t errsize)
 
 	a = json_object_get(doc, "leaks");
 	for (i = 0; i < json_array_size(a); i++)
-		if (report_read_leak(&r, m, json_array_get(a, i), i))
+		if (ingest_leak(&r, m, json_array_get(a, i), i))
 			return true;
 	a = json_object_get(doc, "violations");
 	for (i = 0; i < json_array_size(a); i++)
-		if (report_read_violation(&r, m, json_array_get(a, i), i))
+		if (ingest_violation(&r, m, json_array_get(a, i), i))
 			return true;
 	return false;
 }

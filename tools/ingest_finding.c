@@ -1,5 +1,5 @@
 /*
- * report_finding.c -- a report's leaks and violations (report_int.h):
+ * ingest_finding.c -- a report's leaks and violations (ingest_int.h):
  * each checked, made a finding (one process's, or a merged document's
  * group with every pid and device) and added to the model.
  */
@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest_int.h"
 #include "model.h"
 #include "num.h"
-#include "report_int.h"
 #include "xalloc.h"
 
 /* What a merged document adds to a finding: every pid and device, the
  * size range, the count of a violation group. */
 static bool
-read_merged_extras(report_rd_t *r, const json_t *o, const char *w,
+read_merged_extras(ingest_rd_t *r, const json_t *o, const char *w,
     au_finding_t *f)
 {
 	const json_t *pids = json_object_get(o, "pids");
@@ -28,25 +28,25 @@ read_merged_extras(report_rd_t *r, const json_t *o, const char *w,
 	size_t i;
 
 	if (!json_is_array(pids) || json_array_size(pids) == 0)
-		return report_fail(r, "%s.pids: expected a non-empty array",
+		return ingest_fail(r, "%s.pids: expected a non-empty array",
 		    w);
 	for (i = 0; i < json_array_size(pids); i++) {
 		if (!json_is_integer(json_array_get(pids, i)))
-			return report_fail(r, "%s.pids[%zu]: expected an "
+			return ingest_fail(r, "%s.pids[%zu]: expected an "
 			    "integer", w, i);
 		finding_add_pid(f, (long)json_integer_value(
 		    json_array_get(pids, i)));
 	}
 	if (devs != NULL && !json_is_array(devs))
-		return report_fail(r, "%s.devices: expected an array", w);
+		return ingest_fail(r, "%s.devices: expected an array", w);
 	for (i = 0; i < json_array_size(devs); i++)
 		if (json_is_integer(json_array_get(devs, i)))
 			finding_add_device(f, (int)json_integer_value(
 			    json_array_get(devs, i)));
-	if (report_get_uint(r, o, w, "min_size", false, f->min_size, &v))
+	if (ingest_get_uint(r, o, w, "min_size", false, f->min_size, &v))
 		return true;
 	f->min_size = v;
-	if (report_get_uint(r, o, w, "max_size", false, f->max_size, &v))
+	if (ingest_get_uint(r, o, w, "max_size", false, f->max_size, &v))
 		return true;
 	f->max_size = v;
 	/* Sums the writer could not hold: lower bounds, saturated again. */
@@ -62,7 +62,7 @@ read_merged_extras(report_rd_t *r, const json_t *o, const char *w,
 	if (f->cls == AU_VIOLATION) {
 		const json_t *addrs = json_object_get(o, "addresses");
 
-		if (report_get_uint(r, o, w, "count", false, 1, &v))
+		if (ingest_get_uint(r, o, w, "count", false, 1, &v))
 			return true;
 		if (f->count != UINT64_MAX)
 			f->count = v > 0 ? v : 1;
@@ -101,7 +101,7 @@ new_finding(au_class_t cls, const char *type, const char *kind,
 /* Where f was seen: the process of a per-process report, or what a merged
  * document says.  Returns true on error. */
 static bool
-read_origin(report_rd_t *r, const json_t *o, const char *w, au_finding_t *f)
+read_origin(ingest_rd_t *r, const json_t *o, const char *w, au_finding_t *f)
 {
 	if (r->merged)
 		return read_merged_extras(r, o, w, f);
@@ -110,7 +110,7 @@ read_origin(report_rd_t *r, const json_t *o, const char *w, au_finding_t *f)
 }
 
 bool
-report_read_leak(report_rd_t *r, au_model_t *m, const json_t *o,
+ingest_leak(ingest_rd_t *r, au_model_t *m, const json_t *o,
     size_t idx)
 {
 	au_finding_t *f;
@@ -123,24 +123,24 @@ report_read_leak(report_rd_t *r, au_model_t *m, const json_t *o,
 
 	snprintf(w, sizeof(w), "leaks[%zu]", idx);
 	if (!json_is_object(o))
-		return report_fail(r, "%s: expected an object", w);
-	if (report_get_str(r, o, w, "kind", NULL, &kind) ||
-	    report_get_str(r, o, w, "api", "", &api) ||
-	    report_get_str(r, o, w, "owner", "", &owner) ||
-	    report_get_uint(r, o, w, "count", true, 0, &count) ||
-	    report_get_uint(r, o, w, "size", false, 0, &size) ||
-	    report_get_uint(r, o, w, "bytes", false, sat_mul(size, count),
+		return ingest_fail(r, "%s: expected an object", w);
+	if (ingest_get_str(r, o, w, "kind", NULL, &kind) ||
+	    ingest_get_str(r, o, w, "api", "", &api) ||
+	    ingest_get_str(r, o, w, "owner", "", &owner) ||
+	    ingest_get_uint(r, o, w, "count", true, 0, &count) ||
+	    ingest_get_uint(r, o, w, "size", false, 0, &size) ||
+	    ingest_get_uint(r, o, w, "bytes", false, sat_mul(size, count),
 	    &bytes) ||
-	    report_get_int(r, o, w, "device", -1, &dev))
+	    ingest_get_int(r, o, w, "device", -1, &dev))
 		return true;
 	if (dev < -1 || dev > 65535)
-		return report_fail(r, "%s.device: %lld is not a device "
+		return ingest_fail(r, "%s.device: %lld is not a device "
 		    "ordinal", w, dev);
 	if (size == 0 && count > 0)
 		size = bytes / count;
 	addrs = json_object_get(o, "addresses");
 	if (addrs != NULL && !json_is_array(addrs))
-		return report_fail(r, "%s.addresses: expected an array", w);
+		return ingest_fail(r, "%s.addresses: expected an array", w);
 	f = new_finding(AU_LEAK, kind, kind, api, owner, dev, size);
 	f->count = count;
 	f->bytes = bytes;
@@ -149,7 +149,7 @@ report_read_leak(report_rd_t *r, au_model_t *m, const json_t *o,
 
 		if (!json_is_string(a)) {
 			finding_free(f);
-			return report_fail(r, "%s.addresses[%zu]: expected a "
+			return ingest_fail(r, "%s.addresses[%zu]: expected a "
 			    "string \"0x...\"", w, i);
 		}
 		finding_add_address(f, json_string_value(a));
@@ -158,7 +158,7 @@ report_read_leak(report_rd_t *r, au_model_t *m, const json_t *o,
 		finding_free(f);
 		return true;
 	}
-	if (report_read_stack(r, o, w, "stack", &f->stack)) {
+	if (ingest_stack(r, o, w, "stack", &f->stack)) {
 		finding_free(f);
 		return true;
 	}
@@ -167,7 +167,7 @@ report_read_leak(report_rd_t *r, au_model_t *m, const json_t *o,
 }
 
 bool
-report_read_violation(report_rd_t *r, au_model_t *m, const json_t *o,
+ingest_violation(ingest_rd_t *r, au_model_t *m, const json_t *o,
     size_t idx)
 {
 	au_finding_t *f;
@@ -179,15 +179,15 @@ report_read_violation(report_rd_t *r, au_model_t *m, const json_t *o,
 
 	snprintf(w, sizeof(w), "violations[%zu]", idx);
 	if (!json_is_object(o))
-		return report_fail(r, "%s: expected an object", w);
-	if (report_get_str(r, o, w, "type", NULL, &type) ||
-	    report_get_str(r, o, w, "api", "", &api) ||
-	    report_get_str(r, o, w, "address", "", &addr) ||
-	    report_get_str(r, o, w, "kind", "", &kind) ||
-	    report_get_str(r, o, w, "owner", "", &owner) ||
-	    report_get_str(r, o, w, "cuda_error", "", &cerr) ||
-	    report_get_uint(r, o, w, "size", false, 0, &size) ||
-	    report_get_int(r, o, w, "device", -1, &dev))
+		return ingest_fail(r, "%s: expected an object", w);
+	if (ingest_get_str(r, o, w, "type", NULL, &type) ||
+	    ingest_get_str(r, o, w, "api", "", &api) ||
+	    ingest_get_str(r, o, w, "address", "", &addr) ||
+	    ingest_get_str(r, o, w, "kind", "", &kind) ||
+	    ingest_get_str(r, o, w, "owner", "", &owner) ||
+	    ingest_get_str(r, o, w, "cuda_error", "", &cerr) ||
+	    ingest_get_uint(r, o, w, "size", false, 0, &size) ||
+	    ingest_get_int(r, o, w, "device", -1, &dev))
 		return true;
 	f = new_finding(AU_VIOLATION, type, kind, api, owner, dev, size);
 	f->cuda_error = cerr[0] ? xstrdup(cerr) : NULL;
@@ -198,9 +198,9 @@ report_read_violation(report_rd_t *r, au_model_t *m, const json_t *o,
 		finding_free(f);
 		return true;
 	}
-	if (report_read_stack(r, o, w, "stack", &f->stack) ||
-	    report_read_stack(r, o, w, "alloc_stack", &f->alloc_stack) ||
-	    report_read_stack(r, o, w, "free_stack", &f->free_stack)) {
+	if (ingest_stack(r, o, w, "stack", &f->stack) ||
+	    ingest_stack(r, o, w, "alloc_stack", &f->alloc_stack) ||
+	    ingest_stack(r, o, w, "free_stack", &f->free_stack)) {
 		finding_free(f);
 		return true;
 	}
