@@ -1,18 +1,30 @@
 /*
- * audit.h -- cuwarden-audit's own nouns and the contracts between its
- * files.  The tool is a separate program: it never links libcuwarden, it
- * reads the per-process reports the shim writes (doc/report-schema.md)
- * and writes the merged document (doc/audit.md).
+ * audit.h -- cuwarden-audit's own nouns: the findings, processes and the
+ * model every file shares, the tool's exit statuses and limits.  The tool
+ * is a separate program: it never links libcuwarden, it reads the
+ * per-process reports the shim writes (doc/report-schema.md) and writes
+ * the merged document (doc/audit.md).  Each module's contract is its own
+ * header, named after it:
  *
  *   main.c         options, the two commands (audit a program; `report`)
- *   run.c          finds the shim, spawns the program, collects reports
- *   reportread.c   reads per-process reports, merges findings
+ *   run*.c         runs the program under the shim, collects its reports
+ *                  (run.h; run_int.h lists the files)
+ *   ingest*.c      reads per-process reports and merged documents
+ *                  (ingest.h; ingest_int.h lists the files)
+ *   model.c        findings merged by fingerprint, sorted, summed
  *   symbolize.c    (module, build-id, offset) -> function, file:line
  *   suppress.c     suppression rules (file and built-in), --gen-suppressions
  *   baseline.c     fingerprints and --baseline
- *   render_*.c     text, JSON, SARIF, HTML
- *   util.c         allocation that never fails, strings, numbers, the
- *                  only ways files are opened (input_open, out_open)
+ *   render_*.c     text, JSON, SARIF, HTML (render.h)
+ *   xalloc.c       allocation that never fails
+ *   diag.c         the tool's error and warning lines
+ *   text.c         UTF-8 sequences, escaped text lines
+ *   json.c         jansson members with defaults, counts, UTF-8 strings
+ *   num.c          numbers parsed, summed without overflow, written
+ *   path.c         base names, paths under the current directory, kinds
+ *   input.c        the only way files are read (input_open)
+ *   out.c          the only way files are written (out_open)
+ *   fnv.h          FNV-1a, the one string hash (fingerprints, processes)
  *
  * Words: a *finding* is a leak group or a violation group (identical
  * fingerprint); a *process* is one report file.
@@ -23,8 +35,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -45,10 +55,6 @@
 #define AU_MAX_REPORT_BYTES (1ULL << 30) /* a report, a --json, a baseline */
 #define AU_MAX_SUPP_BYTES (16ULL << 20)  /* a suppressions file */
 #define AU_MAX_MODULE_BYTES (16ULL << 30) /* an ELF file to symbolize */
-
-/* The largest JSON integer (jansson's json_int_t is long long here;
- * long on configurations without it, 64 bits on every Linux we build). */
-#define AU_JSON_INT_MAX ((json_int_t)INT64_MAX)
 
 /* ------------------------------------------------------------- findings */
 
@@ -104,10 +110,17 @@ typedef struct au_finding_s {
 	char fingerprint[17];
 	uint64_t fp;            /* the fingerprint as a number */
 	char sym_fingerprint[17]; /* symbolic: after symbolize_model() */
-	/* Set by suppress_apply()/baseline_apply(): NULL when reported. */
+	/* Set by supp_apply()/baseline_apply(): NULL when reported. */
 	const char *suppressed_by;
 	bool in_baseline;
 } au_finding_t;
+
+/* Is f reported (neither suppressed nor in the baseline)? */
+static inline bool
+finding_reported(const au_finding_t *f)
+{
+	return f->suppressed_by == NULL && !f->in_baseline;
+}
 
 typedef struct au_process_s {
 	char *path;   /* the report file */
@@ -118,10 +131,11 @@ typedef struct au_process_s {
 	bool cuda_active; /* hooks active, a library report, or findings */
 	char *exe;    /* "" when absent */
 	/* How it ended: the report's exit.how ("exit" when absent) and
-	 * status, or what run.c saw reaping it; status -1 when unknown. */
+	 * status, or what run_spawn saw reaping it; status -1 when
+	 * unknown. */
 	const char *exit_how; /* static text or in doc */
 	long exit_status;
-	/* Which process this is, to read each once (reportread.c). */
+	/* Which process this is, to read each once (ingest_proc.c). */
 	uint64_t key;   /* hash of pid, ppid, command, exe, mode, time, ... */
 	unsigned group; /* the input it came from (au_model_t.group) */
 	dev_t dev;      /* the report file; 0, 0 inside a merged document */
@@ -145,225 +159,7 @@ typedef struct au_model_s {
 	unsigned group;
 	unsigned ngroups; /* groups handed out (merged documents take one) */
 	size_t seq;       /* findings created so far */
-	struct au_index_s *index; /* fingerprint -> finding (reportread.c) */
+	struct au_index_s *index; /* fingerprint -> finding (model.c) */
 } au_model_t;
-
-/* ---------------------------------------------------------- util.c */
-
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "3,145,728" into buf (at least 32 bytes). */
-const char *fmt_commas(uint64_t v, char *buf, size_t size);
-const char *base_name(const char *path);
-/* Parses a size with an optional K/M/G/T suffix (powers of 1024).
- * Returns true on error. */
-bool parse_size(const char *s, unsigned long long *out);
-/* Parses a decimal integer in [min, max].  Returns true on error. */
-bool parse_long(const char *s, long min, long max, long *out);
-/* When path names a file under the current directory, the path relative
- * to it (newly allocated); else NULL. */
-char *path_under_cwd(const char *path);
-/* Diagnostics on stderr, one line each: the message is text_escape()d. */
-void au_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void au_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A string member of o, or dflt. */
-const char *json_str(const json_t *o, const char *key, const char *dflt);
-long long json_int(const json_t *o, const char *key, long long dflt);
-
-/* Saturating sums and products: UINT64_MAX means "at least that", an
- * overflow (no report holds it: JSON integers stop at 2^63 - 1). */
-uint64_t sat_add(uint64_t a, uint64_t b);
-uint64_t sat_mul(uint64_t a, uint64_t b);
-/* "3,145,728 bytes", or "at least 18,446,744,073,709,551,615 bytes (the
- * sum overflowed)" for UINT64_MAX, into buf (96 bytes is enough). */
-const char *fmt_sum(uint64_t v, const char *unit, bool commas, char *buf,
-    size_t size);
-/* v as a JSON integer, AU_JSON_INT_MAX when larger (see
- * model_saturated()). */
-json_t *json_count(uint64_t v);
-
-/* The length (1..4) of the valid UTF-8 sequence at s, 0 if none starts
- * there. */
-size_t utf8_seq(const unsigned char *s);
-/* s as a JSON string, never NULL: bytes that are not UTF-8 become U+FFFD
- * (json_string refuses them); NULL gives JSON null. */
-json_t *json_utf8(const char *s);
-/* s for a text line (newly allocated): control characters written as
- * \n, \t, \r, \xNN, the C1 controls as \u00NN, bytes that are not UTF-8
- * as \xNN, a backslash as two; NULL gives "". */
-char *text_escape(const char *s);
-
-/* "is a directory", "is a FIFO", ... for a file that is not regular. */
-const char *file_kind(mode_t mode);
-/* Opens a regular file of at most max bytes for reading (O_NONBLOCK
- * cleared after the open).  Returns the descriptor, or -1 with the
- * message in err ("PATH: is a FIFO, not a regular file", "PATH: cannot
- * read WHAT: ..."; what may be NULL; errno EINVAL for a file that is
- * not regular, EFBIG for one too large, else open's).  *st (may be NULL)
- * gets its fstat. */
-int input_open(const char *path, uint64_t max, const char *what,
-    struct stat *st, char *err, size_t errsize);
-/* The whole file, NUL-terminated (*len bytes), via input_open.  Returns
- * NULL on error (message in err). */
-char *input_read(const char *path, uint64_t max, const char *what,
-    struct stat *st, size_t *len, char *err, size_t errsize);
-
-/* An output file being written (util.c says how it is made safe). */
-typedef struct au_out_s {
-	FILE *fp;    /* write here */
-	char *path;  /* for messages */
-	int dirfd;   /* its directory; -1 when written in place */
-	char *name;  /* its name there */
-	char *tmp;   /* the new file there, renamed over name by commit */
-} au_out_t;
-
-/* Opens path for writing.  Returns true on error (message in err). */
-bool out_open(au_out_t *o, const char *path, char *err, size_t errsize);
-/* The same for name in the directory dirfd (not taken); path is for
- * messages. */
-bool out_open_at(au_out_t *o, int dirfd, const char *name, const char *path,
-    char *err, size_t errsize);
-/* Flushes and closes, checking every error, then renames the new file
- * over the name.  Returns true on error (message in err; the new file is
- * removed and an earlier output left as it was). */
-bool out_commit(au_out_t *o, char *err, size_t errsize);
-/* Closes and removes what out_open made. */
-void out_abort(au_out_t *o);
-/* Could path be written (checked before a long run)?  Returns true when
- * not (message in err). */
-bool out_check(const char *path, char *err, size_t errsize);
-/* Do two output paths name one file (one directory, one name)? */
-bool out_same(const char *a, const char *b);
-
-/* --------------------------------------------------------- reportread.c */
-
-/* Reads one per-process report and adds it to m.  On error writes the
- * message (file, line:column, what is wrong) into err and returns true. */
-bool report_read_file(au_model_t *m, const char *path, char *err,
-    size_t errsize);
-/* Sorts leaks (bytes, largest first) and violations (first occurrence). */
-void model_sort(au_model_t *m);
-void model_free(au_model_t *m);
-void stack_free(au_stack_t *s);
-
-/* ----------------------------------------------------------- symbolize.c */
-
-/* Fills every frame of every finding.  Never fails: a frame that cannot
- * be symbolized keeps module + offset and a note. */
-void symbolize_model(au_model_t *m);
-void symbolize_frame(au_frame_t *f);
-void symbolize_done(void);
-
-/* ------------------------------------------------------------ suppress.c */
-
-typedef struct au_supp_s au_supp_t; /* the rule set */
-
-au_supp_t *supp_new(void);
-void supp_add_builtin(au_supp_t *s);
-/* Reads FILE.  Returns true on error (message in err: "file:line: ..."). */
-bool supp_load(au_supp_t *s, const char *path, char *err, size_t errsize);
-/* Marks matching findings suppressed (f->suppressed_by = the rule). */
-void supp_apply(au_supp_t *s, au_model_t *m);
-/* Used-rule table: calls fn for each rule that matched something. */
-void supp_foreach_used(const au_supp_t *s,
-    void (*fn)(const char *rule, const char *origin, uint64_t count,
-	uint64_t bytes, void *arg), void *arg);
-void supp_free(au_supp_t *s);
-/* Writes ready-to-paste suppression lines for every reported finding. */
-void supp_generate(const au_model_t *m, FILE *out);
-/* The built-in rules, one "rule  # why" per line (for --help and docs). */
-void supp_print_builtin(FILE *out);
-/* Does frame pattern `pat` match frame f (function, module base name or
- * path, source file base name or path)? */
-bool supp_frame_matches(const char *pat, const au_frame_t *f);
-
-/* ------------------------------------------------------------ baseline.c */
-
-/* The fingerprint of a finding, from kind/type, api and the first
- * AU_FINGERPRINT_FRAMES frames (module base name, build-id, offset). */
-void fingerprint_compute(au_finding_t *f);
-/* The symbolic fingerprint of every finding (after symbolization): kind or
- * type, api and the first AU_FINGERPRINT_FRAMES frames as (module base
- * name, function) -- (module, offset) for a frame without a function --
- * so it survives a rebuild that moves code. */
-void fingerprint_symbolic(au_model_t *m);
-typedef struct au_baseline_s au_baseline_t;
-/* Reads a saved --json document.  Returns NULL on error (message in err). */
-au_baseline_t *baseline_load(const char *path, char *err, size_t errsize);
-void baseline_apply(const au_baseline_t *b, au_model_t *m);
-void baseline_free(au_baseline_t *b);
-
-/* --------------------------------------------------------------- totals */
-
-/* Sums over the model, each saturating (UINT64_MAX: at least that). */
-typedef struct au_totals_s {
-	uint64_t leaked_bytes, leaked_allocations, leak_groups;
-	uint64_t violations, violation_groups;
-	uint64_t suppressed_leaks, suppressed_bytes, suppressed_leak_groups;
-	uint64_t suppressed_violations;
-	uint64_t baseline_leaks, baseline_violations; /* groups */
-	uint64_t processes, hooks_active, allocations, frees;
-	uint64_t cuda_active, library; /* processes */
-	uint64_t untracked_frees, failed_calls;
-	uint64_t errors; /* leaked_allocations + violations */
-} au_totals_t;
-
-void model_totals(const au_model_t *m, au_totals_t *t);
-static inline bool
-finding_reported(const au_finding_t *f)
-{
-	return f->suppressed_by == NULL && !f->in_baseline;
-}
-
-/* --------------------------------------------------------------- render */
-
-typedef struct au_render_opts_s {
-	const au_supp_t *supp;    /* for the used-rule table; may be NULL */
-	const char *baseline;     /* --baseline path or NULL */
-	int stack_limit;          /* frames printed per stack in text, 0 all */
-} au_render_opts_t;
-
-void render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out);
-/* The merged document.  Caller owns the result. */
-json_t *render_json_doc(const au_model_t *m, const au_render_opts_t *o);
-/* Each returns true on error (message printed). */
-bool render_json(const au_model_t *m, const au_render_opts_t *o,
-    const char *path);
-bool render_sarif(const au_model_t *m, const au_render_opts_t *o,
-    const char *path);
-bool render_html(const au_model_t *m, const au_render_opts_t *o,
-    const char *path);
-/* Writes doc to path through out_open.  Returns true on error (message
- * printed). */
-bool render_json_write(const json_t *doc, size_t flags, const char *path);
-/* JSON array of a symbolized stack (shared by the JSON and HTML pages). */
-json_t *render_stack_json(const au_stack_t *s);
-
-/* ------------------------------------------------------------------ run.c */
-
-typedef struct au_run_opts_s {
-	const char *preload;      /* --preload, or NULL: find our own */
-	const char *keep_reports; /* --keep-reports DIR or NULL */
-	char **env;               /* "NAME=value" to set in the program */
-	size_t nenv;
-	bool wait_descendants;
-} au_run_opts_t;
-
-/* Finds the shim of this installation or build tree.  Returns a newly
- * allocated absolute path, or NULL (with the places looked at in err). */
-char *run_find_shim(char *err, size_t errsize);
-/* Runs argv under the shim, waits for it and every process it started,
- * reads every report into m.  Returns the tool's exit status on failure
- * (125, 126, 127, or 128+n when the program died of signal n leaving no
- * report), 0 on success; m->exit_status is the program's. */
-int run_program(const au_run_opts_t *o, char **argv, au_model_t *m);
-/* The regular files of dir whose names do not start with '.' (the shim's
- * files still being written), sorted by name; any other entry is warned
- * about ("DIR/x: is a directory, not read"). */
-size_t run_list_files(const char *dir, char ***out);
-void run_free_list(char **v, size_t n);
 
 #endif /* CUWARDEN_TOOLS_AUDIT_H */

@@ -18,23 +18,22 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audit.h"
-
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-#define FNV_PRIME 0x100000001b3ULL
+#include "baseline.h"
+#include "fnv.h"
+#include "input.h"
+#include "json.h"
+#include "path.h"
+#include "xalloc.h"
 
 static uint64_t
 fnv(uint64_t h, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (; *p; p++) {
-		h ^= *p;
-		h *= FNV_PRIME;
-	}
+	h = fnv_str(h, s);
 	/* A separator, so ("ab","c") and ("a","bc") differ. */
 	h ^= 0xff;
 	h *= FNV_PRIME;

@@ -17,12 +17,26 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "baseline.h"
+#include "diag.h"
+#include "ingest.h"
+#include "json.h"
+#include "model.h"
+#include "num.h"
+#include "out.h"
+#include "render.h"
+#include "run.h"
+#include "suppress.h"
+#include "symbolize.h"
+#include "text.h"
+#include "xalloc.h"
 
 enum {
 	OPT_PRELOAD = 256, OPT_KEEP, OPT_JSON, OPT_SARIF, OPT_HTML, OPT_LOG,
@@ -385,7 +399,7 @@ read_reports(au_model_t *m, int argc, char **argv)
 				au_warn("%s: no report files in this "
 				    "directory", argv[i]);
 			for (j = 0; j < n && !bad; j++)
-				if (report_read_file(m, files[j], err,
+				if (ingest_file(m, files[j], err,
 				    sizeof(err))) {
 					au_error("%s", err);
 					bad = AU_EXIT_AUDIT_FAILED;
@@ -395,7 +409,7 @@ read_reports(au_model_t *m, int argc, char **argv)
 				return bad;
 			continue;
 		}
-		if (report_read_file(m, argv[i], err, sizeof(err))) {
+		if (ingest_file(m, argv[i], err, sizeof(err))) {
 			au_error("%s", err);
 			return AU_EXIT_AUDIT_FAILED;
 		}

@@ -12,10 +12,14 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audit.h"
+#include "diag.h"
+#include "out.h"
+#include "render.h"
 
 static const char page_head[] =
 "<!DOCTYPE html>\n"

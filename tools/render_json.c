@@ -13,9 +13,16 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "audit.h"
+#include "diag.h"
+#include "json.h"
+#include "model.h"
+#include "out.h"
+#include "render.h"
+#include "suppress.h"
 
 static json_t *
 str_or_null(const char *s)
@@ -53,7 +60,7 @@ frame_json(const au_frame_t *f)
 	return o;
 }
 
-json_t *
+static json_t *
 render_stack_json(const au_stack_t *s)
 {
 	json_t *a = json_array();

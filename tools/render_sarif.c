@@ -27,7 +27,12 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "json.h"
 #include "kinds.h"
+#include "num.h"
+#include "path.h"
+#include "render.h"
+#include "xalloc.h"
 
 #define SARIF_MAX_RESULTS 25000 /* GitHub code scanning's limit */
 #define SARIF_SCHEMA \

@@ -21,6 +21,14 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "json.h"
+#include "model.h"
+#include "num.h"
+#include "path.h"
+#include "render.h"
+#include "suppress.h"
+#include "text.h"
+#include "xalloc.h"
 
 /* The ring of tx()'s results: each lives until TX_RING more calls,
  * enough for the names of one fprintf. */

@@ -17,11 +17,18 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "input.h"
+#include "num.h"
+#include "path.h"
+#include "suppress.h"
+#include "text.h"
+#include "xalloc.h"
 
 typedef enum rule_e { RULE_LEAK, RULE_OWNER, RULE_VIOLATION } rule_t;
 
@@ -237,7 +244,9 @@ match(const char *pat, const char *s)
 	return s != NULL && *s != '\0' && fnmatch(pat, s, 0) == 0;
 }
 
-bool
+/* Does frame pattern `pat` match frame f (function, module base name or
+ * path, source file base name or path)? */
+static bool
 supp_frame_matches(const char *pat, const au_frame_t *f)
 {
 	size_t i;

@@ -30,9 +30,15 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "input.h"
+#include "model.h"
+#include "path.h"
+#include "symbolize.h"
+#include "xalloc.h"
 
 typedef struct syment_s {
 	GElf_Addr addr; /* dwfl address */
@@ -494,7 +500,7 @@ resolve(symmod_t *sm, au_frame_t *f)
 	}
 }
 
-void
+static void
 symbolize_frame(au_frame_t *f)
 {
 	symmod_t *sm;

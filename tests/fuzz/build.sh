@@ -6,8 +6,12 @@
 # configure results in its Makefile, and lib/libjemalloc_private.a, which
 # is made there if missing).  The library's and the tool's sources are
 # compiled again here, instrumented; nothing in BUILDDIR changes except
-# that one archive.  Targets land in OUTDIR: fuzz_options, fuzz_report,
-# fuzz_supp, fuzz_api.  CC (default clang) must support -fsanitize=fuzzer.
+# that one archive.  Which sources: the .c files of two lists of BUILDDIR's
+# Makefile, lib_libcuwarden_core_la_SOURCES (lib/*.am) and
+# TOOLS_CORE_SOURCES (tools/Makemodule.am), so that a file added there is
+# built here too (make in BUILDDIR regenerates its Makefile after such a
+# change).  Targets land in OUTDIR: fuzz_options, fuzz_report, fuzz_supp,
+# fuzz_api.  CC (default clang) must support -fsanitize=fuzzer.
 # CW_FUZZ_TARGETS limits the list ("fuzz_options fuzz_supp").
 # Exits 77 when clang is missing, 99 on a harness error, 1 when a
 # compilation fails.
@@ -34,9 +38,39 @@ if ! test -f "$build/config.h" || ! test -f "$build/Makefile"; then
 	exit 99
 fi
 
-# A configure result from BUILDDIR's Makefile ("NAME = value").
+# A variable of BUILDDIR's Makefile ("NAME = value"): a configure result
+# or a list of sources.  Automake writes a long list over several lines,
+# each but the last ending in a backslash: they are joined, and runs of
+# blanks become one space.
 mkvar() {
-	sed -n "s/^$1 = *//p" "$build/Makefile" | head -n 1
+	awk -v name="$1" '
+	!on && index($0, name " =") == 1 {
+		on = 1
+		$0 = substr($0, length(name) + 3)
+	}
+	on {
+		more = sub(/\\$/, "")
+		v = v " " $0
+		if (!more)
+			exit
+	}
+	END { print v }
+	' "$build/Makefile" | sed 's/[[:space:]][[:space:]]*/ /g; s/^ //; s/ $//'
+}
+# The .c files of a source list of the Makefile (paths from the top of the
+# source tree); exits 99 when the list is missing or names none.
+mksources() {
+	list=
+	for f in $(mkvar "$1"); do
+		case $f in
+		*.c) list="$list $f" ;;
+		esac
+	done
+	if test -z "$list"; then
+		echo "$0: no .c file in $1 of $build/Makefile" >&2
+		exit 99
+	fi
+	echo "$list"
 }
 CUDA_CPPFLAGS=$(mkvar CUDA_CPPFLAGS)
 LIBUNWIND_CFLAGS=$(mkvar LIBUNWIND_CFLAGS)
@@ -88,9 +122,11 @@ done
 
 libobjs=
 if $need_lib; then
-	for s in "$src"/lib/*.c; do
-		o="$out/obj/lib/$(basename "$s" .c).o"
-		compile "$s" "$o" -fsanitize=fuzzer-no-link $LIBUNWIND_CFLAGS
+	srcs=$(mksources lib_libcuwarden_core_la_SOURCES)
+	for f in $srcs; do
+		o="$out/obj/lib/$(basename "$f" .c).o"
+		compile "$src/$f" "$o" -fsanitize=fuzzer-no-link \
+		    $LIBUNWIND_CFLAGS
 		libobjs="$libobjs $o"
 	done
 	jem="$build/lib/libjemalloc_private.a"
@@ -102,21 +138,27 @@ fi
 
 toolobjs=
 if $need_tools; then
-	for f in util reportread baseline suppress; do
-		o="$out/obj/tools/$f.o"
-		compile "$src/tools/$f.c" "$o" -fsanitize=fuzzer-no-link \
+	srcs=$(mksources TOOLS_CORE_SOURCES)
+	for f in $srcs; do
+		o="$out/obj/tools/$(basename "$f" .c).o"
+		compile "$src/$f" "$o" -fsanitize=fuzzer-no-link \
 		    $JANSSON_CFLAGS
 		toolobjs="$toolobjs $o"
 	done
 fi
 
+# A tool target's headers are the tool's: tools/ is searched before lib/,
+# which may hold headers of the same names.
 for t in $targets; do
 	case $t in
-	fuzz_options|fuzz_api) objs=$libobjs libs=$LIB_LIBS extra="$LIBUNWIND_CFLAGS" ;;
-	*) objs=$toolobjs libs=$JANSSON_LIBS extra="-I$src/tools $JANSSON_CFLAGS" ;;
+	fuzz_options|fuzz_api)
+		objs=$libobjs libs=$LIB_LIBS first='' extra="$LIBUNWIND_CFLAGS" ;;
+	*)
+		objs=$toolobjs libs=$JANSSON_LIBS first="-I$src/tools"
+		extra="$JANSSON_CFLAGS" ;;
 	esac
 	echo "  LD  $t"
 	# shellcheck disable=SC2086
-	$CC $CFLAGS_FUZZ $CPPFLAGS_FUZZ $extra -fsanitize=fuzzer \
+	$CC $CFLAGS_FUZZ $first $CPPFLAGS_FUZZ $extra -fsanitize=fuzzer \
 	    "$here/$t.c" $objs $libs -o "$out/$t"
 done

@@ -1,6 +1,6 @@
 /*
  * fuzz_report.c -- libFuzzer target for the report reader of
- * cuwarden-audit (tools/reportread.c, report_read_file), as tools/main.c
+ * cuwarden-audit (tools/ingest*.c, ingest_file), as tools/main.c
  * uses it for `cuwarden-audit report FILE...`.
  *
  * The input is written to a memfd and read through /proc/self/fd/N, so
@@ -15,11 +15,11 @@
  *     merging the reports of two identical processes must;
  *   - model_sort, model_totals and fingerprint_symbolic run on whatever
  *     was read, then model_free releases everything.
- * With CW_FUZZ_REPORT_SKIP_KNOWN=1 the inputs of the open finding
- * tests/fuzz/findings/report-merged-version-uaf*.json (a "cuwarden-audit"
- * document with a "version" other than the integer 1: read_merged reads
- * the version after freeing the document) are skipped, so that a long run
- * can look for other bugs; doc/reliability.md.
+ * With CW_FUZZ_REPORT_SKIP_KNOWN=1 the inputs of finding R1
+ * (corpus/fuzz_report/report-merged-version-uaf*.json: a "cuwarden-audit"
+ * document with a "version" other than the integer 1, whose reader read
+ * the version after freeing the document; fixed, doc/reliability.md) are
+ * skipped, so that a long run can look for other bugs.
  */
 #include "config.h"
 
@@ -30,6 +30,10 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "baseline.h"
+#include "ingest.h"
+#include "json.h"
+#include "model.h"
 
 #define CHECK(c) \
 	do { \
@@ -112,7 +116,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&m, 0, sizeof(m));
 	write_input(data, size);
 	err[0] = '\0';
-	if (report_read_file(&m, path, err, sizeof(err))) {
+	if (ingest_file(&m, path, err, sizeof(err))) {
 		check_error(err);
 		goto out;
 	}
@@ -122,7 +126,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    62) && t1.violations < (1ULL << 62) && t1.leaked_bytes < (1ULL <<
 	    62)) {
 		err[0] = '\0';
-		CHECK(!report_read_file(&m, path, err, sizeof(err)));
+		CHECK(!ingest_file(&m, path, err, sizeof(err)));
 		model_totals(&m, &t2);
 		CHECK(m.nleaks + m.nviols == groups);
 		CHECK(t2.leaked_allocations == 2 * t1.leaked_allocations);

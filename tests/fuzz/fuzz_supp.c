@@ -17,7 +17,7 @@
  *      file that supp_load must accept, and that file, applied to the
  *      same findings, must suppress every finding it wrote a rule for
  *      ("ready-to-paste suppression lines for every reported finding",
- *      audit.h).  A failure aborts with the generated file on stderr;
+ *      suppress.h).  A failure aborts with the generated file on stderr;
  *      set CW_FUZZ_SUPP_LAX=1 to log such failures once per kind of
  *      character involved and go on (how the long runs were made, so
  *      that one known issue does not hide the others).
@@ -31,6 +31,10 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "baseline.h"
+#include "model.h"
+#include "suppress.h"
+#include "xalloc.h"
 
 #define CHECK(c) \
 	do { \

@@ -1,0 +1,158 @@
+/*
+ * ingest.c -- ingest_file (ingest.h): a report file read
+ * (input_read) and parsed; a merged document goes to ingest_merged.c; a
+ * per-process report ("cuwarden-report" version 1, doc/report-schema.md)
+ * has its header and modules checked, its process added once
+ * (ingest_proc.c), then its leaks and violations (ingest_finding.c).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "diag.h"
+#include "ingest.h"
+#include "ingest_int.h"
+#include "input.h"
+#include "json.h"
+
+static bool
+check_header(ingest_rd_t *r, const json_t *doc)
+{
+	const char *format;
+	const json_t *v;
+	const json_t *cov;
+
+	if (!json_is_object(doc))
+		return ingest_fail(r, "not a cuwarden report: the document "
+		    "is not a JSON object");
+	format = json_str(doc, "format", NULL);
+	if (format == NULL)
+		return ingest_fail(r, "not a cuwarden report: no \"format\" "
+		    "member");
+	if (strcmp(format, "cuwarden-report") != 0)
+		return ingest_fail(r, "not a cuwarden report: format is "
+		    "\"%s\", expected \"cuwarden-report\"", format);
+	v = json_object_get(doc, "version");
+	if (!json_is_integer(v))
+		return ingest_fail(r, "\"version\" is missing or not an "
+		    "integer");
+	if (json_integer_value(v) != 1)
+		return ingest_fail(r, "report version %lld is not supported "
+		    "(this tool reads version 1)",
+		    (long long)json_integer_value(v));
+	if (!json_is_integer(json_object_get(doc, "pid")))
+		return ingest_fail(r, "\"pid\" is missing or not an "
+		    "integer");
+	cov = json_object_get(doc, "coverage");
+	if (!json_is_object(cov))
+		return ingest_fail(r, "\"coverage\" is missing or not an "
+		    "object");
+	v = json_object_get(cov, "hooks_active");
+	if (v != NULL && !json_is_boolean(v))
+		return ingest_fail(r, "coverage.hooks_active: expected true "
+		    "or false");
+	v = json_object_get(doc, "modules");
+	if (v != NULL && !json_is_array(v))
+		return ingest_fail(r, "\"modules\" is not an array");
+	v = json_object_get(doc, "leaks");
+	if (v != NULL && !json_is_array(v))
+		return ingest_fail(r, "\"leaks\" is not an array");
+	v = json_object_get(doc, "violations");
+	if (v != NULL && !json_is_array(v))
+		return ingest_fail(r, "\"violations\" is not an array");
+	return false;
+}
+
+bool
+ingest_file(au_model_t *m, const char *path, char *err, size_t errsize)
+{
+	json_error_t jerr;
+	json_t *doc, *a;
+	au_process_t *p;
+	ingest_rd_t r = { path, err, errsize, NULL, NULL, false };
+	const au_process_t *seen;
+	size_t i, nmod, len, first;
+	struct stat st;
+	uint64_t key;
+	long pid;
+	char *buf;
+
+	buf = input_read(path, AU_MAX_REPORT_BYTES, NULL, &st, &len, err,
+	    errsize);
+	if (buf == NULL)
+		return true;
+	doc = json_loadb(buf, len, 0, &jerr);
+	if (doc == NULL) {
+		for (first = 0; first < len && (buf[first] == ' ' ||
+		    buf[first] == '\t' || buf[first] == '\n' ||
+		    buf[first] == '\r'); first++)
+			;
+		if (first == len)
+			snprintf(err, errsize, "%s: empty file (the process "
+			    "may have died while writing it)", path);
+		else if (jerr.line == 1 && buf[first] != '{' &&
+		    buf[first] != '[')
+			snprintf(err, errsize, "%s: not JSON (a text report? "
+			    "this tool reads JSON reports: "
+			    "CUWARDEN_REPORT_FORMAT=json)", path);
+		else
+			snprintf(err, errsize, "%s:%d:%d: invalid JSON: %s",
+			    path, jerr.line, jerr.column, jerr.text);
+		free(buf);
+		return true;
+	}
+	free(buf);
+	if (json_is_object(doc) && strcmp(json_str(doc, "format", ""),
+	    "cuwarden-audit") == 0)
+		return ingest_merged(m, &r, doc);
+	if (check_header(&r, doc)) {
+		json_decref(doc);
+		return true;
+	}
+	r.modules = json_object_get(doc, "modules");
+	nmod = json_array_size(r.modules);
+	for (i = 0; i < nmod; i++) {
+		const json_t *mo = json_array_get(r.modules, i);
+		char w[48];
+		const char *s;
+
+		snprintf(w, sizeof(w), "modules[%zu]", i);
+		if (!json_is_object(mo)) {
+			ingest_fail(&r, "%s: expected an object", w);
+			json_decref(doc);
+			return true;
+		}
+		if (ingest_get_str(&r, mo, w, "path", NULL, &s) ||
+		    ingest_get_str(&r, mo, w, "build_id", "", &s)) {
+			json_decref(doc);
+			return true;
+		}
+	}
+	pid = (long)json_integer_value(json_object_get(doc, "pid"));
+	key = ingest_proc_key(doc, pid);
+	seen = ingest_proc_seen(m, key, m->group, st.st_dev, st.st_ino);
+	if (seen != NULL) {
+		au_warn("%s: the same report as %s, read already: counted once",
+		    path, seen->path);
+		json_decref(doc);
+		return false;
+	}
+	p = ingest_proc_add(m, doc, path, pid, key, m->group);
+	p->doc = doc;
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
+	r.proc = p;
+
+	a = json_object_get(doc, "leaks");
+	for (i = 0; i < json_array_size(a); i++)
+		if (ingest_leak(&r, m, json_array_get(a, i), i))
+			return true;
+	a = json_object_get(doc, "violations");
+	for (i = 0; i < json_array_size(a); i++)
+		if (ingest_violation(&r, m, json_array_get(a, i), i))
+			return true;
+	return false;
+}

@@ -1,0 +1,321 @@
+/*
+ * model.c -- the model the reports are read into (model.h): findings
+ * kept by fingerprint, added or merged, sorted, summed and freed.
+ *
+ * Findings with the same fingerprint (fingerprint_compute, baseline.c)
+ * are one finding, whatever process they came from: counts and bytes add
+ * up (saturating), pids, devices and example addresses are collected.
+ * The index is an open-addressing table of the findings by (fingerprint,
+ * class), kept at most half full.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "baseline.h"
+#include "json.h"
+#include "model.h"
+#include "num.h"
+#include "xalloc.h"
+
+/* ------------------------------------------------------------ the index */
+
+struct au_index_s {
+	size_t cap; /* power of two */
+	size_t n;
+	au_finding_t **slots;
+};
+
+static au_finding_t **
+index_slot(au_model_t *m, uint64_t fp, au_class_t cls)
+{
+	struct au_index_s *ix = m->index;
+	size_t i;
+
+	if (ix == NULL) {
+		ix = m->index = xcalloc(1, sizeof(*ix));
+		ix->cap = 256;
+		ix->slots = xcalloc(ix->cap, sizeof(*ix->slots));
+	}
+	if (2 * (ix->n + 1) > ix->cap) {
+		struct au_index_s old = *ix;
+
+		ix->cap *= 2;
+		ix->slots = xcalloc(ix->cap, sizeof(*ix->slots));
+		for (i = 0; i < old.cap; i++) {
+			au_finding_t *f = old.slots[i];
+			size_t j;
+
+			if (f == NULL)
+				continue;
+			j = (size_t)(f->fp ^ f->cls) & (ix->cap - 1);
+			while (ix->slots[j] != NULL)
+				j = (j + 1) & (ix->cap - 1);
+			ix->slots[j] = f;
+		}
+		free(old.slots);
+	}
+	i = (size_t)(fp ^ cls) & (ix->cap - 1);
+	while (ix->slots[i] != NULL &&
+	    !(ix->slots[i]->fp == fp && ix->slots[i]->cls == cls))
+		i = (i + 1) & (ix->cap - 1);
+	return &ix->slots[i];
+}
+
+/* ------------------------------------------------------------ findings */
+
+void
+stack_free(au_stack_t *s)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->n; i++) {
+		au_frame_t *f = &s->frames[i];
+
+		free(f->module);
+		free(f->build_id);
+		free(f->function);
+		free(f->file);
+		for (j = 0; j < f->ninlined; j++) {
+			free(f->inlined[j].function);
+			free(f->inlined[j].file);
+		}
+		free(f->inlined);
+	}
+	free(s->frames);
+	s->frames = NULL;
+	s->n = 0;
+}
+
+void
+finding_add_pid(au_finding_t *f, long pid)
+{
+	size_t i;
+
+	for (i = 0; i < f->npids; i++)
+		if (f->pids[i] == pid)
+			return;
+	f->pids = xrealloc(f->pids, (f->npids + 1) * sizeof(*f->pids));
+	f->pids[f->npids++] = pid;
+}
+
+void
+finding_add_device(au_finding_t *f, int dev)
+{
+	size_t i;
+
+	for (i = 0; i < f->ndevices; i++)
+		if (f->devices[i] == dev)
+			return;
+	f->devices = xrealloc(f->devices,
+	    (f->ndevices + 1) * sizeof(*f->devices));
+	f->devices[f->ndevices++] = dev;
+}
+
+void
+finding_add_address(au_finding_t *f, const char *a)
+{
+	if (a == NULL || f->naddresses >= AU_MAX_ADDRESSES)
+		return;
+	if (f->addresses == NULL)
+		f->addresses = xcalloc(AU_MAX_ADDRESSES,
+		    sizeof(*f->addresses));
+	f->addresses[f->naddresses++] = xstrdup(a);
+}
+
+void
+finding_free(au_finding_t *f)
+{
+	size_t i;
+
+	free(f->type);
+	free(f->kind);
+	free(f->api);
+	free(f->owner);
+	free(f->cuda_error);
+	free(f->devices);
+	for (i = 0; i < f->naddresses; i++)
+		free(f->addresses[i]);
+	free(f->addresses);
+	stack_free(&f->stack);
+	stack_free(&f->alloc_stack);
+	stack_free(&f->free_stack);
+	free(f->pids);
+	free(f);
+}
+
+void
+model_add(au_model_t *m, au_finding_t *f)
+{
+	au_finding_t **slot, *g;
+	size_t i;
+
+	fingerprint_compute(f);
+	slot = index_slot(m, f->fp, f->cls);
+	g = *slot;
+	if (g == NULL) {
+		f->seq = m->seq++;
+		*slot = f;
+		m->index->n++;
+		if (f->cls == AU_LEAK) {
+			m->leaks = xrealloc(m->leaks,
+			    (m->nleaks + 1) * sizeof(*m->leaks));
+			m->leaks[m->nleaks++] = f;
+		} else {
+			m->viols = xrealloc(m->viols,
+			    (m->nviols + 1) * sizeof(*m->viols));
+			m->viols[m->nviols++] = f;
+		}
+		return;
+	}
+	g->count = sat_add(g->count, f->count);
+	g->bytes = sat_add(g->bytes, f->bytes);
+	if (f->min_size < g->min_size)
+		g->min_size = f->min_size;
+	if (f->max_size > g->max_size)
+		g->max_size = f->max_size;
+	for (i = 0; i < f->npids; i++)
+		finding_add_pid(g, f->pids[i]);
+	for (i = 0; i < f->ndevices; i++)
+		finding_add_device(g, f->devices[i]);
+	for (i = 0; i < f->naddresses; i++)
+		finding_add_address(g, f->addresses[i]);
+	if (g->owner[0] == '\0' && f->owner[0] != '\0') {
+		free(g->owner);
+		g->owner = xstrdup(f->owner);
+	}
+	finding_free(f);
+}
+
+/* ------------------------------------------------------------ order */
+
+static int
+cmp_leak(const void *a, const void *b)
+{
+	const au_finding_t *x = *(au_finding_t *const *)a;
+	const au_finding_t *y = *(au_finding_t *const *)b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int
+cmp_seq(const void *a, const void *b)
+{
+	const au_finding_t *x = *(au_finding_t *const *)a;
+	const au_finding_t *y = *(au_finding_t *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int
+cmp_proc(const void *a, const void *b)
+{
+	const au_process_t *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+void
+model_sort(au_model_t *m)
+{
+	if (m->nleaks > 1)
+		qsort(m->leaks, m->nleaks, sizeof(*m->leaks), cmp_leak);
+	if (m->nviols > 1)
+		qsort(m->viols, m->nviols, sizeof(*m->viols), cmp_seq);
+	if (m->nprocs > 1)
+		qsort(m->procs, m->nprocs, sizeof(*m->procs), cmp_proc);
+}
+
+/* ------------------------------------------------------------ totals */
+
+void
+model_totals(const au_model_t *m, au_totals_t *t)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < m->nleaks; i++) {
+		const au_finding_t *f = m->leaks[i];
+
+		if (finding_reported(f)) {
+			t->leaked_bytes = sat_add(t->leaked_bytes, f->bytes);
+			t->leaked_allocations = sat_add(t->leaked_allocations,
+			    f->count);
+			t->leak_groups++;
+		} else if (f->suppressed_by != NULL) {
+			t->suppressed_leaks = sat_add(t->suppressed_leaks,
+			    f->count);
+			t->suppressed_bytes = sat_add(t->suppressed_bytes,
+			    f->bytes);
+			t->suppressed_leak_groups++;
+		} else {
+			t->baseline_leaks++;
+		}
+	}
+	for (i = 0; i < m->nviols; i++) {
+		const au_finding_t *f = m->viols[i];
+
+		if (finding_reported(f)) {
+			t->violations = sat_add(t->violations, f->count);
+			t->violation_groups++;
+		} else if (f->suppressed_by != NULL) {
+			t->suppressed_violations = sat_add(
+			    t->suppressed_violations, f->count);
+		} else {
+			t->baseline_violations++;
+		}
+	}
+	t->processes = m->nprocs;
+	for (i = 0; i < m->nprocs; i++) {
+		const json_t *cov = json_object_get(m->procs[i].doc,
+		    "coverage");
+		long long v;
+
+		if (m->procs[i].hooks_active)
+			t->hooks_active++;
+		if (m->procs[i].cuda_active)
+			t->cuda_active++;
+		if (m->procs[i].library)
+			t->library++;
+		if ((v = json_int(cov, "allocations", 0)) > 0)
+			t->allocations = sat_add(t->allocations, (uint64_t)v);
+		if ((v = json_int(cov, "frees", 0)) > 0)
+			t->frees = sat_add(t->frees, (uint64_t)v);
+		if ((v = json_int(cov, "untracked_frees", 0)) > 0)
+			t->untracked_frees = sat_add(t->untracked_frees,
+			    (uint64_t)v);
+		if ((v = json_int(cov, "failed_calls", 0)) > 0)
+			t->failed_calls = sat_add(t->failed_calls, (uint64_t)v);
+	}
+	t->errors = sat_add(t->leaked_allocations, t->violations);
+}
+
+void
+model_free(au_model_t *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nleaks; i++)
+		finding_free(m->leaks[i]);
+	for (i = 0; i < m->nviols; i++)
+		finding_free(m->viols[i]);
+	for (i = 0; i < m->nprocs; i++) {
+		free(m->procs[i].path);
+		free(m->procs[i].exe);
+		json_decref(m->procs[i].doc);
+	}
+	free(m->leaks);
+	free(m->viols);
+	free(m->procs);
+	if (m->index != NULL)
+		free(m->index->slots);
+	free(m->index);
+	json_decref(m->command);
+	memset(m, 0, sizeof(*m));
+}

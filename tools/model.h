@@ -1,0 +1,45 @@
+/*
+ * model.h -- the model (au_model_t, audit.h) as the reports are read
+ * into it: findings added and merged by fingerprint, then sorted, summed
+ * and freed.  Defined in model.c.
+ */
+#ifndef CUWARDEN_TOOLS_MODEL_H
+#define CUWARDEN_TOOLS_MODEL_H
+
+#include <stdint.h>
+
+#include "audit.h"
+
+/* Adds f to m (its fingerprint computed here), or merges it into the
+ * finding with the same fingerprint and class.  Takes f. */
+void model_add(au_model_t *m, au_finding_t *f);
+/* Sorts leaks (bytes, largest first) and violations (first occurrence). */
+void model_sort(au_model_t *m);
+void model_free(au_model_t *m);
+
+/* Sums over the model, each saturating (UINT64_MAX: at least that). */
+typedef struct au_totals_s {
+	uint64_t leaked_bytes, leaked_allocations, leak_groups;
+	uint64_t violations, violation_groups;
+	uint64_t suppressed_leaks, suppressed_bytes, suppressed_leak_groups;
+	uint64_t suppressed_violations;
+	uint64_t baseline_leaks, baseline_violations; /* groups */
+	uint64_t processes, hooks_active, allocations, frees;
+	uint64_t cuda_active, library; /* processes */
+	uint64_t untracked_frees, failed_calls;
+	uint64_t errors; /* leaked_allocations + violations */
+} au_totals_t;
+
+void model_totals(const au_model_t *m, au_totals_t *t);
+
+/* A finding's pids and devices (each once, in order seen) and example
+ * addresses (the first AU_MAX_ADDRESSES; a copy of a). */
+void finding_add_pid(au_finding_t *f, long pid);
+void finding_add_device(au_finding_t *f, int dev);
+void finding_add_address(au_finding_t *f, const char *a);
+/* Frees f, its strings and stacks. */
+void finding_free(au_finding_t *f);
+/* Frees the frames of s and empties it. */
+void stack_free(au_stack_t *s);
+
+#endif /* CUWARDEN_TOOLS_MODEL_H */

@@ -1,0 +1,37 @@
+/*
+ * render.h -- the outputs of the model: text, the merged JSON document,
+ * SARIF and HTML (render_*.c).
+ */
+#ifndef CUWARDEN_TOOLS_RENDER_H
+#define CUWARDEN_TOOLS_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "audit.h"
+#include "suppress.h"
+
+typedef struct au_render_opts_s {
+	const au_supp_t *supp;    /* for the used-rule table; may be NULL */
+	const char *baseline;     /* --baseline path or NULL */
+	int stack_limit;          /* frames printed per stack in text, 0 all */
+} au_render_opts_t;
+
+void render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out);
+/* The merged document.  Caller owns the result. */
+json_t *render_json_doc(const au_model_t *m, const au_render_opts_t *o);
+/* Each returns true on error (message printed). */
+bool render_json(const au_model_t *m, const au_render_opts_t *o,
+    const char *path);
+bool render_sarif(const au_model_t *m, const au_render_opts_t *o,
+    const char *path);
+bool render_html(const au_model_t *m, const au_render_opts_t *o,
+    const char *path);
+/* Writes doc to path through out_open.  Returns true on error (message
+ * printed). */
+bool render_json_write(const json_t *doc, size_t flags, const char *path);
+
+#endif /* CUWARDEN_TOOLS_RENDER_H */

@@ -1,0 +1,32 @@
+/*
+ * run.h -- running a program under the shim and collecting its reports
+ * (run_*.c, run_int.h).
+ */
+#ifndef CUWARDEN_TOOLS_RUN_H
+#define CUWARDEN_TOOLS_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "audit.h"
+
+typedef struct au_run_opts_s {
+	const char *preload;      /* --preload, or NULL: find our own */
+	const char *keep_reports; /* --keep-reports DIR or NULL */
+	char **env;               /* "NAME=value" to set in the program */
+	size_t nenv;
+	bool wait_descendants;
+} au_run_opts_t;
+
+/* Runs argv under the shim, waits for it and every process it started,
+ * reads every report into m.  Returns the tool's exit status on failure
+ * (125, 126, 127, or 128+n when the program died of signal n leaving no
+ * report), 0 on success; m->exit_status is the program's. */
+int run_program(const au_run_opts_t *o, char **argv, au_model_t *m);
+/* The regular files of dir whose names do not start with '.' (the shim's
+ * files still being written), sorted by name; any other entry is warned
+ * about ("DIR/x: is a directory, not read"). */
+size_t run_list_files(const char *dir, char ***out);
+void run_free_list(char **v, size_t n);
+
+#endif /* CUWARDEN_TOOLS_RUN_H */

@@ -1,0 +1,73 @@
+/*
+ * run_int.h -- the internals of running a program, shared by the run_*.c
+ * files and nobody else; the contract is run.h.
+ *
+ *   run.c          run_program: the steps of a run, the reports read, the
+ *                  verdict when there are none
+ *   run_shim.c     the shim: where it is, the environment that loads it
+ *   run_spawn.c    fork and exec, signals passed on, the processes reaped
+ *   run_exec.c     why the program could not be started
+ *   run_reports.c  the private report directory, --keep-reports
+ */
+#ifndef CUWARDEN_TOOLS_RUN_INT_H
+#define CUWARDEN_TOOLS_RUN_INT_H
+
+#include <stddef.h>
+
+#include "run.h"
+
+/* ---------------------------------------------------------- run_shim.c */
+
+/* The shim to preload: --preload checked, else ours found (run_shim.c
+ * says where it looks).  Returns a newly allocated absolute path, or
+ * NULL after a message. */
+char *run_shim_path(const au_run_opts_t *o);
+/* Sets, in the child about to exec, what loads the shim and tells it
+ * where to write: LD_PRELOAD (shim first), CUWARDEN_REPORT (report),
+ * the JSON format, and o->env. */
+void run_shim_env(const char *shim, const char *report,
+    const au_run_opts_t *o);
+
+/* --------------------------------------------------------- run_spawn.c */
+
+/* A process the tool reaped: the program, and orphans re-parented to it
+ * (it is a child subreaper). */
+typedef struct run_reaped_s {
+	long pid;
+	int status; /* waitpid's */
+} run_reaped_t;
+
+typedef struct run_child_s {
+	long pid;             /* the program's own process */
+	int status;           /* its waitpid status */
+	run_reaped_t *reaped; /* it first, then the orphans; caller frees */
+	size_t nreaped;
+} run_child_t;
+
+/* Starts argv under shim (report: CUWARDEN_REPORT's value) with the
+ * signals sent to the tool passed on, and waits for it and, when
+ * o->wait_descendants, every process it leaves behind.  Returns 0 (*c
+ * filled), or the tool's exit status after a message: 125 (no pipe, no
+ * fork), 126 or 127 (exec failed). */
+int run_spawn(const au_run_opts_t *o, char **argv, const char *shim,
+    const char *report, run_child_t *c);
+
+/* ---------------------------------------------------------- run_exec.c */
+
+/* Says why execvp(prog) failed with errno e.  Returns 127 (not found) or
+ * 126. */
+int run_exec_failed(const char *prog, int e);
+
+/* ------------------------------------------------------- run_reports.c */
+
+/* Empties and removes our private directory: the reports, and whatever
+ * a process killed while writing left (its ".name" files). */
+void run_remove_dir(const char *dir);
+/* Opens --keep-reports DIR (run_reports.c says what is refused).  Returns
+ * the directory's descriptor, or -1 after a message. */
+int run_keep_open(const char *dir);
+/* Copies the reports into the --keep-reports directory dirfd (named dir
+ * in messages); each files[i] kept names its copy afterwards. */
+void run_keep_reports(int dirfd, const char *dir, char **files, size_t n);
+
+#endif /* CUWARDEN_TOOLS_RUN_INT_H */
