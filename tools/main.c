@@ -30,6 +30,7 @@
 #include "json.h"
 #include "model.h"
 #include "num.h"
+#include "options_int.h" /* KIB..TIB: options.def writes sizes with them */
 #include "out.h"
 #include "render.h"
 #include "run.h"
@@ -140,6 +141,18 @@ typedef struct cfg_s {
 	bool shim_opts; /* a shim option was given */
 } cfg_t;
 
+/* The library's range of each CUWARDEN_* variable (lib/options.def), so
+ * that the tool refuses what the shim would (it would warn and take the
+ * default). */
+static const struct {
+	const char *name;
+	long long min, max;
+} lib_ranges[] = {
+#define OPTION(n, kind, def, lo, hi, words, doc) { #n, (lo), (hi) },
+#include "options.def"
+#undef OPTION
+};
+
 static int
 usage_error(const char *fmt, const char *arg)
 {
@@ -150,6 +163,28 @@ usage_error(const char *fmt, const char *arg)
 	fputs("\nTry '" AU_PROG " --help'.\n", stderr);
 	free(esc);
 	return AU_EXIT_USAGE;
+}
+
+/* arg as the value of the LONG variable CUWARDEN_<name> (options.def's
+ * range) into *v; a usage error (its status) naming opt if out of it, 0
+ * if in. */
+static int
+lib_long(const char *opt, const char *name, const char *arg, long *v)
+{
+	for (size_t i = 0; i < sizeof(lib_ranges) / sizeof(lib_ranges[0]); i++) {
+		if (strcmp(lib_ranges[i].name, name) != 0)
+			continue;
+		if (!parse_long(arg, (long)lib_ranges[i].min,
+		    (long)lib_ranges[i].max, v))
+			return 0;
+		char *esc = text_escape(arg);
+		fprintf(stderr, AU_PROG ": %s: \"%s\" is not a number from "
+		    "%lld to %lld\nTry '" AU_PROG " --help'.\n", opt, esc,
+		    lib_ranges[i].min, lib_ranges[i].max);
+		free(esc);
+		return AU_EXIT_USAGE;
+	}
+	abort(); /* a name not in the table: a bug of this file */
 }
 
 static void
@@ -176,6 +211,7 @@ parse_options(cfg_t *c, int argc, char **argv)
 {
 	unsigned long long sz;
 	long v;
+	int st;
 	int opt;
 
 	opterr = 0;
@@ -229,9 +265,9 @@ parse_options(cfg_t *c, int argc, char **argv)
 			set_env(c, "CUWARDEN_MODE", optarg);
 			break;
 		case OPT_STACK_DEPTH:
-			if (parse_long(optarg, 0, 64, &v))
-				return usage_error("--stack-depth: \"%s\" is "
-				    "not a number from 0 to 64", optarg);
+			if ((st = lib_long("--stack-depth", "STACK_DEPTH",
+			    optarg, &v)) != 0)
+				return st;
 			set_env(c, "CUWARDEN_STACK_DEPTH", optarg);
 			break;
 		case OPT_ON_VIOLATION:
@@ -266,9 +302,9 @@ parse_options(cfg_t *c, int argc, char **argv)
 			set_env(c, "CUWARDEN_SHOW_STATS", "1");
 			break;
 		case OPT_TOMBSTONES:
-			if (parse_long(optarg, 0, 1L << 30, &v))
-				return usage_error("--tombstones: \"%s\" is "
-				    "not a count", optarg);
+			if ((st = lib_long("--tombstones", "TOMBSTONES",
+			    optarg, &v)) != 0)
+				return st;
 			set_env(c, "CUWARDEN_TOMBSTONES", optarg);
 			break;
 		case 'v':
@@ -276,10 +312,9 @@ parse_options(cfg_t *c, int argc, char **argv)
 			char buf[8];
 
 			if (optarg != NULL) {
-				if (parse_long(optarg, 0, 3, &v))
-					return usage_error("--verbose: \"%s\" "
-					    "is not a level from 0 to 3",
-					    optarg);
+				if ((st = lib_long("--verbose", "VERBOSE",
+				    optarg, &v)) != 0)
+					return st;
 				c->verbose = (int)v;
 			} else if (c->verbose < 3) {
 				c->verbose++;

@@ -286,6 +286,16 @@ expect_rc badmode 125
 expect_in badmode err "--mode: \"fast\" is neither audit nor pool"
 run baddepth "$AUDIT" --stack-depth 65 true
 expect_rc baddepth 125
+expect_in baddepth err "--stack-depth: \"65\" is not a number from 0 to 64"
+# The tool's ranges are the library's (lib/options.def): a count the shim
+# would refuse is refused here (--tombstones took up to 2^30).
+tmax=$(sed -n 's/^OPTION(TOMBSTONES, LONG, [0-9]*, 0, \(.*\), OPTION_NO_WORDS,$/\1/p' "$top_srcdir/lib/options.def")
+tmax=$((tmax))
+run badtomb "$AUDIT" --tombstones $((tmax + 1)) true
+expect_rc badtomb 125
+expect_in badtomb err "--tombstones: \"$((tmax + 1))\" is not a number from 0 to $tmax"
+run oktomb "$AUDIT" --tombstones "$tmax" true
+expect_rc oktomb 0
 run badsize "$AUDIT" --pool-limit 12Q true
 expect_rc badsize 125
 expect_in badsize err "--pool-limit: \"12Q\" is not a size"
