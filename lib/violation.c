@@ -22,11 +22,11 @@
 #include <string.h>
 
 #include "log.h"
+#include "mutex.h"
 #include "options.h"
-#include "lockrank.h"
 #include "violation.h"
 
-static pthread_mutex_t vlock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t vlock = CW_MUTEX_INITIALIZER(LOCK_RANK_VIOLATION);
 static violation_t kept[VIOLATION_KEEP];
 static size_t nkept;   /* release-stored under vlock, acquire-loaded */
 static uint64_t counts[V_COUNT];
@@ -105,16 +105,14 @@ violation_record(const violation_t *v)
 	__atomic_fetch_add(&counts[t], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total, 1, __ATOMIC_RELAXED);
 
-	pthread_mutex_lock(&vlock);
-	lockrank_take(LOCK_RANK_VIOLATION);
+	cw_mutex_lock(&vlock);
 	size_t n = __atomic_load_n(&nkept, __ATOMIC_RELAXED);
 	if (n < VIOLATION_KEEP) {
 		kept[n] = *v;
 		kept[n].type = t;
 		__atomic_store_n(&nkept, n + 1, __ATOMIC_RELEASE);
 	}
-	lockrank_drop(LOCK_RANK_VIOLATION);
-	pthread_mutex_unlock(&vlock);
+	cw_mutex_unlock(&vlock);
 
 	/* The first VIOLATION_SHOW of each type are printed as they happen
 	 * (valgrind's error limit): 10^6 invalid frees must not print 10^6
@@ -177,26 +175,24 @@ violation_foreach(int (*fn)(const violation_t *v, void *arg), void *arg)
 void
 violation_reset(void)
 {
-	pthread_mutex_lock(&vlock);
-	lockrank_take(LOCK_RANK_VIOLATION);
+	cw_mutex_lock(&vlock);
 	__atomic_store_n(&nkept, 0, __ATOMIC_RELEASE);
 	for (size_t i = 0; i < V_COUNT; i++)
 		__atomic_store_n(&counts[i], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&total, 0, __ATOMIC_RELAXED);
-	lockrank_drop(LOCK_RANK_VIOLATION);
-	pthread_mutex_unlock(&vlock);
+	cw_mutex_unlock(&vlock);
 }
 
 void
 violation_prefork(void)
 {
-	pthread_mutex_lock(&vlock);
+	cw_mutex_prefork(&vlock);
 }
 
 void
 violation_postfork_parent(void)
 {
-	pthread_mutex_unlock(&vlock);
+	cw_mutex_postfork_parent(&vlock);
 }
 
 void
@@ -204,5 +200,5 @@ violation_postfork_child(void)
 {
 	/* The child keeps what the parent recorded (its report may list
 	 * them) but must not inherit a lock held by another thread. */
-	pthread_mutex_init(&vlock, NULL);
+	cw_mutex_postfork_child(&vlock);
 }
