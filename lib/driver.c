@@ -144,6 +144,13 @@ get_real_dlsym(void)
 }
 
 void *
+driver_dlsym_fn(void)
+{
+	/* Converting a function pointer to an object pointer: POSIX. */
+	return (void *)get_real_dlsym();
+}
+
+void *
 driver_real_dlsym(void *handle, const char *name)
 {
 	dlsym_fn f = get_real_dlsym();
