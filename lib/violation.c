@@ -33,30 +33,16 @@ static uint64_t counts[V_COUNT];
 static uint64_t total;
 
 static const char *const names[V_COUNT] = {
-	[V_INVALID_FREE] = "invalid_free",
-	[V_DOUBLE_FREE] = "double_free",
-	[V_INTERIOR_FREE] = "interior_free",
-	[V_MISMATCHED_FREE] = "mismatched_free",
-	[V_FREE_WHILE_REFERENCED] = "free_while_referenced",
-	[V_TRANSFER_WHILE_SHARED] = "transfer_while_shared",
-	[V_REFCOUNT_UNDERFLOW] = "refcount_underflow",
-	[V_USE_AFTER_FREE] = "use_after_free",
-	[V_OUT_OF_BOUNDS] = "out_of_bounds",
-	[V_FAILED_FREE] = "failed_free",
+#define VTYPE_NAME(e, name, rule, text, phrase) [V_##e] = name,
+	VTYPE_LIST(VTYPE_NAME)
+#undef VTYPE_NAME
 };
 
 /* What happened, after "<api>(0x...) of <kind> memory (N bytes)". */
 static const char *const phrases[V_COUNT] = {
-	[V_INVALID_FREE] = "was never allocated",
-	[V_DOUBLE_FREE] = "already freed",
-	[V_INTERIOR_FREE] = "is an interior pointer, not the base",
-	[V_MISMATCHED_FREE] = "freed with the wrong function for its kind",
-	[V_FREE_WHILE_REFERENCED] = "refused: references are still held",
-	[V_TRANSFER_WHILE_SHARED] = "transfer refused: references are held",
-	[V_REFCOUNT_UNDERFLOW] = "released more often than retained",
-	[V_USE_AFTER_FREE] = "used after it was freed",
-	[V_OUT_OF_BOUNDS] = "range outside it, nothing done",
-	[V_FAILED_FREE] = "the driver did not free it",
+#define VTYPE_PHRASE(e, name, rule, text, phrase) [V_##e] = phrase,
+	VTYPE_LIST(VTYPE_PHRASE)
+#undef VTYPE_PHRASE
 };
 
 const char *
