@@ -18,6 +18,7 @@
 
 #include "capture.h"
 #include "driver.h"
+#include "mutex.h"
 
 #define CAPTURE_MAX 64
 
@@ -28,7 +29,7 @@ typedef struct cap_s {
 	bool used;
 } cap_t;
 
-static pthread_mutex_t cap_lock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t cap_lock = CW_MUTEX_INITIALIZER(LOCK_RANK_CAPTURE);
 static cap_t caps[CAPTURE_MAX];
 /* Captures beyond the table: counted, and then every thread is taken to
  * be forbidden (the safe answer). */
@@ -66,7 +67,7 @@ capture_begin(CUstream s, int mode)
 {
 	pid_t me = self_tid();
 
-	pthread_mutex_lock(&cap_lock);
+	cw_mutex_lock(&cap_lock);
 	int i;
 	for (i = 0; i < CAPTURE_MAX && caps[i].used; i++)
 		;
@@ -75,7 +76,7 @@ capture_begin(CUstream s, int mode)
 			.used = true };
 	else
 		overflow++;
-	pthread_mutex_unlock(&cap_lock);
+	cw_mutex_unlock(&cap_lock);
 	__atomic_add_fetch(&active, 1, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&begun, 1, __ATOMIC_RELAXED);
 	/* A barrier that started before it: the capture waits for it (a
@@ -87,7 +88,7 @@ capture_begin(CUstream s, int mode)
 void
 capture_end(CUstream s)
 {
-	pthread_mutex_lock(&cap_lock);
+	cw_mutex_lock(&cap_lock);
 	bool found = false;
 	for (int i = 0; i < CAPTURE_MAX; i++) {
 		if (caps[i].used && same_stream(&caps[i], s)) {
@@ -100,7 +101,7 @@ capture_end(CUstream s)
 		overflow--;
 		found = true;
 	}
-	pthread_mutex_unlock(&cap_lock);
+	cw_mutex_unlock(&cap_lock);
 	if (found)
 		__atomic_sub_fetch(&active, 1, __ATOMIC_SEQ_CST);
 }
@@ -131,7 +132,7 @@ capture_forbids(void)
 	pid_t me = self_tid();
 	bool no = false;
 
-	pthread_mutex_lock(&cap_lock);
+	cw_mutex_lock(&cap_lock);
 	if (overflow > 0)
 		no = true;
 	for (int i = 0; i < CAPTURE_MAX && !no; i++) {
@@ -144,7 +145,7 @@ capture_forbids(void)
 		    c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
 			no = true; /* another thread's global capture */
 	}
-	pthread_mutex_unlock(&cap_lock);
+	cw_mutex_unlock(&cap_lock);
 	return no;
 }
 
@@ -202,9 +203,27 @@ capture_unrelax(int saved)
 }
 
 void
+capture_prefork(void)
+{
+	cw_mutex_prefork(&cap_lock);
+}
+
+void
+capture_postfork_parent(void)
+{
+	cw_mutex_postfork_parent(&cap_lock);
+}
+
+void
+capture_postfork_child(void)
+{
+	capture_reset();
+}
+
+void
 capture_reset(void)
 {
-	pthread_mutex_init(&cap_lock, NULL);
+	cw_mutex_reinit(&cap_lock);
 	memset(caps, 0, sizeof(caps));
 	overflow = 0;
 	active = syncing = 0;

@@ -70,7 +70,12 @@ void capture_barrier_leave(void);
 int capture_relax(void);
 void capture_unrelax(int saved);
 
-/* Fork child and tests: no capture, every mode global. */
+/* Tests: no capture, every mode global. */
 void capture_reset(void);
+/* Fork hooks (fork.c): the table's lock; the child forgets every capture
+ * (capture_reset: they belonged to the parent's threads). */
+void capture_prefork(void);
+void capture_postfork_parent(void);
+void capture_postfork_child(void);
 
 #endif /* CUWARDEN_CAPTURE_H */

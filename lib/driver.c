@@ -49,12 +49,13 @@
 #include "driver.h"
 #include "lasterr.h"
 #include "log.h"
+#include "mutex.h"
 
 /* ============================================================ state */
 
 enum { LOAD_NONE = 0, LOAD_OK = 1, LOAD_FAILED = 2 };
 
-static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t init_lock = CW_MUTEX_INITIALIZER(LOCK_RANK_DRIVER);
 
 static driver_fns_t fns;                 /* written once, under init_lock */
 static _Atomic int load_state;           /* LOAD_* */
@@ -81,7 +82,7 @@ static CW_TLS bool in_init;
 static void
 init_lock_take(void)
 {
-	pthread_mutex_lock(&init_lock);
+	cw_mutex_lock(&init_lock);
 	in_init = true;
 }
 
@@ -89,7 +90,7 @@ static void
 init_lock_drop(void)
 {
 	in_init = false;
-	pthread_mutex_unlock(&init_lock);
+	cw_mutex_unlock(&init_lock);
 }
 
 typedef void *(*dlsym_fn)(void *, const char *);
@@ -140,6 +141,13 @@ get_real_dlsym(void)
 			    memory_order_release);
 	}
 	return f;
+}
+
+void *
+driver_dlsym_fn(void)
+{
+	/* Converting a function pointer to an object pointer: POSIX. */
+	return (void *)get_real_dlsym();
 }
 
 void *
@@ -612,7 +620,7 @@ driver_postfork_child(void)
 	/* No CUDA here: only our own memory. */
 	atomic_store(&forked, true);
 	forget_contexts();
-	pthread_mutex_init(&init_lock, NULL);
+	cw_mutex_postfork_child(&init_lock);
 	in_init = false;
 }
 

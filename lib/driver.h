@@ -147,6 +147,10 @@ const driver_fns_t *driver_get(void);
 bool driver_is_loaded(void);
 /* The real dlsym (never the shim's).  Exposed for the shim. */
 void *driver_real_dlsym(void *handle, const char *name);
+/* glibc's dlsym itself (dlvsym of its versions: RTLD_NEXT, then libc's and
+ * libdl's handles), NULL if none: the tree's one finder; the shim's dlsym
+ * trampoline calls through it. */
+void *driver_dlsym_fn(void);
 /* The handle of the loaded driver (NULL before driver_get). */
 void *driver_handle(void);
 /* libcuda.so.1's handle, opened on first call (RTLD_NOLOAD first, then a

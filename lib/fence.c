@@ -20,6 +20,7 @@
 #include "fence.h"
 #include "fence_int.h"
 #include "log.h"
+#include "mutex.h"
 
 fence_dev_t fence_devs[FENCE_MAX_DEVICES] = {
 	[0 ... FENCE_MAX_DEVICES - 1] = { .epoch = 1, .done = 0 }
@@ -27,13 +28,13 @@ fence_dev_t fence_devs[FENCE_MAX_DEVICES] = {
 
 #define EV_CACHE 256
 typedef struct evlist_s {
-	pthread_mutex_t lock;
+	cw_mutex_t lock;
 	CUevent ev[EV_CACHE];
 	unsigned n;
 } evlist_t;
 
 static evlist_t evlists[FENCE_MAX_DEVICES] = {
-	[0 ... FENCE_MAX_DEVICES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER }
+	[0 ... FENCE_MAX_DEVICES - 1] = { .lock = CW_MUTEX_INITIALIZER(LOCK_RANK_FENCE) }
 };
 
 /* ------------------------------------------------------ fault injection */
@@ -249,10 +250,10 @@ event_record_bound(const driver_fns_t *d, int device, CUstream stream)
 {
 	evlist_t *l = &evlists[device];
 	CUevent ev = NULL;
-	pthread_mutex_lock(&l->lock);
+	cw_mutex_lock(&l->lock);
 	if (l->n > 0)
 		ev = l->ev[--l->n];
-	pthread_mutex_unlock(&l->lock);
+	cw_mutex_unlock(&l->lock);
 	CUresult r;
 	if (ev == NULL) {
 		r = inject(OP_EV_CREATE) ? CUDA_ERROR_UNKNOWN :
@@ -300,12 +301,12 @@ void
 fence_event_release(int device, CUevent ev)
 {
 	evlist_t *l = &evlists[device];
-	pthread_mutex_lock(&l->lock);
+	cw_mutex_lock(&l->lock);
 	if (l->n < EV_CACHE) {
 		l->ev[l->n++] = ev;
 		ev = NULL;
 	}
-	pthread_mutex_unlock(&l->lock);
+	cw_mutex_unlock(&l->lock);
 	if (ev != NULL) {
 		const driver_fns_t *d = driver_get();
 		if (d != NULL && d->cuEventDestroy_v2 != NULL)
@@ -318,9 +319,9 @@ fence_forget_device(int device)
 {
 	if (device < 0 || device >= FENCE_MAX_DEVICES)
 		return;
-	pthread_mutex_lock(&evlists[device].lock);
+	cw_mutex_lock(&evlists[device].lock);
 	evlists[device].n = 0;
-	pthread_mutex_unlock(&evlists[device].lock);
+	cw_mutex_unlock(&evlists[device].lock);
 }
 
 /* ------------------------------------------------------------------ fork */
@@ -330,14 +331,14 @@ fence_prefork(void)
 {
 	fence_helper_prefork();
 	for (int i = 0; i < FENCE_MAX_DEVICES; i++)
-		pthread_mutex_lock(&evlists[i].lock);
+		cw_mutex_prefork(&evlists[i].lock);
 }
 
 void
 fence_postfork_parent(void)
 {
 	for (int i = FENCE_MAX_DEVICES; i-- > 0; )
-		pthread_mutex_unlock(&evlists[i].lock);
+		cw_mutex_postfork_parent(&evlists[i].lock);
 	fence_helper_postfork_parent();
 }
 
@@ -345,7 +346,7 @@ void
 fence_postfork_child(void)
 {
 	for (int i = FENCE_MAX_DEVICES; i-- > 0; ) {
-		pthread_mutex_init(&evlists[i].lock, NULL);
+		cw_mutex_postfork_child(&evlists[i].lock);
 		evlists[i].n = 0; /* the parent's events: forgotten */
 		fence_devs[i].epoch = 1;
 		fence_devs[i].done = 0;
@@ -363,13 +364,13 @@ fence_reset(void)
 	const driver_fns_t *d = driver_is_loaded() ? driver_get() : NULL;
 	for (int i = 0; i < FENCE_MAX_DEVICES; i++) {
 		evlist_t *l = &evlists[i];
-		pthread_mutex_lock(&l->lock);
+		cw_mutex_lock(&l->lock);
 		if (d != NULL && d->cuEventDestroy_v2 != NULL && l->n > 0 &&
 		    driver_bind(i) == CW_OK)
 			for (unsigned k = 0; k < l->n; k++)
 				d->cuEventDestroy_v2(l->ev[k]);
 		l->n = 0;
-		pthread_mutex_unlock(&l->lock);
+		cw_mutex_unlock(&l->lock);
 		fence_devs[i].epoch = 1;
 		fence_devs[i].done = 0;
 		fence_devs[i].barriers = 0;

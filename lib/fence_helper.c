@@ -35,8 +35,9 @@
 #include "capture.h"
 #include "fence.h"
 #include "fence_int.h"
+#include "mutex.h"
 
-static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t helper_lock = CW_MUTEX_INITIALIZER(LOCK_RANK_FENCE_HELPER);
 static pthread_cond_t helper_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
 static bool helper_started, helper_broken;
@@ -72,7 +73,7 @@ helper_spin(uint64_t life)
 {
 	uint64_t w, end = fence_mono_ns() + FENCE_HELPER_SPIN_NS;
 	bool got = false;
-	pthread_mutex_unlock(&helper_lock);
+	cw_mutex_unlock(&helper_lock);
 	for (unsigned i = 0; ; i++) {
 		if (helper_pick(&w) >= 0 || __atomic_load_n(&helper_life,
 		    __ATOMIC_RELAXED) != life) {
@@ -83,7 +84,7 @@ helper_spin(uint64_t life)
 			break;
 		cw_cpu_relax();
 	}
-	pthread_mutex_lock(&helper_lock);
+	cw_mutex_lock(&helper_lock);
 	return got;
 }
 
@@ -95,7 +96,7 @@ helper_main(void *arg)
 	/* Its pacing waits are tens of microseconds: the default timer
 	 * slack (50 us) would more than double them. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-	pthread_mutex_lock(&helper_lock);
+	cw_mutex_lock(&helper_lock);
 	while (life == helper_life) {
 		uint64_t w = 0;
 		int dev = helper_pick(&w);
@@ -115,7 +116,7 @@ helper_main(void *arg)
 			__atomic_store_n(&helper_sleeping, true,
 			    __ATOMIC_SEQ_CST);
 			if (helper_pick(&w) < 0 && life == helper_life)
-				pthread_cond_wait(&helper_cv, &helper_lock);
+				pthread_cond_wait(&helper_cv, &helper_lock.m);
 			__atomic_store_n(&helper_sleeping, false,
 			    __ATOMIC_SEQ_CST);
 			continue;
@@ -141,13 +142,13 @@ helper_main(void *arg)
 			uint64_t end = helper_last_end + gap;
 			struct timespec ts = { (time_t)(end / 1000000000u),
 				(long)(end % 1000000000u) };
-			pthread_cond_clockwait(&helper_cv, &helper_lock,
+			pthread_cond_clockwait(&helper_cv, &helper_lock.m,
 			    CLOCK_MONOTONIC, &ts);
 			continue;
 		}
-		pthread_mutex_unlock(&helper_lock);
+		cw_mutex_unlock(&helper_lock);
 		bool err = fence_barrier_for(dev, w);
-		pthread_mutex_lock(&helper_lock);
+		cw_mutex_lock(&helper_lock);
 		helper_last_end = fence_mono_ns();
 		helper_stalls[dev] = st;
 		helper_barriers++;
@@ -160,7 +161,7 @@ helper_main(void *arg)
 	}
 	helper_threads--;
 	pthread_cond_broadcast(&exit_cv);
-	pthread_mutex_unlock(&helper_lock);
+	cw_mutex_unlock(&helper_lock);
 	return NULL;
 }
 
@@ -177,7 +178,7 @@ fence_request(int device, uint64_t stamp)
 	    !__atomic_load_n(&helper_sleeping, __ATOMIC_SEQ_CST))
 		return false;
 	bool err = false;
-	pthread_mutex_lock(&helper_lock);
+	cw_mutex_lock(&helper_lock);
 	if (!helper_started && !helper_broken) {
 		pthread_attr_t attr;
 		pthread_t tid;
@@ -200,7 +201,7 @@ fence_request(int device, uint64_t stamp)
 	}
 	err = !helper_started;
 	pthread_cond_signal(&helper_cv);
-	pthread_mutex_unlock(&helper_lock);
+	cw_mutex_unlock(&helper_lock);
 	return err;
 }
 
@@ -216,9 +217,9 @@ fence_wait_for(int device, uint64_t stamp, uint64_t max_ns)
 	__atomic_fetch_add(&fence_stalls[device], 1, __ATOMIC_RELAXED);
 	if (fence_request(device, stamp))
 		return false;
-	pthread_mutex_lock(&helper_lock);
+	cw_mutex_lock(&helper_lock);
 	pthread_cond_signal(&helper_cv);
-	pthread_mutex_unlock(&helper_lock);
+	cw_mutex_unlock(&helper_lock);
 	/* max_ns counts from the moment a barrier that covers stamp runs:
 	 * a helper slow to be scheduled (a loaded machine) is waited for up
 	 * to FENCE_START_WAIT_NS more (or max_ns, when longer), since the
@@ -242,18 +243,18 @@ fence_wait_for(int device, uint64_t stamp, uint64_t max_ns)
 uint64_t
 fence_helper_barriers(void)
 {
-	pthread_mutex_lock(&helper_lock);
+	cw_mutex_lock(&helper_lock);
 	uint64_t n = helper_barriers;
-	pthread_mutex_unlock(&helper_lock);
+	cw_mutex_unlock(&helper_lock);
 	return n;
 }
 
 unsigned
 fence_helper_threads(void)
 {
-	pthread_mutex_lock(&helper_lock);
+	cw_mutex_lock(&helper_lock);
 	unsigned n = helper_threads;
-	pthread_mutex_unlock(&helper_lock);
+	cw_mutex_unlock(&helper_lock);
 	return n;
 }
 
@@ -275,7 +276,7 @@ helper_stop_locked(void)
 		__atomic_store_n(&wanted[d], 0, __ATOMIC_SEQ_CST);
 	pthread_cond_broadcast(&helper_cv);
 	while (helper_threads > 0)
-		pthread_cond_wait(&exit_cv, &helper_lock);
+		pthread_cond_wait(&exit_cv, &helper_lock.m);
 	__atomic_store_n(&helper_started, false, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&helper_sleeping, false, __ATOMIC_SEQ_CST);
 	helper_broken = false;
@@ -286,20 +287,20 @@ helper_stop_locked(void)
 void
 fence_helper_prefork(void)
 {
-	pthread_mutex_lock(&helper_lock);
+	cw_mutex_prefork(&helper_lock);
 }
 
 void
 fence_helper_postfork_parent(void)
 {
-	pthread_mutex_unlock(&helper_lock);
+	cw_mutex_postfork_parent(&helper_lock);
 }
 
 void
 fence_helper_postfork_child(void)
 {
 	/* The helper thread does not exist here. */
-	pthread_mutex_init(&helper_lock, NULL);
+	cw_mutex_postfork_child(&helper_lock);
 	pthread_cond_init(&helper_cv, NULL);
 	pthread_cond_init(&exit_cv, NULL);
 	helper_started = helper_broken = false;
@@ -314,9 +315,9 @@ fence_helper_postfork_child(void)
 void
 fence_helper_reset(void)
 {
-	pthread_mutex_lock(&helper_lock);
+	cw_mutex_lock(&helper_lock);
 	helper_stop_locked();
 	helper_barriers = 0;
 	memset(helper_stalls, 0, sizeof(helper_stalls));
-	pthread_mutex_unlock(&helper_lock);
+	cw_mutex_unlock(&helper_lock);
 }

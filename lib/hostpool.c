@@ -24,6 +24,7 @@
 #include "hostpool.h"
 #include "jemalloc_private.h"
 #include "log.h"
+#include "mutex.h"
 #include "nowait.h"
 
 typedef struct hseg_s {
@@ -36,10 +37,10 @@ struct hostpool_s {
 	extent_hooks_t hooks; /* first: the hooks find the pool from it */
 	hostpool_provider_t prov;
 	size_t limit, grow_limit;
-	pthread_rwlock_t arena_lock;
+	cw_rwlock_t arena_lock;
 	unsigned arena;
 	bool have_arena;
-	pthread_mutex_t seg_lock;
+	cw_mutex_t seg_lock;
 	hseg_t *segs;
 	size_t nsegs, cap;
 	size_t reserved;  /* atomic */
@@ -78,7 +79,7 @@ static bool
 seg_add(hostpool_t *hp, const hseg_t *s)
 {
 	bool err = false;
-	pthread_mutex_lock(&hp->seg_lock);
+	cw_mutex_lock(&hp->seg_lock);
 	if (hp->nsegs == hp->cap) {
 		size_t nc = hp->cap ? hp->cap * 2 : 16;
 		hseg_t *n = realloc(hp->segs, nc * sizeof(*n));
@@ -97,7 +98,7 @@ seg_add(hostpool_t *hp, const hseg_t *s)
 	hp->segs[i] = *s;
 	hp->nsegs++;
 out:
-	pthread_mutex_unlock(&hp->seg_lock);
+	cw_mutex_unlock(&hp->seg_lock);
 	return err;
 }
 
@@ -187,9 +188,9 @@ h_dalloc(extent_hooks_t *h, void *addr, size_t size, bool committed,
 	uintptr_t a = (uintptr_t)addr;
 	if (a % META_ALIGN != 0 || size % META_ALIGN != 0)
 		return true;
-	pthread_mutex_lock(&hp->seg_lock);
+	cw_mutex_lock(&hp->seg_lock);
 	bool data = seg_find(hp, a) != hp->nsegs;
-	pthread_mutex_unlock(&hp->seg_lock);
+	cw_mutex_unlock(&hp->seg_lock);
 	if (data || munmap(addr, size) != 0)
 		return true;
 	__atomic_fetch_add(&hp->meta_unmaps, 1, __ATOMIC_RELAXED);
@@ -239,11 +240,11 @@ h_merge(extent_hooks_t *h, void *addr_a, size_t size_a, void *addr_b,
 	(void)size_a, (void)committed, (void)arena_ind;
 	hostpool_t *hp = hp_of(h);
 	uintptr_t a = (uintptr_t)addr_a, b = (uintptr_t)addr_b;
-	pthread_mutex_lock(&hp->seg_lock);
+	cw_mutex_lock(&hp->seg_lock);
 	size_t i = seg_find(hp, a);
 	bool refuse = i == hp->nsegs || b + size_b > hp->segs[i].hi ||
 	    b < hp->segs[i].lo;
-	pthread_mutex_unlock(&hp->seg_lock);
+	cw_mutex_unlock(&hp->seg_lock);
 	return refuse;
 }
 
@@ -308,8 +309,8 @@ hostpool_create(const hostpool_provider_t *prov, size_t limit,
 	hp->prov = *prov;
 	hp->limit = limit;
 	hp->grow_limit = grow_limit ? grow_limit : ((size_t)16 << 20);
-	pthread_rwlock_init(&hp->arena_lock, NULL);
-	pthread_mutex_init(&hp->seg_lock, NULL);
+	cw_rwlock_init(&hp->arena_lock, LOCK_RANK_HOSTPOOL_ARENA);
+	cw_mutex_init(&hp->seg_lock, LOCK_RANK_HOSTPOOL_SEG);
 	return hp;
 }
 
@@ -322,17 +323,17 @@ hostpool_set_limit(hostpool_t *hp, size_t limit)
 bool
 hostpool_alloc(hostpool_t *hp, size_t size, uintptr_t *addr, size_t *bsize)
 {
-	pthread_rwlock_rdlock(&hp->arena_lock);
+	cw_rwlock_rdlock(&hp->arena_lock);
 	if (!hp->have_arena) {
-		pthread_rwlock_unlock(&hp->arena_lock);
-		pthread_rwlock_wrlock(&hp->arena_lock);
+		cw_rwlock_unlock(&hp->arena_lock);
+		cw_rwlock_wrlock(&hp->arena_lock);
 		bool err = !hp->have_arena && arena_make(hp);
-		pthread_rwlock_unlock(&hp->arena_lock);
+		cw_rwlock_unlock(&hp->arena_lock);
 		if (err)
 			return true;
-		pthread_rwlock_rdlock(&hp->arena_lock);
+		cw_rwlock_rdlock(&hp->arena_lock);
 		if (!hp->have_arena) {
-			pthread_rwlock_unlock(&hp->arena_lock);
+			cw_rwlock_unlock(&hp->arena_lock);
 			return true;
 		}
 	}
@@ -342,7 +343,7 @@ hostpool_alloc(hostpool_t *hp, size_t size, uintptr_t *addr, size_t *bsize)
 	    MALLOCX_ALIGN(512);
 	void *p = cw_je_mallocx(size, flags);
 	size_t bs = p != NULL ? cw_je_sallocx(p, flags) : 0;
-	pthread_rwlock_unlock(&hp->arena_lock);
+	cw_rwlock_unlock(&hp->arena_lock);
 	if (p == NULL)
 		return true;
 	__atomic_fetch_add(&hp->allocated, bs, __ATOMIC_RELAXED);
@@ -354,10 +355,10 @@ hostpool_alloc(hostpool_t *hp, size_t size, uintptr_t *addr, size_t *bsize)
 void
 hostpool_free(hostpool_t *hp, uintptr_t addr, size_t bsize)
 {
-	pthread_rwlock_rdlock(&hp->arena_lock);
+	cw_rwlock_rdlock(&hp->arena_lock);
 	bsize = cw_je_sallocx((void *)addr, MALLOCX_TCACHE_NONE);
 	cw_je_dallocx((void *)addr, MALLOCX_TCACHE_NONE);
-	pthread_rwlock_unlock(&hp->arena_lock);
+	cw_rwlock_unlock(&hp->arena_lock);
 	__atomic_fetch_sub(&hp->allocated, bsize, __ATOMIC_RELAXED);
 }
 
@@ -365,12 +366,12 @@ hostpool_free(hostpool_t *hp, uintptr_t addr, size_t bsize)
 static hseg_t *
 take_segments(hostpool_t *hp, size_t *n)
 {
-	pthread_mutex_lock(&hp->seg_lock);
+	cw_mutex_lock(&hp->seg_lock);
 	hseg_t *segs = hp->segs;
 	*n = hp->nsegs;
 	hp->segs = NULL;
 	hp->nsegs = hp->cap = 0;
-	pthread_mutex_unlock(&hp->seg_lock);
+	cw_mutex_unlock(&hp->seg_lock);
 	return segs;
 }
 
@@ -406,13 +407,13 @@ hostpool_trim(hostpool_t *hp)
 {
 	hseg_t *segs = NULL;
 	size_t n = 0;
-	pthread_rwlock_wrlock(&hp->arena_lock);
+	cw_rwlock_wrlock(&hp->arena_lock);
 	if (hp->have_arena &&
 	    __atomic_load_n(&hp->allocated, __ATOMIC_RELAXED) == 0) {
 		arena_destroy(hp);
 		segs = take_segments(hp, &n);
 	}
-	pthread_rwlock_unlock(&hp->arena_lock);
+	cw_rwlock_unlock(&hp->arena_lock);
 	return free_segments(hp, segs, n);
 }
 
@@ -421,7 +422,7 @@ hostpool_locked(hostpool_t *hp)
 {
 	if (nowait_lock(&hp->seg_lock))
 		return true;
-	pthread_mutex_unlock(&hp->seg_lock);
+	cw_mutex_unlock(&hp->seg_lock);
 	return false;
 }
 
@@ -429,12 +430,12 @@ void
 hostpool_stats(hostpool_t *hp, hostpool_stats_t *out)
 {
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&hp->seg_lock);
+	cw_mutex_lock(&hp->seg_lock);
 	out->segments = hp->nsegs;
 	for (size_t i = 0; i < hp->nsegs; i++)
 		if (hp->segs[i].size > out->largest_segment)
 			out->largest_segment = hp->segs[i].size;
-	pthread_mutex_unlock(&hp->seg_lock);
+	cw_mutex_unlock(&hp->seg_lock);
 	out->reserved = __atomic_load_n(&hp->reserved, __ATOMIC_RELAXED);
 	out->allocated = __atomic_load_n(&hp->allocated, __ATOMIC_RELAXED);
 	out->seg_allocs = __atomic_load_n(&hp->seg_allocs, __ATOMIC_RELAXED);
@@ -452,14 +453,14 @@ hostpool_destroy(hostpool_t *hp)
 	if (hp == NULL)
 		return;
 	size_t n;
-	pthread_rwlock_wrlock(&hp->arena_lock);
+	cw_rwlock_wrlock(&hp->arena_lock);
 	if (hp->have_arena)
 		arena_destroy(hp);
 	hseg_t *segs = take_segments(hp, &n);
-	pthread_rwlock_unlock(&hp->arena_lock);
+	cw_rwlock_unlock(&hp->arena_lock);
 	free_segments(hp, segs, n);
-	pthread_rwlock_destroy(&hp->arena_lock);
-	pthread_mutex_destroy(&hp->seg_lock);
+	cw_rwlock_destroy(&hp->arena_lock);
+	cw_mutex_destroy(&hp->seg_lock);
 	free(hp);
 }
 
@@ -467,14 +468,14 @@ bool
 hostpool_segment_of(hostpool_t *hp, uintptr_t addr, uintptr_t *base,
     size_t *size)
 {
-	pthread_mutex_lock(&hp->seg_lock);
+	cw_mutex_lock(&hp->seg_lock);
 	size_t i = seg_find(hp, addr);
 	bool miss = i == hp->nsegs;
 	if (!miss) {
 		*base = hp->segs[i].lo;
 		*size = hp->segs[i].hi - hp->segs[i].lo;
 	}
-	pthread_mutex_unlock(&hp->seg_lock);
+	cw_mutex_unlock(&hp->seg_lock);
 	return miss;
 }
 

@@ -4,7 +4,7 @@
  * cuMemAllocManaged through direct.h in pool_seg.c; a fake in the unit
  * test).
  *
- * Rules (DESIGN.md "Pools", doc/pools.md): the arena is created with our
+ * Rules (doc/pools.md "Pinned and managed memory"): the arena is created with our
  * hooks, which serve its metadata from anonymous memory (never from the
  * provider) and unmap it when the arena is destroyed; every call passes
  * MALLOCX_TCACHE_NONE (the pools' thread caches sit in front, behind

@@ -19,8 +19,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "lockrank.h"
 #include "ledger.h"
+#include "mutex.h"
 #include "nowait.h"
 
 #define LEDGER_SLOTS (2 * LEDGER_MAX) /* power of two */
@@ -34,7 +34,7 @@ typedef struct ledger_entry_s {
 	int cuda_error;
 } ledger_entry_t;
 
-static pthread_mutex_t llock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t llock = CW_MUTEX_INITIALIZER(LOCK_RANK_LEDGER);
 static ledger_entry_t table[LEDGER_SLOTS];
 static size_t nkept;
 static uint64_t failures;
@@ -72,8 +72,7 @@ ledger_add(uintptr_t address, size_t size, int kind, int cuda_error)
 		__atomic_fetch_add(&overflow, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	pthread_mutex_lock(&llock);
-	lockrank_take(LOCK_RANK_LEDGER);
+	cw_mutex_lock(&llock);
 	size_t i = probe(address);
 	if (table[i].address == address) {
 		table[i].size = size;
@@ -88,8 +87,7 @@ ledger_add(uintptr_t address, size_t size, int kind, int cuda_error)
 	} else {
 		__atomic_fetch_add(&overflow, 1, __ATOMIC_RELAXED);
 	}
-	lockrank_drop(LOCK_RANK_LEDGER);
-	pthread_mutex_unlock(&llock);
+	cw_mutex_unlock(&llock);
 }
 
 bool
@@ -99,11 +97,9 @@ ledger_contains(uintptr_t address)
 
 	if (address == 0)
 		return false;
-	pthread_mutex_lock(&llock);
-	lockrank_take(LOCK_RANK_LEDGER);
+	cw_mutex_lock(&llock);
 	found = table[probe(address)].address == address;
-	lockrank_drop(LOCK_RANK_LEDGER);
-	pthread_mutex_unlock(&llock);
+	cw_mutex_unlock(&llock);
 	return found;
 }
 
@@ -132,42 +128,38 @@ ledger_addresses(uintptr_t *out, size_t max)
 
 	if (out == NULL || nowait_lock(&llock))
 		return 0;
-	lockrank_take(LOCK_RANK_LEDGER);
 	for (size_t i = 0; i < LEDGER_SLOTS && n < max; i++)
 		if (table[i].address != 0)
 			out[n++] = table[i].address;
-	lockrank_drop(LOCK_RANK_LEDGER);
-	pthread_mutex_unlock(&llock);
+	cw_mutex_unlock(&llock);
 	return n;
 }
 
 void
 ledger_reset(void)
 {
-	pthread_mutex_lock(&llock);
-	lockrank_take(LOCK_RANK_LEDGER);
+	cw_mutex_lock(&llock);
 	memset(table, 0, sizeof(table));
 	__atomic_store_n(&nkept, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&failures, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&overflow, 0, __ATOMIC_RELAXED);
-	lockrank_drop(LOCK_RANK_LEDGER);
-	pthread_mutex_unlock(&llock);
+	cw_mutex_unlock(&llock);
 }
 
 void
 ledger_prefork(void)
 {
-	pthread_mutex_lock(&llock);
+	cw_mutex_prefork(&llock);
 }
 
 void
 ledger_postfork_parent(void)
 {
-	pthread_mutex_unlock(&llock);
+	cw_mutex_postfork_parent(&llock);
 }
 
 void
 ledger_postfork_child(void)
 {
-	pthread_mutex_init(&llock, NULL);
+	cw_mutex_postfork_child(&llock);
 }

@@ -44,6 +44,7 @@
 
 #include "fmt.h"
 #include "log.h"
+#include "mutex.h"
 #include "outfile.h"
 
 #define LOG_LINE_MAX 1024
@@ -52,7 +53,7 @@
 
 /* ------------------------------------------------------------------ state */
 
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t out_lock = CW_MUTEX_INITIALIZER(LOCK_RANK_LOG);
 static cw_output_fn out_fn;       /* NULL = default output */
 static void *out_arg;
 static int out_fd = -1;           /* default output fd, -1 = not chosen yet */
@@ -284,14 +285,14 @@ emit_line(const char *line, size_t len)
 		return;
 	}
 	in_output++;
-	pthread_mutex_lock(&out_lock);
+	cw_mutex_lock(&out_lock);
 	fn = out_fn;
 	arg = out_arg;
 	if (fn == NULL) {
 		fd = default_fd();
 		ours = out_ours;
 	}
-	pthread_mutex_unlock(&out_lock);
+	cw_mutex_unlock(&out_lock);
 	if (fn != NULL)
 		fn(line, arg);
 	else if (write_line(fd, ours, line, len))
@@ -341,10 +342,10 @@ emit(const char *prefix, const char *fmt, va_list ap)
 void
 log_set_output(cw_output_fn fn, void *arg)
 {
-	pthread_mutex_lock(&out_lock);
+	cw_mutex_lock(&out_lock);
 	out_fn = fn;
 	out_arg = fn != NULL ? arg : NULL;
-	pthread_mutex_unlock(&out_lock);
+	cw_mutex_unlock(&out_lock);
 }
 
 void
@@ -413,12 +414,12 @@ close_ours(void)
 void
 log_reset(void)
 {
-	pthread_mutex_lock(&out_lock);
+	cw_mutex_lock(&out_lock);
 	__atomic_store_n(&warn_count, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&lost, 0, __ATOMIC_RELAXED);
 	close_ours();
 	outfile_path_reset(&log_path);
-	pthread_mutex_unlock(&out_lock);
+	cw_mutex_unlock(&out_lock);
 }
 
 unsigned
@@ -436,13 +437,13 @@ log_lost_count(void)
 void
 log_prefork(void)
 {
-	pthread_mutex_lock(&out_lock);
+	cw_mutex_prefork(&out_lock);
 }
 
 void
 log_postfork_parent(void)
 {
-	pthread_mutex_unlock(&out_lock);
+	cw_mutex_postfork_parent(&out_lock);
 }
 
 void
@@ -450,7 +451,7 @@ log_postfork_child(void)
 {
 	const char *path;
 
-	pthread_mutex_init(&out_lock, NULL);
+	cw_mutex_postfork_child(&out_lock);
 	in_output = 0;
 	outfile_path_postfork_child(&log_path);
 	/* A per-process log file ("%p") is the child's own: open it anew

@@ -28,12 +28,14 @@ nowait_begin(void)
 {
 	__atomic_store_n(&skipped, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&active, true, __ATOMIC_RELEASE);
+	lockrank_pause();
 }
 
 void
 nowait_end(void)
 {
 	__atomic_store_n(&active, false, __ATOMIC_RELEASE);
+	lockrank_resume();
 }
 
 bool
@@ -43,14 +45,14 @@ nowait_active(void)
 }
 
 bool
-nowait_lock(pthread_mutex_t *m)
+nowait_lock(cw_mutex_t *m)
 {
 	if (likely(!nowait_active())) {
-		pthread_mutex_lock(m);
+		cw_mutex_lock(m);
 		return false;
 	}
 	for (int i = 0; i < NOWAIT_TRIES; i++) {
-		if (pthread_mutex_trylock(m) == 0)
+		if (cw_mutex_trylock(m))
 			return false;
 		sched_yield();
 	}

@@ -11,15 +11,17 @@
  * between them, so another thread's short hold passes) and gives up; the
  * part that needed the lock is left out and counted (nowait_skipped),
  * and the report says so.  Outside that state nowait_lock is
- * pthread_mutex_lock.
+ * cw_mutex_lock (its tries are trylocks: not checked against the rank
+ * order, which the interrupted wrapper's held lock may break).
  * Owner: infra.
  */
 #ifndef CUWARDEN_NOWAIT_H
 #define CUWARDEN_NOWAIT_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "mutex.h"
 
 /* The report about to be written on a thread that may hold our locks. */
 void nowait_begin(void);
@@ -27,7 +29,7 @@ void nowait_end(void);
 bool nowait_active(void);
 /* Takes m.  Returns true if it was not taken (nowait_active only: the
  * caller leaves its part out); counts the part skipped. */
-bool nowait_lock(pthread_mutex_t *m);
+bool nowait_lock(cw_mutex_t *m);
 /* A part left out without trying (nowait_active). */
 void nowait_skip(void);
 /* Parts left out since nowait_begin. */

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "lockrank.h"
+#include "mutex.h"
 #include "owner.h"
 
 #define OWNER_HASH (2 * OWNER_MAX) /* power of two */
@@ -39,7 +39,7 @@ _Static_assert(sizeof(owner_id_t) == sizeof(cw_owner_t) &&
     (owner_id_t)-1 == (cw_owner_t)-1 && CW_OWNER_NONE == 0,
     "owner_id_t is cw_owner_t, 0 = none");
 
-static pthread_mutex_t olock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t olock = CW_MUTEX_INITIALIZER(LOCK_RANK_OWNER);
 static const char *names[OWNER_MAX];
 static uint32_t hash[OWNER_HASH]; /* owner ids, 0 = empty */
 static uint32_t count;            /* ids issued */
@@ -132,8 +132,7 @@ owner_intern(const char *name)
 	if (id != 0)
 		return id;
 
-	pthread_mutex_lock(&olock);
-	lockrank_take(LOCK_RANK_OWNER);
+	cw_mutex_lock(&olock);
 	id = lookup(name, len, h, &slot); /* someone may have won the race */
 	if (id == 0 && count + 1 < OWNER_MAX) {
 		char *s = store_name(name, len);
@@ -149,8 +148,7 @@ owner_intern(const char *name)
 				    __ATOMIC_RELAXED);
 		}
 	}
-	lockrank_drop(LOCK_RANK_OWNER);
-	pthread_mutex_unlock(&olock);
+	cw_mutex_unlock(&olock);
 	return id;
 }
 
@@ -190,8 +188,7 @@ owner_bytes(void)
 void
 owner_reset(void)
 {
-	pthread_mutex_lock(&olock);
-	lockrank_take(LOCK_RANK_OWNER);
+	cw_mutex_lock(&olock);
 	__atomic_store_n(&count, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&longest, 0, __ATOMIC_RELAXED);
 	memset(hash, 0, sizeof(hash));
@@ -201,24 +198,23 @@ owner_reset(void)
 	chunk = NULL;
 	chunk_used = 0;
 	chunks = 0;
-	lockrank_drop(LOCK_RANK_OWNER);
-	pthread_mutex_unlock(&olock);
+	cw_mutex_unlock(&olock);
 }
 
 void
 owner_prefork(void)
 {
-	pthread_mutex_lock(&olock);
+	cw_mutex_prefork(&olock);
 }
 
 void
 owner_postfork_parent(void)
 {
-	pthread_mutex_unlock(&olock);
+	cw_mutex_postfork_parent(&olock);
 }
 
 void
 owner_postfork_child(void)
 {
-	pthread_mutex_init(&olock, NULL);
+	cw_mutex_postfork_child(&olock);
 }

@@ -54,6 +54,7 @@
 #include "hostpool.h"
 #include "lasterr.h"
 #include "log.h"
+#include "mutex.h"
 #include "options.h"
 #include "pool.h"
 #include "pool_int.h"
@@ -76,7 +77,7 @@ pool_t pool_table[POOL_NKINDS][POOL_MAX_DEVICES][POOL_ARENAS];
 pool_pub_t pool_pubs[POOL_NKINDS][POOL_MAX_DEVICES];
 unsigned pool_narenas;
 unsigned pool_arena_turn;
-pthread_mutex_t pool_init_lock = PTHREAD_MUTEX_INITIALIZER;
+cw_mutex_t pool_init_lock = CW_MUTEX_INITIALIZER(LOCK_RANK_POOL_INIT);
 uint64_t pool_life = 1;
 bool pool_forked;
 CW_TLS unsigned pool_tls_home = UINT32_MAX;
@@ -141,9 +142,9 @@ pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
 #ifndef CW_PLAIN_POOL_LOCK /* for comparison builds */
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 #endif
-	pthread_mutex_init(&p->lock, &ma);
+	cw_mutex_init_attr(&p->lock, &ma, LOCK_RANK_POOL);
 	pthread_mutexattr_destroy(&ma);
-	pthread_mutex_init(&p->tcl_lock, NULL);
+	cw_mutex_init(&p->tcl_lock, LOCK_RANK_POOL_TCACHE);
 	p->kind = kind;
 	p->device = device;
 	p->arena = arena;
@@ -190,10 +191,10 @@ pool_get(kind_t kind, int device)
 	if (likely(__atomic_load_n(&p->inited, __ATOMIC_ACQUIRE)))
 		return p;
 	size_t cap = tc_cap_for(device); /* a driver call: before the lock */
-	pthread_mutex_lock(&pool_init_lock);
+	cw_mutex_lock(&pool_init_lock);
 	bool err = !p->inited && pool_init_locked(p, kind, device, arena,
 	    cap);
-	pthread_mutex_unlock(&pool_init_lock);
+	cw_mutex_unlock(&pool_init_lock);
 	return err ? NULL : p;
 }
 
@@ -306,11 +307,11 @@ bad_kind(kind_t kind)
 static int
 unmapped(pool_t *p, uintptr_t a, size_t size)
 {
-	pthread_mutex_lock(&p->lock);
+	cw_mutex_lock(&p->lock);
 	if (pool_pend_push(p, a, pool_eng_size(p, size),
 	    fence_stamp(p->device), NULL))
 		log_warn("pool: block %#lx lost", (unsigned long)a);
-	pthread_mutex_unlock(&p->lock);
+	cw_mutex_unlock(&p->lock);
 	return lasterr_set(CW_ENOMEM, "pool_alloc", "no host memory for the "
 	    "address map");
 }
@@ -360,9 +361,9 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 	if (size < p->tc_max && (tc = pool_tc_get(p)) != NULL) {
 		if (unlikely(tc->gen != __atomic_load_n(&p->flush_gen,
 		    __ATOMIC_RELAXED))) {
-			pthread_mutex_lock(&p->lock);
+			cw_mutex_lock(&p->lock);
 			pool_tc_flush(p, tc);
-			pthread_mutex_unlock(&p->lock);
+			cw_mutex_unlock(&p->lock);
 		}
 		unsigned c = sizeclass_of(size, p->lgd);
 		size_t cs = sizeclass_size(c, p->lgd);
@@ -410,7 +411,7 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 #endif
 		/* Refill: one block now, a few more into the stack. */
 		uint64_t t0 = slow_clock();
-		pthread_mutex_lock(&p->lock);
+		cw_mutex_lock(&p->lock);
 		pool_publish(p, tc);
 		r = pool_alloc_staged(p, tc, cs, size, &a, &bs, &fl);
 		if (r == CW_OK) {
@@ -429,7 +430,7 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 				tc->bytes += cs;
 			}
 		}
-		pthread_mutex_unlock(&p->lock);
+		cw_mutex_unlock(&p->lock);
 		slow_add(&tc->slow.refills, &tc->slow.refill_ns, t0);
 		if (r != CW_OK)
 			return r;
@@ -437,13 +438,13 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 		goto done;
 	}
 	tc = NULL;
-	pthread_mutex_lock(&p->lock);
+	cw_mutex_lock(&p->lock);
 	/* The OOM stages flush this thread's cache, if it has one.  The
 	 * engine size is the one pool_free gives back (a class size below
 	 * tc_max, for a thread that has no cache too). */
 	r = pool_alloc_staged(p, pool_tc_peek(p), pool_eng_size(p, size), size,
 	    &a, &bs, &fl);
-	pthread_mutex_unlock(&p->lock);
+	cw_mutex_unlock(&p->lock);
 	if (r != CW_OK)
 		return r;
 done:
@@ -509,20 +510,20 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 		tc_bin_t *b = &tc->bins[c];
 		if (unlikely(tc->gen != __atomic_load_n(&p->flush_gen,
 		    __ATOMIC_RELAXED))) {
-			pthread_mutex_lock(&p->lock);
+			cw_mutex_lock(&p->lock);
 			pool_publish(p, tc);
 			pool_tc_flush(p, tc);
-			pthread_mutex_unlock(&p->lock);
+			cw_mutex_unlock(&p->lock);
 		}
 		if (unlikely(tc->bytes + cs > p->tc_cap)) {
 			/* The cache is full: this block goes to the pool's
 			 * pending list; what is cached stays. */
 			count_free(p, tc, size);
 			uint64_t t0 = slow_clock();
-			pthread_mutex_lock(&p->lock);
+			cw_mutex_lock(&p->lock);
 			bool err = pool_pend_push(p, addr, cs,
 			    fence_stamp(device), NULL);
-			pthread_mutex_unlock(&p->lock);
+			cw_mutex_unlock(&p->lock);
 			slow_add(&tc->slow.shared_frees,
 			    &tc->slow.shared_free_ns, t0);
 			if (err)
@@ -532,10 +533,10 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 			return CW_OK;
 		}
 		if (unlikely(b->npend == TC_CAP)) {
-			pthread_mutex_lock(&p->lock);
+			cw_mutex_lock(&p->lock);
 			pool_publish(p, tc);
 			pool_tc_spill_bin(p, tc, b, cs);
-			pthread_mutex_unlock(&p->lock);
+			cw_mutex_unlock(&p->lock);
 		}
 		unsigned slot = (b->head + b->npend) % TC_CAP;
 		b->pend[slot].addr = addr;
@@ -565,11 +566,11 @@ free_common(kind_t kind, int device, uintptr_t addr, size_t size,
 	if (async)
 		ev = fence_event_record(device, stream);
 	size_t bs = pool_eng_size(p, size);
-	pthread_mutex_lock(&p->lock);
+	cw_mutex_lock(&p->lock);
 	bool err = pool_pend_push(p, addr, bs, stamp, ev);
 	if (!err && ev != NULL)
 		p->pend[p->npend - 1].stream = stream;
-	pthread_mutex_unlock(&p->lock);
+	cw_mutex_unlock(&p->lock);
 	if (err) {
 		if (ev != NULL)
 			fence_event_release(device, ev);

@@ -14,9 +14,9 @@
  * every thread cache made before is forgotten.
  *
  * Locking: pool_prefork takes pool_init_lock, then each initialised
- * pool's lock and tcl_lock (rank POOL; kinds, devices and arenas in
- * order), then the fence's (fence_prefork); pool_postfork_parent releases
- * them in the reverse order.  pool_forget_device takes one pool lock at a
+ * pool's lock, then each one's tcl_lock (ranks POOL_INIT, POOL,
+ * POOL_TCACHE; kinds, devices and arenas in order), then the fence's
+ * (fence_prefork); pool_postfork_parent releases them.  pool_forget_device takes one pool lock at a
  * time and drops it around hostpool_destroy.
  */
 #include <pthread.h>
@@ -26,6 +26,7 @@
 #include "devpool.h"
 #include "fence.h"
 #include "hostpool.h"
+#include "mutex.h"
 #include "pool_int.h"
 #include "poolmap.h"
 
@@ -39,7 +40,7 @@ pool_forget_device(int device)
 		    __ATOMIC_RELAXED);
 		pool_t *p;
 		FOR_ARENAS(p, k, device) {
-		pthread_mutex_lock(&p->lock);
+		cw_mutex_lock(&p->lock);
 		p->forgetting = true;
 		/* Pending blocks and their events died with the context. */
 		p->npend = 0;
@@ -59,17 +60,17 @@ pool_forget_device(int device)
 				pool_host_seg_free, p };
 			p->hp = hostpool_create(&prov, 0, 0);
 		}
-		pthread_mutex_unlock(&p->lock);
+		cw_mutex_unlock(&p->lock);
 		if (old != NULL)
 			hostpool_destroy(old); /* segments: map cleared only */
-		pthread_mutex_lock(&p->lock);
+		cw_mutex_lock(&p->lock);
 		p->forgetting = false;
 		p->incarnation++;
 		__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
 		if ((p->kind == KIND_DEVICE && p->dp == NULL) ||
 		    (p->kind != KIND_DEVICE && p->hp == NULL))
 			__atomic_store_n(&p->inited, false, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&p->lock);
+		cw_mutex_unlock(&p->lock);
 		}
 	}
 	fence_forget_device(device);
@@ -77,36 +78,39 @@ pool_forget_device(int device)
 
 /* ----------------------------------------------------------------- fork */
 
+#define POOL_COUNT (POOL_NKINDS * POOL_MAX_DEVICES * POOL_ARENAS)
+
+/* Rank order: pool_init_lock, every initialised pool's lock in table
+ * order, every tcl_lock (a pool lock's holder may take tcl_locks:
+ * pool_oom.c's others_cache), then the fence's. */
 void
 pool_prefork(void)
 {
-	pthread_mutex_lock(&pool_init_lock);
-	for (int k = 0; k < POOL_NKINDS; k++)
-		for (int d = 0; d < POOL_MAX_DEVICES; d++)
-			for (int a = 0; a < POOL_ARENAS; a++)
-				if (pool_table[k][d][a].inited) {
-					pthread_mutex_lock(
-					    &pool_table[k][d][a].lock);
-					pthread_mutex_lock(
-					    &pool_table[k][d][a].tcl_lock);
-				}
+	pool_t *all = &pool_table[0][0][0];
+
+	cw_mutex_prefork(&pool_init_lock);
+	for (size_t i = 0; i < POOL_COUNT; i++)
+		if (all[i].inited)
+			cw_mutex_prefork(&all[i].lock);
+	for (size_t i = 0; i < POOL_COUNT; i++)
+		if (all[i].inited)
+			cw_mutex_prefork(&all[i].tcl_lock);
 	fence_prefork();
 }
 
 void
 pool_postfork_parent(void)
 {
+	pool_t *all = &pool_table[0][0][0];
+
 	fence_postfork_parent();
-	for (int k = POOL_NKINDS; k-- > 0; )
-		for (int d = POOL_MAX_DEVICES; d-- > 0; )
-			for (int a = POOL_ARENAS; a-- > 0; )
-				if (pool_table[k][d][a].inited) {
-					pthread_mutex_unlock(
-					    &pool_table[k][d][a].tcl_lock);
-					pthread_mutex_unlock(
-					    &pool_table[k][d][a].lock);
-				}
-	pthread_mutex_unlock(&pool_init_lock);
+	for (size_t i = POOL_COUNT; i-- > 0; )
+		if (all[i].inited)
+			cw_mutex_postfork_parent(&all[i].tcl_lock);
+	for (size_t i = POOL_COUNT; i-- > 0; )
+		if (all[i].inited)
+			cw_mutex_postfork_parent(&all[i].lock);
+	cw_mutex_postfork_parent(&pool_init_lock);
 }
 
 void
@@ -121,7 +125,7 @@ pool_postfork_child(void)
 	memset(pool_budget_used, 0, sizeof(pool_budget_used));
 	__atomic_fetch_add(&pool_life, 1, __ATOMIC_RELEASE);
 	pool_forked = true;
-	pthread_mutex_init(&pool_init_lock, NULL);
+	cw_mutex_postfork_child(&pool_init_lock);
 }
 
 void
@@ -133,7 +137,7 @@ pool_reset(void)
 			pool_t *p = &pool_table[k][d][a];
 			if (!p->inited)
 				continue;
-			pthread_mutex_lock(&p->lock);
+			cw_mutex_lock(&p->lock);
 			for (size_t i = 0; i < p->npend; i++)
 				if (p->pend[i].ev != NULL)
 					fence_event_release(d, p->pend[i].ev);
@@ -142,7 +146,7 @@ pool_reset(void)
 			p->npend = 0;
 			if (p->dp != NULL)
 				devpool_destroy(p->dp); /* drops the lock */
-			pthread_mutex_unlock(&p->lock);
+			cw_mutex_unlock(&p->lock);
 			if (p->hp != NULL)
 				hostpool_destroy(p->hp);
 			p->dp = NULL;
@@ -153,8 +157,8 @@ pool_reset(void)
 				free(t);
 				t = n;
 			}
-			pthread_mutex_destroy(&p->lock);
-			pthread_mutex_destroy(&p->tcl_lock);
+			cw_mutex_destroy(&p->lock);
+			cw_mutex_destroy(&p->tcl_lock);
 			memset(p, 0, sizeof(*p));
 		}
 		}

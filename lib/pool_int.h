@@ -49,6 +49,7 @@
 #include "driver.h"
 #include "fence.h"
 #include "hostpool.h"
+#include "mutex.h"
 #include "pool.h"
 #include "sizeclass.h"
 #include "types.h"
@@ -124,7 +125,7 @@ struct pool_s {
 	devpool_t *dp;      /* KIND_DEVICE */
 	hostpool_t *hp;     /* KIND_MANAGED, KIND_PINNED */
 	/* under lock */
-	_Alignas(64) pthread_mutex_t lock;
+	_Alignas(64) cw_mutex_t lock;
 	pend_t *pend;
 	size_t npend, pend_cap, pend_bytes, nev;
 	uint64_t scanned_done;
@@ -134,7 +135,7 @@ struct pool_s {
 	/* statistics */
 	uint64_t res_peak, res_total, seg_peak, seg_total;
 	uint64_t fence_waits, driver_allocs, driver_frees, trims;
-	pthread_mutex_t tcl_lock;
+	cw_mutex_t tcl_lock;
 	tcache_t *tcaches;
 	uint64_t retired_hits, retired_misses; /* of exited threads */
 	pool_slow_t retired_slow;
@@ -177,7 +178,7 @@ extern pool_t pool_table[POOL_NKINDS][POOL_MAX_DEVICES][POOL_ARENAS];
 extern pool_pub_t pool_pubs[POOL_NKINDS][POOL_MAX_DEVICES];
 extern unsigned pool_narenas; /* 1..POOL_ARENAS, fixed at the first pool */
 extern unsigned pool_arena_turn; /* the next thread's home arena (atomic) */
-extern pthread_mutex_t pool_init_lock;
+extern cw_mutex_t pool_init_lock;
 extern uint64_t pool_life; /* bumped by reset and in a fork child */
 extern bool pool_forked;
 extern CW_TLS unsigned pool_tls_home;

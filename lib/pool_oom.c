@@ -26,6 +26,7 @@
 #include "fmt.h"
 #include "hostpool.h"
 #include "lasterr.h"
+#include "mutex.h"
 #include "pool_int.h"
 
 static int
@@ -61,9 +62,9 @@ pool_trim_locked(pool_t *p)
 	if (p->dp != NULL) {
 		n = devpool_trim(p->dp);
 	} else {
-		pthread_mutex_unlock(&p->lock);
+		cw_mutex_unlock(&p->lock);
 		n = hostpool_trim(p->hp);
-		pthread_mutex_lock(&p->lock);
+		cw_mutex_lock(&p->lock);
 	}
 	return n;
 }
@@ -75,12 +76,12 @@ others_cache(pool_t *p, tcache_t *self)
 	size_t n = 0;
 	pool_t *q;
 	FOR_ARENAS(q, p->kind, p->device) {
-		pthread_mutex_lock(&q->tcl_lock);
+		cw_mutex_lock(&q->tcl_lock);
 		for (tcache_t *t = q->tcaches; t != NULL; t = t->next)
 			if (t != self)
 				n += __atomic_load_n(&t->bytes,
 				    __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&q->tcl_lock);
+		cw_mutex_unlock(&q->tcl_lock);
 	}
 	return n;
 }
@@ -97,12 +98,12 @@ siblings_give_back(pool_t *p)
 		if (q == p)
 			continue;
 		__atomic_fetch_add(&q->flush_gen, 1, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&p->lock);
-		pthread_mutex_lock(&q->lock);
+		cw_mutex_unlock(&p->lock);
+		cw_mutex_lock(&q->lock);
 		pool_pend_release(q, true);
 		pool_trim_locked(q);
-		pthread_mutex_unlock(&q->lock);
-		pthread_mutex_lock(&p->lock);
+		cw_mutex_unlock(&q->lock);
+		cw_mutex_lock(&p->lock);
 	}
 }
 
@@ -165,9 +166,9 @@ pool_alloc_staged(pool_t *p, tcache_t *tc, size_t esize, size_t req,
 	/* Stage: other threads' caches.  They flush at their next call (the
 	 * flush generation moved); give the busy ones a few milliseconds. */
 	for (int i = 0; i < 20 && others_cache(p, tc) >= esize; i++) {
-		pthread_mutex_unlock(&p->lock);
+		cw_mutex_unlock(&p->lock);
 		usleep(250);
-		pthread_mutex_lock(&p->lock);
+		cw_mutex_lock(&p->lock);
 		if (p->npend > 0)
 			pool_barrier(p);
 		pool_trim_locked(p);
@@ -190,7 +191,7 @@ pool_trim(int device)
 	for (int k = 0; k < POOL_NKINDS; k++) {
 		pool_t *p;
 		FOR_ARENAS(p, k, device) {
-		pthread_mutex_lock(&p->lock);
+		cw_mutex_lock(&p->lock);
 		__atomic_fetch_add(&p->flush_gen, 1, __ATOMIC_RELEASE);
 		tcache_t *tc = pool_tc_peek(p);
 		if (tc != NULL) {
@@ -200,7 +201,7 @@ pool_trim(int device)
 		if (p->npend > 0)
 			pool_barrier(p);
 		pool_trim_locked(p);
-		pthread_mutex_unlock(&p->lock);
+		cw_mutex_unlock(&p->lock);
 		}
 	}
 	return CW_OK;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "fence.h"
+#include "mutex.h"
 #include "pool_int.h"
 
 #define PEND_MIN_THRESHOLD ((size_t)32 << 20)
@@ -63,10 +64,10 @@ pend_poll_events(pool_t *p)
 			evs[n++] = p->pend[i].ev;
 	if (n == 0)
 		return;
-	pthread_mutex_unlock(&p->lock);
+	cw_mutex_unlock(&p->lock);
 	for (unsigned k = 0; k < n; k++)
 		done[k] = fence_event_query(p->device, evs[k]);
-	pthread_mutex_lock(&p->lock);
+	cw_mutex_lock(&p->lock);
 	for (unsigned k = 0; k < n; k++) {
 		if (done[k] != 1)
 			continue;
@@ -122,9 +123,9 @@ pool_pend_release(pool_t *p, bool poll_events)
 bool
 pool_barrier(pool_t *p)
 {
-	pthread_mutex_unlock(&p->lock);
+	cw_mutex_unlock(&p->lock);
 	bool err = fence_barrier(p->device);
-	pthread_mutex_lock(&p->lock);
+	cw_mutex_lock(&p->lock);
 	if (!err)
 		__atomic_fetch_add(&p->fence_waits, 1, __ATOMIC_RELAXED);
 	pool_pend_release(p, true);
@@ -153,10 +154,10 @@ pool_reuse_barrier(pool_t *p, size_t esize)
 	if (stamp == 0)
 		return false;
 	if (!fence_passed(p->device, stamp)) {
-		pthread_mutex_unlock(&p->lock);
+		cw_mutex_unlock(&p->lock);
 		bool ok = fence_wait_for(p->device, stamp,
 		    fence_reuse_wait());
-		pthread_mutex_lock(&p->lock);
+		cw_mutex_lock(&p->lock);
 		if (!ok)
 			return false;
 		__atomic_fetch_add(&p->fence_waits, 1, __ATOMIC_RELAXED);
@@ -182,7 +183,7 @@ pool_pend_take_stream(pool_t *p, size_t size, CUstream stream,
 	size_t bs = pool_eng_size(p, size);
 	CUevent ev = NULL;
 	bool found = false;
-	pthread_mutex_lock(&p->lock);
+	cw_mutex_lock(&p->lock);
 	for (size_t i = p->npend; p->nev > 0 && i-- > 0; ) {
 		pend_t *e = &p->pend[i];
 		if (e->ev == NULL || e->stream != stream || e->bsize != bs)
@@ -195,7 +196,7 @@ pool_pend_take_stream(pool_t *p, size_t size, CUstream stream,
 		found = true;
 		break;
 	}
-	pthread_mutex_unlock(&p->lock);
+	cw_mutex_unlock(&p->lock);
 	if (ev != NULL)
 		fence_event_release(p->device, ev);
 	return found;

@@ -19,6 +19,7 @@
 
 #include "devpool.h"
 #include "hostpool.h"
+#include "mutex.h"
 #include "pool_int.h"
 #include "poolmap.h"
 
@@ -37,9 +38,9 @@ pool_block_of(uintptr_t addr, uintptr_t *base, size_t *size,
 			    POOLMAP_ARENA_OF(f));
 			if (p == NULL)
 				continue;
-			pthread_mutex_lock(&p->lock);
+			cw_mutex_lock(&p->lock);
 			bool miss = devpool_block_of(p->dp, addr, &b, &s, &f);
-			pthread_mutex_unlock(&p->lock);
+			cw_mutex_unlock(&p->lock);
 			if (!miss)
 				goto hit;
 		}
@@ -69,12 +70,12 @@ pool_segment_of(uintptr_t addr, kind_t *kind)
 			FOR_ARENAS(p, kinds[i], d) {
 				uintptr_t b;
 				size_t s;
-				pthread_mutex_lock(&p->lock);
+				cw_mutex_lock(&p->lock);
 				bool miss = p->dp != NULL ?
 				    devpool_segment_of(p->dp, addr) :
 				    p->hp == NULL ||
 				    hostpool_segment_of(p->hp, addr, &b, &s);
-				pthread_mutex_unlock(&p->lock);
+				cw_mutex_unlock(&p->lock);
 				if (!miss) {
 					if (kind != NULL)
 						*kind = kinds[i];
@@ -96,9 +97,9 @@ pool_cached_bytes(int device)
 		pool_t *p, *any = NULL;
 		size_t res = 0;
 		FOR_ARENAS(p, kinds[i], device) {
-			pthread_mutex_lock(&p->lock);
+			cw_mutex_lock(&p->lock);
 			res += pool_eng_reserved(p);
-			pthread_mutex_unlock(&p->lock);
+			cw_mutex_unlock(&p->lock);
 			any = p;
 		}
 		if (any == NULL)

@@ -27,6 +27,7 @@
 #include "hostpool.h"
 #include "lasterr.h"
 #include "log.h"
+#include "mutex.h"
 #include "options.h"
 #include "pool_int.h"
 #include "poolmap.h"
@@ -122,11 +123,11 @@ pool_dev_seg_alloc(void *arg, size_t size, uintptr_t *addr)
 		return true;
 	}
 	p->grow_limited = false;
-	pthread_mutex_unlock(&p->lock);
+	cw_mutex_unlock(&p->lock);
 	int r = direct_alloc(KIND_DEVICE, p->device, size, addr);
 	if (r == CW_OK && poolmap_hold(*addr, size))
 		r = seg_unheld(p, *addr, size);
-	pthread_mutex_lock(&p->lock);
+	cw_mutex_lock(&p->lock);
 	if (r != CW_OK) {
 		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
 		p->driver_allocs++;
@@ -147,13 +148,13 @@ pool_dev_seg_free(void *arg, uintptr_t addr, size_t size)
 		return false;
 	}
 	seg_account(p, size, false);
-	pthread_mutex_unlock(&p->lock);
+	cw_mutex_unlock(&p->lock);
 	/* Whatever the driver says, the engine drops the segment. */
 	poolmap_release(addr, size);
 	int r = direct_free(KIND_DEVICE, p->device, addr, size);
 	if (r == CW_ECUDA)
 		seg_free_failed(p, addr, size);
-	pthread_mutex_lock(&p->lock);
+	cw_mutex_lock(&p->lock);
 	return r != CW_OK;
 }
 
@@ -251,9 +252,9 @@ pool_eng_alloc(pool_t *p, size_t size, bool grow, uintptr_t *addr,
 			res_sample(p);
 		return r;
 	}
-	pthread_mutex_unlock(&p->lock);
+	cw_mutex_unlock(&p->lock);
 	bool err = hostpool_alloc(p->hp, size, addr, bs);
-	pthread_mutex_lock(&p->lock);
+	cw_mutex_lock(&p->lock);
 	if (err)
 		return DEVPOOL_EPROVIDER;
 	*flags = 0;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "hostpool.h"
+#include "mutex.h"
 #include "nowait.h"
 #include "pool_int.h"
 
@@ -44,10 +45,10 @@ pool_allocated_now(pool_t *p)
 	    __ATOMIC_RELAXED);
 	pool_t *q;
 	FOR_ARENAS(q, p->kind, p->device) {
-		pthread_mutex_lock(&q->tcl_lock);
+		cw_mutex_lock(&q->tcl_lock);
 		for (tcache_t *t = q->tcaches; t != NULL; t = t->next)
 			a += __atomic_load_n(&t->unpub, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&q->tcl_lock);
+		cw_mutex_unlock(&q->tcl_lock);
 	}
 	/* Exact but for counts that move while we add them up. */
 	return a > 0 ? (uint64_t)a : 0;
@@ -69,11 +70,11 @@ stats_lockable(kind_t kind, int device)
 	FOR_ARENAS(p, kind, device) {
 		if (nowait_lock(&p->tcl_lock))
 			return false;
-		pthread_mutex_unlock(&p->tcl_lock);
+		cw_mutex_unlock(&p->tcl_lock);
 		if (nowait_lock(&p->lock))
 			return false;
 		bool held = p->hp != NULL && hostpool_locked(p->hp);
-		pthread_mutex_unlock(&p->lock);
+		cw_mutex_unlock(&p->lock);
 		if (held)
 			return false;
 	}
@@ -94,11 +95,11 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 			continue;
 		FOR_ARENAS(p, kind, d) {
 			any = p;
-			pthread_mutex_lock(&p->tcl_lock);
+			cw_mutex_lock(&p->tcl_lock);
 			for (tcache_t *t = p->tcaches; t != NULL; t = t->next)
 				tot += __atomic_load_n(&t->tot_unpub,
 				    __ATOMIC_RELAXED);
-			pthread_mutex_unlock(&p->tcl_lock);
+			cw_mutex_unlock(&p->tcl_lock);
 		}
 		if (any == NULL)
 			continue;
@@ -129,7 +130,7 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 		 * there are several). */
 		FOR_ARENAS(p, kind, d) {
 			eng_stat_t es;
-			pthread_mutex_lock(&p->lock);
+			cw_mutex_lock(&p->lock);
 			pool_eng_stat(p, &es);
 			size_t largest = es.largest_free;
 			out->reserved.current += es.reserved;
@@ -151,7 +152,7 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 			if (largest > out->largest_free)
 				out->largest_free = largest;
 			free_total += (double)es.free_bytes;
-			pthread_mutex_unlock(&p->lock);
+			cw_mutex_unlock(&p->lock);
 		}
 	}
 	if (free_total > 0)
@@ -168,7 +169,7 @@ pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
 	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
 		pool_t *p;
 		FOR_ARENAS(p, kind, d) {
-			pthread_mutex_lock(&p->tcl_lock);
+			cw_mutex_lock(&p->tcl_lock);
 			for (tcache_t *t = p->tcaches; t != NULL;
 			    t = t->next) {
 				*hits += __atomic_load_n(&t->hits,
@@ -178,7 +179,7 @@ pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
 			}
 			*hits += p->retired_hits;
 			*misses += p->retired_misses;
-			pthread_mutex_unlock(&p->tcl_lock);
+			cw_mutex_unlock(&p->tcl_lock);
 		}
 	}
 }
@@ -192,12 +193,12 @@ pool_slow_counters(kind_t kind, pool_slow_t *out)
 	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
 		pool_t *p;
 		FOR_ARENAS(p, kind, d) {
-			pthread_mutex_lock(&p->tcl_lock);
+			cw_mutex_lock(&p->tcl_lock);
 			for (tcache_t *t = p->tcaches; t != NULL;
 			    t = t->next)
 				pool_slow_sum(out, &t->slow);
 			pool_slow_sum(out, &p->retired_slow);
-			pthread_mutex_unlock(&p->tcl_lock);
+			cw_mutex_unlock(&p->tcl_lock);
 		}
 	}
 }

@@ -28,6 +28,7 @@
 
 #include "fence.h"
 #include "log.h"
+#include "mutex.h"
 #include "pool_int.h"
 #include "sizeclass.h"
 
@@ -50,10 +51,10 @@ tc_thread_exit(void *arg)
 				if (tc == NULL)
 					continue;
 				pool_t *p = tc->pool;
-				pthread_mutex_lock(&p->lock);
+				cw_mutex_lock(&p->lock);
 				pool_tc_flush(p, tc);
-				pthread_mutex_unlock(&p->lock);
-				pthread_mutex_lock(&p->tcl_lock);
+				cw_mutex_unlock(&p->lock);
+				cw_mutex_lock(&p->tcl_lock);
 				__atomic_fetch_add(&p->pub->cur_pub,
 				    (uint64_t)tc->unpub, __ATOMIC_RELAXED);
 				__atomic_fetch_add(&p->pub->tot_pub,
@@ -67,7 +68,7 @@ tc_thread_exit(void *arg)
 					p->tcaches = tc->next;
 				if (tc->next != NULL)
 					tc->next->prev = tc->prev;
-				pthread_mutex_unlock(&p->tcl_lock);
+				cw_mutex_unlock(&p->tcl_lock);
 				__atomic_fetch_sub(&p->pub->ntc, 1,
 				    __ATOMIC_RELAXED);
 				free(tc);
@@ -119,12 +120,12 @@ pool_tc_make(pool_t *p)
 	tc->pool = p;
 	tc->gen = __atomic_load_n(&p->flush_gen, __ATOMIC_ACQUIRE);
 	tc->incarnation = p->incarnation;
-	pthread_mutex_lock(&p->tcl_lock);
+	cw_mutex_lock(&p->tcl_lock);
 	tc->next = p->tcaches;
 	if (tc->next != NULL)
 		tc->next->prev = tc;
 	p->tcaches = tc;
-	pthread_mutex_unlock(&p->tcl_lock);
+	cw_mutex_unlock(&p->tcl_lock);
 	__atomic_fetch_add(&p->pub->ntc, 1, __ATOMIC_RELAXED);
 	set->tc[p->kind][p->device] = tc;
 	return tc;

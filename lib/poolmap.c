@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mutex.h"
 #include "poolmap.h"
 
 #define L1_BITS 13
@@ -55,7 +56,7 @@ typedef struct l2_s {
 
 static l2_t *l1[1u << L1_BITS];
 static size_t max_units; /* the largest block seen, in granules */
-static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t map_lock = CW_MUTEX_INITIALIZER(LOCK_RANK_POOLMAP);
 static leaf_t *free_leaves;       /* map_lock */
 static poolmap_stats_t map_stats; /* map_lock */
 
@@ -209,20 +210,20 @@ poolmap_hold(uintptr_t base, size_t size)
 	if (size == 0 || end < base || (end - 1) >> (PAGE_SHIFT + L1_BITS +
 	    L2_BITS))
 		return true;
-	pthread_mutex_lock(&map_lock);
+	cw_mutex_lock(&map_lock);
 	for (uintptr_t pg = base & ~(PAGE_BYTES - 1); pg < end;
 	    pg += PAGE_BYTES) {
 		l2_t *n2 = node_of(pg >> PAGE_SHIFT, true);
 		if (n2 == NULL) {
 			release_locked(base, end, pg);
-			pthread_mutex_unlock(&map_lock);
+			cw_mutex_unlock(&map_lock);
 			return true;
 		}
 		uint32_t *h = &n2->held[SLOT(pg >> PAGE_SHIFT)];
 		__atomic_store_n(h, *h + (uint32_t)overlap(base, end, pg),
 		    __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&map_lock);
+	cw_mutex_unlock(&map_lock);
 	return false;
 }
 
@@ -232,9 +233,9 @@ poolmap_release(uintptr_t base, size_t size)
 	uintptr_t end = base + size;
 	if (size == 0 || end < base)
 		return;
-	pthread_mutex_lock(&map_lock);
+	cw_mutex_lock(&map_lock);
 	release_locked(base, end, end);
-	pthread_mutex_unlock(&map_lock);
+	cw_mutex_unlock(&map_lock);
 }
 
 /* The first block handed out in a page since it was last unheld: its
@@ -243,7 +244,7 @@ static leaf_t *
 leaf_make(uintptr_t a)
 {
 	uintptr_t page = a >> PAGE_SHIFT;
-	pthread_mutex_lock(&map_lock);
+	cw_mutex_lock(&map_lock);
 	l2_t *n2 = node_of(page, false);
 	leaf_t *lf = NULL;
 	if (n2 != NULL && n2->held[SLOT(page)] != 0) {
@@ -251,7 +252,7 @@ leaf_make(uintptr_t a)
 		if (lf == NULL)
 			lf = leaf_publish(&n2->slot[SLOT(page)]);
 	}
-	pthread_mutex_unlock(&map_lock);
+	cw_mutex_unlock(&map_lock);
 	return lf;
 }
 
@@ -360,9 +361,9 @@ poolmap_lookup(uintptr_t addr, uintptr_t *base, size_t *size,
 	if (r == L_RETRY) {
 		/* Slots keep changing: hold them still.  The generations
 		 * cannot move while map_lock is held. */
-		pthread_mutex_lock(&map_lock);
+		cw_mutex_lock(&map_lock);
 		r = lookup_once(addr, base, size, kind, flags);
-		pthread_mutex_unlock(&map_lock);
+		cw_mutex_unlock(&map_lock);
 	}
 	return r != L_FOUND;
 }
@@ -381,9 +382,9 @@ poolmap_page_held(uintptr_t addr)
 void
 poolmap_stats(poolmap_stats_t *out)
 {
-	pthread_mutex_lock(&map_lock);
+	cw_mutex_lock(&map_lock);
 	*out = map_stats;
-	pthread_mutex_unlock(&map_lock);
+	cw_mutex_unlock(&map_lock);
 	out->bytes = (out->leaves_live + out->leaves_free) * sizeof(leaf_t) +
 	    out->nodes * sizeof(l2_t);
 }
@@ -392,8 +393,8 @@ void
 poolmap_reset(bool child)
 {
 	if (child) /* another thread may have held it at the fork */
-		pthread_mutex_init(&map_lock, NULL);
-	pthread_mutex_lock(&map_lock);
+		cw_mutex_reinit(&map_lock);
+	cw_mutex_lock(&map_lock);
 	for (size_t i = 0; i < CW_ARRAY_SIZE(l1); i++) {
 		l2_t *n2 = l1[i];
 		if (n2 == NULL)
@@ -422,5 +423,5 @@ poolmap_reset(bool child)
 	if (child) /* a leaf taken at the fork may be counted in neither */
 		map_stats.leaves_live = 0;
 	max_units = 0;
-	pthread_mutex_unlock(&map_lock);
+	cw_mutex_unlock(&map_lock);
 }

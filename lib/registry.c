@@ -21,8 +21,8 @@
 
 #define FOREACH_BATCH 32
 
-stripe_t registry_stripes[NSTRIPES] = { [0 ... NSTRIPES - 1] = LOCK_INIT };
-CW_TLS unsigned registry_held_rank;
+stripe_t registry_stripes[NSTRIPES] = { [0 ... NSTRIPES - 1] =
+	{ .lock = CW_MUTEX_INITIALIZER_ADAPTIVE(LOCK_RANK_REGISTRY_H) } };
 static CW_TLS unsigned unkeyed_rr;
 
 /* Everything but base, ns, kind and size (which tree-lock holders may be
@@ -318,11 +318,8 @@ registry_foreach(reg_walk_fn fn, void *arg)
 			unsigned n = 0;
 			/* The exit report on a thread that may hold this
 			 * stripe (nowait.h): the stripe is left out. */
-			cw_assert(registry_held_rank == 0);
 			if (nowait_lock(&st->lock))
 				break;
-			if (config_debug)
-				registry_held_rank = RANK_H;
 			uint32_t hw = st->hw;
 			for (; k < hw && n < FOREACH_BATCH; k++) {
 				uint32_t i = (s << registry_pshift) + k;

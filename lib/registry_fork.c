@@ -19,36 +19,45 @@ void
 registry_lock_all(void)
 {
 	for (unsigned s = 0; s < NSTRIPES; s++)
-		pthread_mutex_lock(&registry_stripes[s].lock);
+		cw_mutex_lock(&registry_stripes[s].lock);
 	for (unsigned t = 0; t < TLOCKS; t++)
-		pthread_mutex_lock(&registry_tlocks[t].lock);
+		cw_mutex_lock(&registry_tlocks[t].lock);
 }
 
 void
 registry_unlock_all(void)
 {
 	for (unsigned t = TLOCKS; t-- > 0;)
-		pthread_mutex_unlock(&registry_tlocks[t].lock);
+		cw_mutex_unlock(&registry_tlocks[t].lock);
 	for (unsigned s = NSTRIPES; s-- > 0;)
-		pthread_mutex_unlock(&registry_stripes[s].lock);
+		cw_mutex_unlock(&registry_stripes[s].lock);
 }
 
 void
 registry_prefork(void)
 {
-	registry_lock_all();
+	for (unsigned s = 0; s < NSTRIPES; s++)
+		cw_mutex_prefork(&registry_stripes[s].lock);
+	for (unsigned t = 0; t < TLOCKS; t++)
+		cw_mutex_prefork(&registry_tlocks[t].lock);
 }
 
 void
 registry_postfork_parent(void)
 {
-	registry_unlock_all();
+	for (unsigned t = TLOCKS; t-- > 0;)
+		cw_mutex_postfork_parent(&registry_tlocks[t].lock);
+	for (unsigned s = NSTRIPES; s-- > 0;)
+		cw_mutex_postfork_parent(&registry_stripes[s].lock);
 }
 
 void
 registry_postfork_child(void)
 {
-	registry_unlock_all();
+	for (unsigned t = TLOCKS; t-- > 0;)
+		cw_mutex_postfork_child(&registry_tlocks[t].lock);
+	for (unsigned s = NSTRIPES; s-- > 0;)
+		cw_mutex_postfork_child(&registry_stripes[s].lock);
 }
 
 void

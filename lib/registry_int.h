@@ -42,12 +42,13 @@
  * share (ns, base); live + free + retired == high-water mark per stripe;
  * every tombstone in a ring is reached from both its buckets.
  *
- * Locking: H stripe locks (rank 1) protect everything of their stripe,
- * slots included; T locks (rank 2) protect treap links and roots, and the
- * size of the records in their treaps (a size changes under both).
- * Order: at most one H lock, then at most one T lock under it; never two
- * of one rank, never any other lock of cuwarden under them, never a
- * driver call.  The base, ns, level and seq of a slot change only while
+ * Locking: H stripe locks (rank REGISTRY_H) protect everything of their
+ * stripe, slots included; T locks (REGISTRY_T) protect treap links and
+ * roots, and the size of the records in their treaps (a size changes
+ * under both).  Order: at most one H lock, then at most one T lock under
+ * it, but for registry_lock_all (reset, validation: every H then every T
+ * in index order, why both ranks are nestable); never any other lock of
+ * cuwarden under them, never a driver call.  The base, ns, level and seq of a slot change only while
  * it is in no treap, so a T-lock holder may read them.  Callbacks
  * (registry_update, registry_remove's check) run under the H lock;
  * registry_foreach calls its function with no lock held.  Fork: prefork
@@ -68,6 +69,7 @@
 #include <stdint.h>
 
 #include "hash.h"
+#include "mutex.h"
 #include "registry.h"
 
 #pragma GCC visibility push(hidden)
@@ -114,7 +116,7 @@ _Static_assert(KIND_COUNT <= UINT8_MAX + 1, "a kind_t fits slot_t.kind");
 typedef struct tomb_s tomb_t; /* registry_tomb.c */
 
 typedef struct stripe_s {
-	pthread_mutex_t lock;
+	cw_mutex_t lock;
 	uint32_t *buckets;   /* slot + 1 */
 	uint32_t nbuckets;   /* power of 2; 0 before the first keyed insert */
 	uint32_t nkeyed;     /* live keyed records */
@@ -134,37 +136,24 @@ typedef struct stripe_s {
 } __attribute__((aligned(64))) stripe_t;
 
 typedef struct tlock_s {
-	pthread_mutex_t lock;
+	cw_mutex_t lock;
 } __attribute__((aligned(64))) tlock_t;
-
-/* The initializer of a stripe's or a tree lock's mutex. */
-#define LOCK_INIT { .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP }
 
 /* -------------------------------------------------------- "registry.c" */
 
 extern stripe_t registry_stripes[NSTRIPES];
 
-/* Lock ranks, checked in debug builds: an H lock (1) only with no
- * registry lock held, a T lock (2) only with at most an H lock held. */
-enum { RANK_H = 1, RANK_T = 2 };
-extern CW_TLS unsigned registry_held_rank;
-
+/* Ranks REGISTRY_H and REGISTRY_T (lockrank.h), checked by mutex.h. */
 static inline void
 h_lock(stripe_t *st)
 {
-	cw_assert(registry_held_rank == 0);
-	pthread_mutex_lock(&st->lock);
-	if (config_debug)
-		registry_held_rank = RANK_H;
+	cw_mutex_lock(&st->lock);
 }
 
 static inline void
 h_unlock(stripe_t *st)
 {
-	cw_assert(registry_held_rank == RANK_H);
-	if (config_debug)
-		registry_held_rank = 0;
-	pthread_mutex_unlock(&st->lock);
+	cw_mutex_unlock(&st->lock);
 }
 
 /* ---------------------------------------------------- "registry_slot.c" */

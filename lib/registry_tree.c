@@ -29,27 +29,21 @@
 #define NROOTS_BITS 18
 #define NROOTS (1u << NROOTS_BITS)    /* treaps */
 
-tlock_t registry_tlocks[TLOCKS] = { [0 ... TLOCKS - 1] = LOCK_INIT };
+tlock_t registry_tlocks[TLOCKS] = { [0 ... TLOCKS - 1] =
+	{ .lock = CW_MUTEX_INITIALIZER_ADAPTIVE(LOCK_RANK_REGISTRY_T) } };
 static uint32_t roots[NROOTS];                 /* slot + 1 */
 static uint8_t level_used[NS_KEYED][LEVELS];   /* sticky, atomic */
 
 static inline void
 t_lock(tlock_t *tl)
 {
-	cw_assert(registry_held_rank < RANK_T);
-	pthread_mutex_lock(&tl->lock);
-	if (config_debug)
-		registry_held_rank = registry_held_rank == RANK_H ?
-		    RANK_H | RANK_T : RANK_T;
+	cw_mutex_lock(&tl->lock);
 }
 
 static inline void
 t_unlock(tlock_t *tl)
 {
-	cw_assert(registry_held_rank & RANK_T);
-	if (config_debug)
-		registry_held_rank &= ~(unsigned)RANK_T;
-	pthread_mutex_unlock(&tl->lock);
+	cw_mutex_unlock(&tl->lock);
 }
 
 static inline uint32_t

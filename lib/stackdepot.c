@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 
 #include "hash.h"
+#include "mutex.h"
 #include "stackdepot_int.h"
 
 #define DEPOT_MAX_STACKS (1u << 22)  /* ids 1 .. DEPOT_MAX_STACKS - 1 */
@@ -45,7 +46,7 @@
 #define DEPOT_BUCKETS (1u << 16)
 #define DEPOT_CHUNK ((size_t)1 << 20)
 
-static pthread_mutex_t depot_lock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t depot_lock = CW_MUTEX_INITIALIZER(LOCK_RANK_STACKDEPOT);
 
 /* Depot (pointers published with release, read with acquire). */
 static uint32_t *buckets;
@@ -233,9 +234,9 @@ stack_intern(const uintptr_t *ips, size_t n)
 	id = lookup(h, ips, n);
 	if (likely(id != 0))
 		return id;
-	pthread_mutex_lock(&depot_lock);
+	cw_mutex_lock(&depot_lock);
 	id = insert(h, ips, n);
-	pthread_mutex_unlock(&depot_lock);
+	cw_mutex_unlock(&depot_lock);
 	return id;
 }
 
@@ -278,7 +279,7 @@ stack_validate(void)
 {
 	uint32_t n, nm;
 
-	pthread_mutex_lock(&depot_lock);
+	cw_mutex_lock(&depot_lock);
 	n = nstacks;
 	nm = (uint32_t)stack_module_count();
 	for (uint32_t id = 1; id <= n; id++) {
@@ -315,7 +316,7 @@ stack_validate(void)
 		if (stack_modules[m].path == NULL ||
 		    stack_modules[m].build_id == NULL)
 			cw_assert_fail("stack module", __FILE__, __LINE__);
-	pthread_mutex_unlock(&depot_lock);
+	cw_mutex_unlock(&depot_lock);
 }
 
 size_t
@@ -347,27 +348,27 @@ stack_dropped(void)
 void
 stack_set_limit(size_t bytes)
 {
-	pthread_mutex_lock(&depot_lock);
+	cw_mutex_lock(&depot_lock);
 	rec_limit = bytes < STACK_DEPOT_MAX_BYTES ? bytes :
 	    STACK_DEPOT_MAX_BYTES;
-	pthread_mutex_unlock(&depot_lock);
+	cw_mutex_unlock(&depot_lock);
 }
 
 void
 stack_prefork(void)
 {
-	pthread_mutex_lock(&depot_lock);
+	cw_mutex_prefork(&depot_lock);
 }
 
 void
 stack_postfork_parent(void)
 {
-	pthread_mutex_unlock(&depot_lock);
+	cw_mutex_postfork_parent(&depot_lock);
 }
 
 void
 stack_postfork_child(void)
 {
-	pthread_mutex_init(&depot_lock, NULL);
+	cw_mutex_postfork_child(&depot_lock);
 }
 

@@ -1,7 +1,7 @@
 /*
  * types.h -- the glossary: the nouns of cuwarden, one line each, and the
  * small types every module shares.  Use these words and only these
- * (DESIGN.md "Words").
+ * (doc/design.md points here).
  *
  *   allocation  one block handed to a program: base, size, kind, device.
  *   kind        what the driver made it with (kind_t below, kinds.h).

@@ -22,41 +22,27 @@
 #include <string.h>
 
 #include "log.h"
+#include "mutex.h"
 #include "options.h"
-#include "lockrank.h"
 #include "violation.h"
 
-static pthread_mutex_t vlock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t vlock = CW_MUTEX_INITIALIZER(LOCK_RANK_VIOLATION);
 static violation_t kept[VIOLATION_KEEP];
 static size_t nkept;   /* release-stored under vlock, acquire-loaded */
 static uint64_t counts[V_COUNT];
 static uint64_t total;
 
 static const char *const names[V_COUNT] = {
-	[V_INVALID_FREE] = "invalid_free",
-	[V_DOUBLE_FREE] = "double_free",
-	[V_INTERIOR_FREE] = "interior_free",
-	[V_MISMATCHED_FREE] = "mismatched_free",
-	[V_FREE_WHILE_REFERENCED] = "free_while_referenced",
-	[V_TRANSFER_WHILE_SHARED] = "transfer_while_shared",
-	[V_REFCOUNT_UNDERFLOW] = "refcount_underflow",
-	[V_USE_AFTER_FREE] = "use_after_free",
-	[V_OUT_OF_BOUNDS] = "out_of_bounds",
-	[V_FAILED_FREE] = "failed_free",
+#define VTYPE_NAME(e, name, rule, text, phrase) [V_##e] = name,
+	VTYPE_LIST(VTYPE_NAME)
+#undef VTYPE_NAME
 };
 
 /* What happened, after "<api>(0x...) of <kind> memory (N bytes)". */
 static const char *const phrases[V_COUNT] = {
-	[V_INVALID_FREE] = "was never allocated",
-	[V_DOUBLE_FREE] = "already freed",
-	[V_INTERIOR_FREE] = "is an interior pointer, not the base",
-	[V_MISMATCHED_FREE] = "freed with the wrong function for its kind",
-	[V_FREE_WHILE_REFERENCED] = "refused: references are still held",
-	[V_TRANSFER_WHILE_SHARED] = "transfer refused: references are held",
-	[V_REFCOUNT_UNDERFLOW] = "released more often than retained",
-	[V_USE_AFTER_FREE] = "used after it was freed",
-	[V_OUT_OF_BOUNDS] = "range outside it, nothing done",
-	[V_FAILED_FREE] = "the driver did not free it",
+#define VTYPE_PHRASE(e, name, rule, text, phrase) [V_##e] = phrase,
+	VTYPE_LIST(VTYPE_PHRASE)
+#undef VTYPE_PHRASE
 };
 
 const char *
@@ -105,16 +91,14 @@ violation_record(const violation_t *v)
 	__atomic_fetch_add(&counts[t], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total, 1, __ATOMIC_RELAXED);
 
-	pthread_mutex_lock(&vlock);
-	lockrank_take(LOCK_RANK_VIOLATION);
+	cw_mutex_lock(&vlock);
 	size_t n = __atomic_load_n(&nkept, __ATOMIC_RELAXED);
 	if (n < VIOLATION_KEEP) {
 		kept[n] = *v;
 		kept[n].type = t;
 		__atomic_store_n(&nkept, n + 1, __ATOMIC_RELEASE);
 	}
-	lockrank_drop(LOCK_RANK_VIOLATION);
-	pthread_mutex_unlock(&vlock);
+	cw_mutex_unlock(&vlock);
 
 	/* The first VIOLATION_SHOW of each type are printed as they happen
 	 * (valgrind's error limit): 10^6 invalid frees must not print 10^6
@@ -177,26 +161,24 @@ violation_foreach(int (*fn)(const violation_t *v, void *arg), void *arg)
 void
 violation_reset(void)
 {
-	pthread_mutex_lock(&vlock);
-	lockrank_take(LOCK_RANK_VIOLATION);
+	cw_mutex_lock(&vlock);
 	__atomic_store_n(&nkept, 0, __ATOMIC_RELEASE);
 	for (size_t i = 0; i < V_COUNT; i++)
 		__atomic_store_n(&counts[i], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&total, 0, __ATOMIC_RELAXED);
-	lockrank_drop(LOCK_RANK_VIOLATION);
-	pthread_mutex_unlock(&vlock);
+	cw_mutex_unlock(&vlock);
 }
 
 void
 violation_prefork(void)
 {
-	pthread_mutex_lock(&vlock);
+	cw_mutex_prefork(&vlock);
 }
 
 void
 violation_postfork_parent(void)
 {
-	pthread_mutex_unlock(&vlock);
+	cw_mutex_postfork_parent(&vlock);
 }
 
 void
@@ -204,5 +186,5 @@ violation_postfork_child(void)
 {
 	/* The child keeps what the parent recorded (its report may list
 	 * them) but must not inherit a lock held by another thread. */
-	pthread_mutex_init(&vlock, NULL);
+	cw_mutex_postfork_child(&vlock);
 }

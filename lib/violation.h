@@ -11,22 +11,16 @@
 #include <stdint.h>
 
 #include "types.h"
+#include "vtypes.h"
 
 #define VIOLATION_KEEP 4096
 /* Printed as they happen, per type; the rest only counted (and kept). */
 #define VIOLATION_SHOW 100
 
 typedef enum vtype_e {
-	V_INVALID_FREE = 0,
-	V_DOUBLE_FREE,
-	V_INTERIOR_FREE,
-	V_MISMATCHED_FREE,
-	V_FREE_WHILE_REFERENCED,
-	V_TRANSFER_WHILE_SHARED,
-	V_REFCOUNT_UNDERFLOW,
-	V_USE_AFTER_FREE,
-	V_OUT_OF_BOUNDS,
-	V_FAILED_FREE,
+#define VTYPE_ENUM(e, name, rule, text, phrase) V_##e,
+	VTYPE_LIST(VTYPE_ENUM)
+#undef VTYPE_ENUM
 	V_COUNT
 } vtype_t;
 

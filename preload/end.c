@@ -21,7 +21,9 @@
 #include <cuda.h>
 
 #include "driver.h"
+#include "fork.h"
 #include "log.h"
+#include "mutex.h"
 #include "options.h"
 #include "report.h"
 #include "stats.h"
@@ -50,11 +52,33 @@ CW_EXPORT void hook__Exit(int status) __asm__("_Exit")
 #define EXIT_WATCHDOG_S 10
 
 static struct {
-	pthread_mutex_t lock;
+	cw_mutex_t lock;
 	pthread_cond_t cv;
 	bool done;
 	int status;
-} wd = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0 };
+} wd = { CW_MUTEX_INITIALIZER(LOCK_RANK_EXIT_WATCH), PTHREAD_COND_INITIALIZER,
+	false, 0 };
+
+static void
+wd_prefork(void)
+{
+	cw_mutex_prefork(&wd.lock);
+}
+
+static void
+wd_postfork_parent(void)
+{
+	cw_mutex_postfork_parent(&wd.lock);
+}
+
+static void
+wd_postfork_child(void)
+{
+	cw_mutex_postfork_child(&wd.lock);
+}
+
+static const fork_hooks_t wd_fork = { LOCK_RANK_EXIT_WATCH, wd_prefork,
+	wd_postfork_parent, wd_postfork_child };
 
 static void *
 watchdog_main(void *arg)
@@ -64,9 +88,9 @@ watchdog_main(void *arg)
 	(void)arg;
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += EXIT_WATCHDOG_S;
-	pthread_mutex_lock(&wd.lock);
+	cw_mutex_lock(&wd.lock);
 	while (!wd.done) {
-		if (pthread_cond_clockwait(&wd.cv, &wd.lock, CLOCK_MONOTONIC,
+		if (pthread_cond_clockwait(&wd.cv, &wd.lock.m, CLOCK_MONOTONIC,
 		    &end) == ETIMEDOUT && !wd.done) {
 			/* Said only if stderr takes it at once: it may be
 			 * the very pipe the report is stuck on. */
@@ -79,7 +103,7 @@ watchdog_main(void *arg)
 			syscall(SYS_exit_group, wd.status);
 		}
 	}
-	pthread_mutex_unlock(&wd.lock);
+	cw_mutex_unlock(&wd.lock);
 	return NULL;
 }
 
@@ -110,10 +134,10 @@ exit_report(const char *how, int status, bool by_thread)
 	track_write_report(how, status, was);
 	preload_in_hook = was;
 	if (watched) {
-		pthread_mutex_lock(&wd.lock);
+		cw_mutex_lock(&wd.lock);
 		wd.done = true;
 		pthread_cond_signal(&wd.cv);
-		pthread_mutex_unlock(&wd.lock);
+		cw_mutex_unlock(&wd.lock);
 	}
 }
 
@@ -266,6 +290,7 @@ shim_load(void)
 	dlsym_fn real = (dlsym_fn)cw_dlsym_resolve();
 
 	track_loaded();
+	(void)fork_add(&wd_fork); /* the first of eight: always fits */
 	/* Relative report and log paths mean the directory the program
 	 * started in, whatever it chdir()s to later. */
 	if (track_alive())

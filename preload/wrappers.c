@@ -89,11 +89,7 @@ cw_dlsym_resolve(void)
 
 	if (f != NULL)
 		return (void *)f;
-	f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-	if (f == NULL)
-		f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-	if (f == NULL)
-		f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");
+	f = (dlsym_fn)driver_dlsym_fn();
 	__atomic_store_n(&cw_real_dlsym_ptr, f, __ATOMIC_RELEASE);
 	return (void *)f;
 }

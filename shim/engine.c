@@ -50,11 +50,15 @@ track_loaded(void)
 static void
 do_init(void)
 {
+	static const fork_hooks_t engine_fork = { LOCK_RANK_SHIM_TEARDOWN,
+		NULL, NULL, track_postfork_child };
+
 	options_init();
+	/* Into fork.c's one registration, each at its lock's rank. */
+	if (!fork_add(&engine_fork) || !fork_add(&shim_teardown_fork) ||
+	    !fork_add(&shim_primary_fork) || !fork_add(&graphmem_fork))
+		log_warn("fork: the shim's hooks do not fit (fork.h)");
 	fork_init();
-	/* After fork.c's handlers, so ours runs after the modules' own
-	 * child handlers have re-initialised their locks. */
-	pthread_atfork(NULL, NULL, track_postfork_child);
 	shim_mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
 	    TRACK_AUDIT;
 	shim_init_owner_patterns();

@@ -92,6 +92,10 @@ void shim_report_violation(vtype_t type, const char *api, uintptr_t addr, const 
 bool shim_stream_capturing(const char *api, CUstream s, CUgraph *g);
 CUstream shim_stream_of(const char *api, CUstream s);
 bool shim_unknown_to_driver(CUresult r);
+/* The fork hooks of shim/lifetime.c: its teardown buffer's lock and its
+ * table of primary contexts. */
+extern const fork_hooks_t shim_teardown_fork;
+extern const fork_hooks_t shim_primary_fork;
 extern bool shim_dead;
 extern char shim_exe_path[512];
 extern track_mode_t shim_mode;

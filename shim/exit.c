@@ -80,11 +80,10 @@ void
 track_postfork_child(void)
 {
 	/* CUDA is unusable here until exec: pass every call through, write
-	 * no report, and drop what the parent recorded (fork.c's handlers
-	 * ran before this one: the locks are usable). */
+	 * no report, and drop what the parent recorded (the outermost rank:
+	 * every other module's child hook ran before this one, so their
+	 * locks are usable; captures and graph tables forget themselves). */
 	__atomic_store_n(&shim_dead, true, __ATOMIC_RELAXED);
 	__atomic_store_n(&stats_coverage.hooks_active, 0, __ATOMIC_RELAXED);
 	registry_reset();
-	capture_reset();
-	graphmem_reset();
 }

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 
 #include "graphmem.h"
+#include "mutex.h"
 #include "stats.h"
 
 typedef struct gm_node_s {
@@ -35,7 +36,7 @@ struct gm_exec_s {
 	size_t bytes;      /* of this mapping (header, allocs, frees) */
 };
 
-static pthread_mutex_t gm_lock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t gm_lock = CW_MUTEX_INITIALIZER(LOCK_RANK_GRAPHMEM);
 static gm_node_t *nodes;
 static size_t nnodes, cap_nodes;
 static gm_exec_t **execs;
@@ -79,7 +80,7 @@ graphmem_node(uintptr_t dptr, size_t size, int device, CUgraph g,
 	gm_node_t n = { .dptr = dptr, .size = size, .graph = g, .stack = st,
 		.device = device };
 
-	pthread_mutex_lock(&gm_lock);
+	cw_mutex_lock(&gm_lock);
 	size_t i;
 	for (i = 0; i < nnodes && nodes[i].dptr != dptr; i++)
 		;
@@ -89,7 +90,7 @@ graphmem_node(uintptr_t dptr, size_t size, int device, CUgraph g,
 		nodes[i] = n;
 	else if (!grow((void **)&nodes, &cap_nodes, nnodes, sizeof(*nodes)))
 		nodes[nnodes++] = n;
-	pthread_mutex_unlock(&gm_lock);
+	cw_mutex_unlock(&gm_lock);
 	STATS_INC(graph_alloc_nodes);
 }
 
@@ -99,7 +100,7 @@ graphmem_node_find(uintptr_t dptr, size_t *size, int *device,
 {
 	bool found = false;
 
-	pthread_mutex_lock(&gm_lock);
+	cw_mutex_lock(&gm_lock);
 	for (size_t i = 0; i < nnodes; i++) {
 		if (nodes[i].dptr == dptr) {
 			if (size != NULL)
@@ -112,18 +113,18 @@ graphmem_node_find(uintptr_t dptr, size_t *size, int *device,
 			break;
 		}
 	}
-	pthread_mutex_unlock(&gm_lock);
+	cw_mutex_unlock(&gm_lock);
 	return found;
 }
 
 void
 graphmem_node_launched(uintptr_t dptr)
 {
-	pthread_mutex_lock(&gm_lock);
+	cw_mutex_lock(&gm_lock);
 	for (size_t i = 0; i < nnodes; i++)
 		if (nodes[i].dptr == dptr)
 			nodes[i].launched = true;
-	pthread_mutex_unlock(&gm_lock);
+	cw_mutex_unlock(&gm_lock);
 }
 
 bool
@@ -131,11 +132,11 @@ graphmem_node_unlaunched(uintptr_t dptr)
 {
 	bool yes = false;
 
-	pthread_mutex_lock(&gm_lock);
+	cw_mutex_lock(&gm_lock);
 	for (size_t i = 0; i < nnodes; i++)
 		if (nodes[i].dptr == dptr)
 			yes = !nodes[i].launched;
-	pthread_mutex_unlock(&gm_lock);
+	cw_mutex_unlock(&gm_lock);
 	return yes;
 }
 
@@ -144,13 +145,13 @@ graphmem_graph_destroyed(CUgraph g)
 {
 	if (g == NULL)
 		return;
-	pthread_mutex_lock(&gm_lock);
+	cw_mutex_lock(&gm_lock);
 	size_t j = 0;
 	for (size_t i = 0; i < nnodes; i++)
 		if (nodes[i].graph != g)
 			nodes[j++] = nodes[i];
 	nnodes = j;
-	pthread_mutex_unlock(&gm_lock);
+	cw_mutex_unlock(&gm_lock);
 }
 
 /* ------------------------------------------------------------ execs */
@@ -166,7 +167,7 @@ exec_unref(gm_exec_t *x)
 void
 graphmem_exec_destroyed(CUgraphExec e)
 {
-	pthread_mutex_lock(&gm_lock);
+	cw_mutex_lock(&gm_lock);
 	for (size_t i = 0; i < nexecs; i++) {
 		if (execs[i]->exec == e) {
 			gm_exec_t *x = execs[i];
@@ -176,7 +177,7 @@ graphmem_exec_destroyed(CUgraphExec e)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&gm_lock);
+	cw_mutex_unlock(&gm_lock);
 }
 
 bool
@@ -202,13 +203,13 @@ graphmem_exec_add(CUgraphExec e, const gm_alloc_t *allocs, size_t na,
 		memcpy(x->frees, frees, nf * sizeof(*frees));
 	/* A handle the driver gives again was destroyed behind our back. */
 	graphmem_exec_destroyed(e);
-	pthread_mutex_lock(&gm_lock);
+	cw_mutex_lock(&gm_lock);
 	bool err = grow((void **)&execs, &cap_execs, nexecs, sizeof(*execs));
 	if (!err)
 		execs[nexecs++] = x;
 	else
 		exec_unref(x);
-	pthread_mutex_unlock(&gm_lock);
+	cw_mutex_unlock(&gm_lock);
 	if (!err)
 		STATS_INC(graph_instantiations);
 	return err;
@@ -219,7 +220,7 @@ graphmem_exec_acquire(CUgraphExec e)
 {
 	gm_exec_t *x = NULL;
 
-	pthread_mutex_lock(&gm_lock);
+	cw_mutex_lock(&gm_lock);
 	for (size_t i = 0; i < nexecs; i++) {
 		if (execs[i]->exec == e) {
 			x = execs[i];
@@ -227,7 +228,7 @@ graphmem_exec_acquire(CUgraphExec e)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&gm_lock);
+	cw_mutex_unlock(&gm_lock);
 	return x;
 }
 
@@ -236,9 +237,9 @@ graphmem_exec_release(const gm_exec_t *cx)
 {
 	if (cx == NULL)
 		return;
-	pthread_mutex_lock(&gm_lock);
+	cw_mutex_lock(&gm_lock);
 	exec_unref((gm_exec_t *)cx);
-	pthread_mutex_unlock(&gm_lock);
+	cw_mutex_unlock(&gm_lock);
 }
 
 size_t
@@ -260,7 +261,7 @@ graphmem_exec_frees(const gm_exec_t *x, const uintptr_t **frees)
 void
 graphmem_reset(void)
 {
-	pthread_mutex_init(&gm_lock, NULL);
+	cw_mutex_reinit(&gm_lock);
 	for (size_t i = 0; i < nexecs; i++)
 		munmap(execs[i], execs[i]->bytes);
 	if (execs != NULL)
@@ -271,3 +272,18 @@ graphmem_reset(void)
 	nodes = NULL;
 	nexecs = cap_execs = nnodes = cap_nodes = 0;
 }
+
+static void
+gm_prefork(void)
+{
+	cw_mutex_prefork(&gm_lock);
+}
+
+static void
+gm_postfork_parent(void)
+{
+	cw_mutex_postfork_parent(&gm_lock);
+}
+
+const fork_hooks_t graphmem_fork = { LOCK_RANK_GRAPHMEM, gm_prefork,
+	gm_postfork_parent, graphmem_reset };

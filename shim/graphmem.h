@@ -30,6 +30,7 @@
 
 #include <cuda.h>
 
+#include "fork.h"
 #include "types.h"
 
 /* An allocation node, as an exec holds it. */
@@ -75,5 +76,7 @@ void graphmem_exec_destroyed(CUgraphExec e);
 
 /* Fork child, tests. */
 void graphmem_reset(void);
+/* Its fork hooks (gm_lock; the child forgets the tables: graphmem_reset). */
+extern const fork_hooks_t graphmem_fork;
 
 #endif /* CUWARDEN_GRAPHMEM_H */

@@ -17,10 +17,11 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "mutex.h"
 
 /* The primary context of each device as seen through retain, and how many
  * retains minus releases we saw (-1 = never seen a retain). */
-static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+static cw_mutex_t plock = CW_MUTEX_INITIALIZER(LOCK_RANK_SHIM_PRIMARY);
 static struct {
 	CUcontext ctx;
 	int refs;
@@ -63,15 +64,16 @@ td_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
  * driver frees with it (TEARDOWN_KINDS, arrays); VMM and stream-ordered
  * memory survive.  pooled: ctx is a primary context whose pools died with
  * it, so the blocks the program had from them go too. */
+static td_t td; /* under tdlock: too big for a thread's stack */
+static cw_mutex_t tdlock = CW_MUTEX_INITIALIZER(LOCK_RANK_SHIM_TEARDOWN);
+
 static void
 teardown(CUcontext ctx, int device, bool pooled)
 {
-	static td_t td; /* under tdlock: too big for a thread's stack */
-	static pthread_mutex_t tdlock = PTHREAD_MUTEX_INITIALIZER;
 	stack_id_t st = shim_capture();
 	size_t total = 0;
 
-	pthread_mutex_lock(&tdlock);
+	cw_mutex_lock(&tdlock);
 	for (;;) {
 		td.ctx = (uintptr_t)ctx;
 		td.device = device;
@@ -90,7 +92,7 @@ teardown(CUcontext ctx, int device, bool pooled)
 		if (td.n < CW_ARRAY_SIZE(td.hs))
 			break;
 	}
-	pthread_mutex_unlock(&tdlock);
+	cw_mutex_unlock(&tdlock);
 	log_debug(1, "context teardown (ctx %p, device %d): %zu allocations "
 	    "freed", (void *)ctx, device, total);
 }
@@ -104,11 +106,11 @@ primary_dev_of(CUcontext ctx)
 
 	if (ctx == NULL)
 		return -1;
-	pthread_mutex_lock(&plock);
+	cw_mutex_lock(&plock);
 	for (int d = 0; d < DRIVER_MAX_DEVICES && dev < 0; d++)
 		if (primary[d].ctx == ctx)
 			dev = d;
-	pthread_mutex_unlock(&plock);
+	cw_mutex_unlock(&plock);
 	for (int d = 0; d < DRIVER_MAX_DEVICES && dev < 0; d++)
 		if (driver_primary_ctx(d) == ctx)
 			dev = d;
@@ -153,14 +155,14 @@ track_primary_retain(void *real, const char *api, CUcontext *pctx,
 	(void)api;
 	if (r != CUDA_SUCCESS || dev < 0 || dev >= DRIVER_MAX_DEVICES)
 		return r;
-	pthread_mutex_lock(&plock);
+	cw_mutex_lock(&plock);
 	if (!primary[dev].seen) {
 		primary[dev].seen = true;
 		primary[dev].refs = 0;
 	}
 	primary[dev].refs++;
 	primary[dev].ctx = *pctx;
-	pthread_mutex_unlock(&plock);
+	cw_mutex_unlock(&plock);
 	return r;
 }
 
@@ -174,9 +176,9 @@ shim_primary_ctx_of(CUdevice dev)
 	unsigned int flags;
 	int active = 0;
 
-	pthread_mutex_lock(&plock);
+	cw_mutex_lock(&plock);
 	c = primary[dev].ctx;
-	pthread_mutex_unlock(&plock);
+	cw_mutex_unlock(&plock);
 	if (c != NULL)
 		return c;
 	const driver_fns_t *d = driver_get();
@@ -189,10 +191,10 @@ shim_primary_ctx_of(CUdevice dev)
 	if (d->cuDevicePrimaryCtxRetain(&c, dev) != CUDA_SUCCESS)
 		return NULL;
 	d->cuDevicePrimaryCtxRelease_v2(dev);
-	pthread_mutex_lock(&plock);
+	cw_mutex_lock(&plock);
 	if (primary[dev].ctx == NULL)
 		primary[dev].ctx = c; /* the handle is stable (driver 580) */
-	pthread_mutex_unlock(&plock);
+	cw_mutex_unlock(&plock);
 	return c;
 }
 
@@ -209,13 +211,13 @@ track_primary_release(void *real, const char *api, CUdevice dev)
 	CUresult r = CALL(real, fn_t, (dev));
 	if (r != CUDA_SUCCESS || dev < 0 || dev >= DRIVER_MAX_DEVICES)
 		return r;
-	pthread_mutex_lock(&plock);
+	cw_mutex_lock(&plock);
 	if (primary[dev].seen && primary[dev].refs > 0 &&
 	    --primary[dev].refs == 0) {
 		last = true;
 		primary[dev].ctx = NULL;
 	}
-	pthread_mutex_unlock(&plock);
+	cw_mutex_unlock(&plock);
 	/* The driver destroys the primary context with the last release;
 	 * we only know it is the last when we saw every retain.  The pools
 	 * (driver_bind) hold a retain of their own that the program does
@@ -259,3 +261,48 @@ track_mem_pool_destroy(void *real, const char *api, CUmemoryPool pool)
 	(void)api;
 	return CALL(real, fn_t, (pool));
 }
+
+/* ----------------------------------------------------------------- fork */
+
+static void
+td_prefork(void)
+{
+	cw_mutex_prefork(&tdlock);
+}
+
+static void
+td_postfork_parent(void)
+{
+	cw_mutex_postfork_parent(&tdlock);
+}
+
+static void
+td_postfork_child(void)
+{
+	cw_mutex_postfork_child(&tdlock);
+}
+
+static void
+primary_prefork(void)
+{
+	cw_mutex_prefork(&plock);
+}
+
+static void
+primary_postfork_parent(void)
+{
+	cw_mutex_postfork_parent(&plock);
+}
+
+/* The parent's contexts are unusable here: forgotten. */
+static void
+primary_postfork_child(void)
+{
+	cw_mutex_postfork_child(&plock);
+	memset(primary, 0, sizeof(primary));
+}
+
+const fork_hooks_t shim_teardown_fork = { LOCK_RANK_SHIM_TEARDOWN,
+	td_prefork, td_postfork_parent, td_postfork_child };
+const fork_hooks_t shim_primary_fork = { LOCK_RANK_SHIM_PRIMARY,
+	primary_prefork, primary_postfork_parent, primary_postfork_child };

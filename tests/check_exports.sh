@@ -1,6 +1,7 @@
 #!/bin/sh
 # Each shared object exports exactly its intended symbols: the list in its
-# version script (libunwind's check-namespace).  In particular no malloc,
+# version script (libunwind's check-namespace), and libcuwarden's list is
+# the public headers' (the shim's is generated from it and hooks.def).  In particular no malloc,
 # free, mallocx or jemalloc symbol leaves either object.
 # Exit 0 pass, 1 fail, 99 harness error.
 : "${top_srcdir:?}" "${top_builddir:?}"
@@ -25,6 +26,20 @@ check() { # object version-script
 tmpd=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmpd"' EXIT
 check "$top_builddir/lib/.libs/libcuwarden.so" "$top_srcdir/lib/libcuwarden.sym"
+# The version script lists exactly what the public headers declare: the
+# CW_EXPORT functions of cuwarden.h and the weak annotation functions of
+# cuwarden_annotate.h (a function added to one and not the other is either
+# not exported or exported undeclared).
+{ sed -n 's/^CW_EXPORT [^(]*[ *]\(cw_[a-z_0-9]*\)(.*/\1/p' "$top_srcdir/lib/cuwarden.h"
+  sed -n 's/^extern [^(]*[ *]\(cw_annotate_[a-z_]*\)(.*/\1/p' "$top_srcdir/lib/cuwarden_annotate.h"
+} | sort -u > "$tmpd/decl"
+sed -n 's/^[[:space:]]*\(cw_[a-z_0-9]*\);.*/\1/p' "$top_srcdir/lib/libcuwarden.sym" | sort -u > "$tmpd/sym"
+if cmp -s "$tmpd/decl" "$tmpd/sym" && [ -s "$tmpd/sym" ]; then
+	echo "PASS: lib/libcuwarden.sym lists exactly the $(wc -l < "$tmpd/sym") functions the public headers declare"
+else
+	echo "FAIL: lib/libcuwarden.sym and the public headers differ (< declared, > listed):"
+	diff "$tmpd/decl" "$tmpd/sym" | grep '^[<>]' | sed 's/^/  /'; rc=1
+fi
 # The shim's engine (shim/) is linked into the shim only: libcuwarden.so
 # holds none of its functions, exported or hidden.
 so=$top_builddir/lib/.libs/libcuwarden.so

@@ -32,6 +32,7 @@
 #include "num.h"
 #include "path.h"
 #include "render.h"
+#include "vtypes.h"
 #include "xalloc.h"
 
 #define SARIF_MAX_RESULTS 25000 /* GitHub code scanning's limit */
@@ -52,24 +53,9 @@ static const rule_desc_t leak_rules[] = {
 };
 
 static const rule_desc_t violation_rules[] = {
-	{ "invalid_free", "InvalidFree", "A pointer or handle that was never "
-	  "allocated was freed." },
-	{ "double_free", "DoubleFree", "An allocation was freed twice." },
-	{ "interior_free", "InteriorFree", "A pointer inside a live "
-	  "allocation, not its base, was freed." },
-	{ "mismatched_free", "MismatchedFree", "Memory was freed with the "
-	  "wrong family of call (e.g. cuMemFreeHost on device memory)." },
-	{ "free_while_referenced", "FreeWhileReferenced", "An allocation was "
-	  "freed while references (views) were still held." },
-	{ "transfer_while_shared", "TransferWhileShared", "Ownership was "
-	  "transferred while more than one reference was held." },
-	{ "refcount_underflow", "RefcountUnderflow", "More references were "
-	  "released than retained." },
-	{ "use_after_free", "UseAfterFree", "A freed allocation was used." },
-	{ "out_of_bounds", "OutOfBounds", "A copy or memset reached outside "
-	  "its allocation." },
-	{ "failed_free", "FailedFree", "The driver failed to free an "
-	  "allocation; its memory stays lost." },
+#define VTYPE_RULE(e, name, rule, text, phrase) { name, rule, text },
+	VTYPE_LIST(VTYPE_RULE)
+#undef VTYPE_RULE
 };
 
 typedef struct rules_s {

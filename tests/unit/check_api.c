@@ -417,16 +417,72 @@ END_TEST
 
 START_TEST(test_api_lockrank_order_ok)
 {
-	lockrank_check_take(LOCK_RANK_REGISTRY);
+	lockrank_check_take(LOCK_RANK_REGISTRY_H);
 	lockrank_check_take(LOCK_RANK_OWNER);
 	lockrank_check_take(LOCK_RANK_LOG);
 	lockrank_check_drop(LOCK_RANK_LOG);
 	lockrank_check_drop(LOCK_RANK_OWNER);
 	lockrank_check_take(LOCK_RANK_VIOLATION);
 	lockrank_check_drop(LOCK_RANK_VIOLATION);
-	lockrank_check_drop(LOCK_RANK_REGISTRY);
-	lockrank_check_take(LOCK_RANK_REGISTRY); /* all dropped: anything */
-	lockrank_check_drop(LOCK_RANK_REGISTRY);
+	lockrank_check_drop(LOCK_RANK_REGISTRY_H);
+	lockrank_check_take(LOCK_RANK_REGISTRY_H); /* all dropped: anything */
+	lockrank_check_drop(LOCK_RANK_REGISTRY_H);
+}
+END_TEST
+
+/* A nestable rank (the registry's stripes in lock_all) may be held
+ * several times; a lower rank after it still stops (below). */
+START_TEST(test_api_lockrank_nestable)
+{
+	lockrank_check_take(LOCK_RANK_REGISTRY_H);
+	lockrank_check_take(LOCK_RANK_REGISTRY_H);
+	lockrank_check_take(LOCK_RANK_REGISTRY_T);
+	lockrank_check_drop(LOCK_RANK_REGISTRY_T);
+	lockrank_check_drop(LOCK_RANK_REGISTRY_H);
+	lockrank_check_take(LOCK_RANK_REGISTRY_T); /* one H still held */
+	lockrank_check_drop(LOCK_RANK_REGISTRY_T);
+	lockrank_check_drop(LOCK_RANK_REGISTRY_H);
+	lockrank_check_take(LOCK_RANK_SHIM_TEARDOWN); /* none held */
+	lockrank_check_drop(LOCK_RANK_SHIM_TEARDOWN);
+	ck_assert_str_eq(lockrank_name(LOCK_RANK_POOL_TCACHE), "POOL_TCACHE");
+}
+END_TEST
+
+/* A trylock is not checked, but what it took counts as held. */
+START_TEST(test_api_lockrank_trylock_counts)
+{
+	log_set_output(out_capture, NULL);
+	lockrank_note_take(LOCK_RANK_LOG);
+	lockrank_check_take(LOCK_RANK_POOL); /* lower than the held LOG */
+}
+END_TEST
+
+START_TEST(test_api_lockrank_drop_unheld_aborts)
+{
+	log_set_output(out_capture, NULL);
+	lockrank_check_drop(LOCK_RANK_FENCE);
+}
+END_TEST
+
+START_TEST(test_api_lockrank_unranked_aborts)
+{
+	log_set_output(out_capture, NULL);
+	lockrank_check_take(LOCK_RANK_NONE);
+}
+END_TEST
+
+/* A prefork takes ranks in order whatever the thread holds; a lower rank
+ * after a higher one in the same prefork stops; fork_done starts anew. */
+START_TEST(test_api_lockrank_prefork_order)
+{
+	log_set_output(out_capture, NULL);
+	lockrank_check_prefork(LOCK_RANK_REGISTRY_H);
+	lockrank_check_prefork(LOCK_RANK_REGISTRY_H);
+	lockrank_check_prefork(LOCK_RANK_POOL);
+	lockrank_fork_done();
+	lockrank_check_prefork(LOCK_RANK_VIOLATION);
+	lockrank_check_prefork(LOCK_RANK_STACKDEPOT);
+	lockrank_check_prefork(LOCK_RANK_REGISTRY_T); /* stops */
 }
 END_TEST
 
@@ -470,6 +526,15 @@ make_api_suite(void)
 	    SIGABRT);
 	tcase_add_test_raise_signal(tc,
 	    test_api_lockrank_same_rank_twice_aborts, SIGABRT);
+	tcase_add_test(tc, test_api_lockrank_nestable);
+	tcase_add_test_raise_signal(tc, test_api_lockrank_trylock_counts,
+	    SIGABRT);
+	tcase_add_test_raise_signal(tc, test_api_lockrank_drop_unheld_aborts,
+	    SIGABRT);
+	tcase_add_test_raise_signal(tc, test_api_lockrank_unranked_aborts,
+	    SIGABRT);
+	tcase_add_test_raise_signal(tc, test_api_lockrank_prefork_order,
+	    SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,7 @@
 /*
  * check_hostpool.c -- the jemalloc arenas of the pinned and managed pools,
  * over a fake provider (anonymous host memory, no driver).  Proves the
- * rules of DESIGN.md "Pools": metadata is not in hooked memory (creating
+ * rules of doc/pools.md "Pinned and managed memory": metadata is not in hooked memory (creating
  * the arena asks the provider for nothing), no extent spans two segments
  * even when the provider hands out adjacent ones (merge refused), freed
  * memory is retained (no provider free until trim), trim with nothing live

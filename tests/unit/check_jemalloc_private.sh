@@ -1,5 +1,5 @@
 #!/bin/sh
-# jemalloc stays private (DESIGN.md "Pools"):
+# jemalloc stays private (doc/pools.md "jemalloc stays private"):
 #  1. libcuwarden.so and the preload shim export no malloc-family, mallocx-
 #     family or je_/cw_je_ symbol, and the renamed jemalloc is inside them
 #     (local cw_je_* symbols), with no DT_NEEDED on libjemalloc;
