@@ -11,10 +11,17 @@
  * stripes, and so its handle values and walk order, follow from them.
  * One mixer remains outside it: ledger.c's (the report lists failed-free
  * addresses in its slot order).
+ *
+ * hash_fnv (FNV-1a, 64 bits) is the one hash of strings: owner names,
+ * module pattern lists, and the audit tool's fingerprints and process
+ * identities.  Fingerprints are stored (a --json document, read back by
+ * --baseline): it never changes.  Only macros and inline functions, no
+ * includes of lib/, so tools/ (which never links libcuwarden) uses it too.
  */
 #ifndef CUWARDEN_HASH_H
 #define CUWARDEN_HASH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define HASH_GOLDEN 0x9e3779b97f4a7c15ULL
@@ -28,6 +35,33 @@ hash_mix64(uint64_t x)
 	x *= 0x94d049bb133111ebULL;
 	x ^= x >> 31;
 	return x;
+}
+
+#define HASH_FNV_OFFSET 0xcbf29ce484222325ULL
+#define HASH_FNV_PRIME 0x100000001b3ULL
+
+/* h with the n bytes at p hashed in (start from HASH_FNV_OFFSET). */
+static inline uint64_t
+hash_fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= HASH_FNV_PRIME;
+	}
+	return h;
+}
+
+/* The same with the bytes of s up to its NUL. */
+static inline uint64_t
+hash_fnv_str(uint64_t h, const char *s)
+{
+	for (const unsigned char *b = (const unsigned char *)s; *b; b++) {
+		h ^= *b;
+		h *= HASH_FNV_PRIME;
+	}
+	return h;
 }
 
 #endif /* CUWARDEN_HASH_H */

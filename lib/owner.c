@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hash.h"
 #include "mutex.h"
 #include "owner.h"
 
@@ -52,13 +53,7 @@ static size_t chunks;   /* chunks mapped since the last reset */
 static uint64_t
 hash_name(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return hash_fnv(HASH_FNV_OFFSET, s, len);
 }
 
 /* Length of a valid name, or 0 when name is not one. */

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "stackdepot_int.h"
 
 #define MODULE_MAX 4096
@@ -283,12 +284,12 @@ stack_module_get(uint32_t index, stack_module_t *out)
 static uint32_t
 patterns_key(const char *const *patterns, size_t npatterns)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ npatterns;
+	uint64_t h = HASH_FNV_OFFSET ^ npatterns;
 
 	for (size_t i = 0; i < npatterns; i++) {
-		for (const char *s = patterns[i]; s != NULL && *s; s++)
-			h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-		h = (h ^ 0xff) * 0x100000001b3ULL;
+		if (patterns[i] != NULL)
+			h = hash_fnv_str(h, patterns[i]);
+		h = hash_fnv(h, "\xff", 1); /* ("ab","c") is not ("a","bc") */
 	}
 	h ^= h >> 32;
 	return (uint32_t)h | 1;

@@ -24,7 +24,7 @@
 
 #include "audit.h"
 #include "baseline.h"
-#include "fnv.h"
+#include "hash.h"
 #include "input.h"
 #include "json.h"
 #include "path.h"
@@ -33,17 +33,15 @@
 static uint64_t
 fnv(uint64_t h, const char *s)
 {
-	h = fnv_str(h, s);
+	h = hash_fnv_str(h, s);
 	/* A separator, so ("ab","c") and ("a","bc") differ. */
-	h ^= 0xff;
-	h *= FNV_PRIME;
-	return h;
+	return hash_fnv(h, "\xff", 1);
 }
 
 void
 fingerprint_compute(au_finding_t *f)
 {
-	uint64_t h = FNV_OFFSET;
+	uint64_t h = HASH_FNV_OFFSET;
 	size_t i;
 
 	h = fnv(h, f->cls == AU_LEAK ? "leak" : "violation");
@@ -71,7 +69,7 @@ fingerprint_compute(au_finding_t *f)
 static void
 symbolic_one(au_finding_t *f)
 {
-	uint64_t h = FNV_OFFSET;
+	uint64_t h = HASH_FNV_OFFSET;
 	size_t i, k;
 
 	h = fnv(h, f->cls == AU_LEAK ? "leak/symbolic" : "violation/symbolic");

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fnv.h"
+#include "hash.h"
 #include "ingest_int.h"
 #include "json.h"
 #include "xalloc.h"
@@ -45,7 +45,7 @@ ingest_proc_key(const json_t *o, long pid)
 	}
 	s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(k);
-	h = fnv_str(FNV_OFFSET, s ? s : "");
+	h = hash_fnv_str(HASH_FNV_OFFSET, s ? s : "");
 	free(s);
 	return h;
 }
