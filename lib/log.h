@@ -50,7 +50,9 @@ void log_debug(int level, const char *fmt, ...)
 bool log_expand_path(const char *pat, char *out, size_t size);
 
 /* Writes all of buf to fd, retrying on EINTR and short writes. Returns
- * true on error. */
+ * true on error.  Unlike outfile_write_all (a report, which waits for a
+ * full non-blocking fd), a log line never waits: EAGAIN is an error, the
+ * line is lost and counted, and the program goes on. */
 bool log_write_all(int fd, const void *buf, size_t len);
 
 /* For tests: forget the warning count, the lost lines, the log file
