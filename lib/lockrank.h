@@ -32,7 +32,7 @@
  *   fence          a device's event list (fence.c)
  *   poolmap        the pooled blocks' address map (poolmap.c)
  *   capture        the captures in progress (capture.c)
- *   driver         the driver layer's first-time paths (driver.c)
+ *   driver         the driver layer's first-time paths (driver.c, driver_ctx.c)
  *   owner          the owner name table (owner.c)
  *   ledger         the failed-free ledger (ledger.c)
  *   graphmem       the shim's graph memory tables (shim/graphmem.c)
