@@ -6,7 +6,8 @@
  * the merged document (doc/audit.md).  Each module's contract is its own
  * header, named after it:
  *
- *   main.c         options, the two commands (audit a program; `report`)
+ *   main.c         the two commands (audit a program; `report`), the flow
+ *   cli.c          the command line: options, --help, the configuration
  *   run*.c         runs the program under the shim, collects its reports
  *                  (run.h; run_int.h lists the files)
  *   ingest*.c      reads per-process reports and merged documents
