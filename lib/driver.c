@@ -86,8 +86,10 @@ static _Atomic(dlsym_fn) real_dlsym_ptr;
  * GLIBC_2.2.5 (x86_64) / GLIBC_2.17 (aarch64) in libdl.  RTLD_NEXT finds
  * the one after us (the shim defines its own dlsym, unversioned); failing
  * that, an explicit handle on libc, which only libc and its dependencies
- * answer for. */
-static dlsym_fn
+ * answer for.  Not instrumented: the shim's dlsym calls it for the ASan
+ * runtime's own interceptor set-up, before ASan's shadow memory exists
+ * (an instrumented read of versions[] there crashed every sanitized run). */
+static CW_NO_SANITIZE dlsym_fn
 find_real_dlsym(void)
 {
 	static const char *const versions[] = {
@@ -112,7 +114,7 @@ find_real_dlsym(void)
 	return (dlsym_fn)p;
 }
 
-static dlsym_fn
+static CW_NO_SANITIZE dlsym_fn
 get_real_dlsym(void)
 {
 	dlsym_fn f = atomic_load_explicit(&real_dlsym_ptr, memory_order_acquire);
@@ -127,7 +129,7 @@ get_real_dlsym(void)
 	return f;
 }
 
-void *
+CW_NO_SANITIZE void *
 driver_dlsym_fn(void)
 {
 	/* Converting a function pointer to an object pointer: POSIX. */

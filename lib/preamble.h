@@ -27,6 +27,9 @@ static const bool config_debug = CW_DEBUG;
 #endif
 #define CW_TLS __thread __attribute__((tls_model("initial-exec")))
 #define CW_UNUSED __attribute__((unused))
+/* A function the sanitizers must not instrument (one that runs before the
+ * ASan runtime is set up). */
+#define CW_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
 #define CW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Our own assertion: never malloc, never stdio (see log.h). */

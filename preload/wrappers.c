@@ -82,7 +82,7 @@ void (*preload_real_Exit_fn)(int);
 uint64_t preload_gpa_unmatched;
 
 
-void *
+CW_NO_SANITIZE void *
 cw_dlsym_resolve(void)
 {
 	dlsym_fn f = __atomic_load_n(&cw_real_dlsym_ptr, __ATOMIC_ACQUIRE);
