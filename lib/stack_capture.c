@@ -15,11 +15,13 @@
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <link.h>
 
 #include "options.h"
 #include "stackdepot.h"
 
 #define SKIP_MAX 32
+#define SELF_MAX 16 /* room for cuwarden's own frames (a hook, the engine) */
 
 /* The capture itself, inlined into each public entry point so that
  * unw_backtrace's frame 0 is always that entry point's own frame. */
@@ -59,4 +61,66 @@ __attribute__((noinline)) stack_id_t
 stack_capture_depth(unsigned skip, unsigned depth)
 {
 	return capture(skip, depth);
+}
+
+/* The extent of the object holding this file, found once (it never
+ * moves); racing first calls find the same.  hi == 0: not known yet. */
+static uintptr_t self_lo, self_hi; /* atomics */
+
+static int
+self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)&stack_capture_outside, lo = UINTPTR_MAX;
+	uintptr_t hi = 0;
+
+	(void)size;
+	(void)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (me < lo || me >= hi)
+		return 0;
+	__atomic_store_n(&self_lo, lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&self_hi, hi, __ATOMIC_RELEASE);
+	return 1;
+}
+
+__attribute__((noinline)) stack_id_t
+stack_capture_outside(void)
+{
+	void *buf[STACK_MAX_DEPTH + SELF_MAX];
+	long long depth = options_get(OPT_STACK_DEPTH);
+	uintptr_t lo, hi;
+	int n, first = 0;
+
+	if (depth <= 0)
+		return 0;
+	if (depth > STACK_MAX_DEPTH)
+		depth = STACK_MAX_DEPTH;
+	hi = __atomic_load_n(&self_hi, __ATOMIC_ACQUIRE);
+	if (unlikely(hi == 0)) {
+		dl_iterate_phdr(self_cb, NULL);
+		hi = __atomic_load_n(&self_hi, __ATOMIC_ACQUIRE);
+	}
+	lo = __atomic_load_n(&self_lo, __ATOMIC_RELAXED);
+	/* Unwind only what is kept plus room for our own frames: deep
+	 * stacks (Python) cost ~13 ns a frame. */
+	n = unw_backtrace(buf, (int)depth + SELF_MAX);
+	while (first < n && (uintptr_t)buf[first] >= lo &&
+	    (uintptr_t)buf[first] < hi)
+		first++;
+	if (first >= n)
+		return 0;
+	if (n - first > depth)
+		n = first + (int)depth;
+	return stack_intern((const uintptr_t *)(uintptr_t)(buf + first),
+	    (size_t)(n - first));
 }

@@ -44,6 +44,12 @@ stack_id_t stack_capture(unsigned skip);
  * CUWARDEN_STACK_DEPTH): for stacks that need fewer frames than the
  * allocation stacks, e.g. the free stack of a successful free. */
 stack_id_t stack_capture_depth(unsigned skip, unsigned depth);
+/* The same, without the innermost frames that are cuwarden's own (those of
+ * the object this code is linked into: the shim's hooks and engine, the
+ * library): the program's stack at the call it made.  At most 16 of ours
+ * are unwound past; for the shim, whose call depth varies by entry
+ * point. */
+stack_id_t stack_capture_outside(void);
 /* The same for a stack the caller already has. */
 stack_id_t stack_intern(const uintptr_t *ips, size_t n);
 

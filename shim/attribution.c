@@ -1,23 +1,19 @@
 #include "preamble.h"
 /*
- * attribution.c -- who made an allocation: the captured stack (without
- * the engine's and the shim's own frames), its owner (the first frame
- * outside CUDA's libraries, ours and CUWARDEN_OWNER_SKIP's patterns), and
- * the caches that keep both cheap.
+ * attribution.c -- who made an allocation: its owner (the first frame of
+ * its stack outside CUDA's libraries, ours and CUWARDEN_OWNER_SKIP's
+ * patterns; the stack itself is lib's stack_capture_outside, without our
+ * own frames), and the cache that keeps it cheap.
  *
  * Locking: none of its own; the caches are direct-mapped words written
  * with relaxed atomics (a lost update costs one more lookup).
  */
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 
 #include "engine.h"
 
@@ -27,9 +23,6 @@ static size_t nowner_pats;
 static char owner_skip_buf[1024];
 static owner_id_t module_owner[OWNER_CACHE];
 char shim_exe_path[512];
-
-/* The object the engine lives in: its frames are dropped from stacks. */
-static uintptr_t self_lo, self_hi;
 
 static const char *const cuda_libs[] = {
 	"libcuda.so*", "libcudart.so*", "libcublas.so*", "libcublasLt.so*",
@@ -78,59 +71,6 @@ shim_init_owner_patterns(void)
 			    "s", MAX_OWNER_PATTERNS - CW_ARRAY_SIZE(cuda_libs));
 	}
 	nowner_pats = n;
-}
-
-int
-shim_find_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	uintptr_t addr = (uintptr_t)arg;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-		uintptr_t e = s + ph->p_memsz;
-		if (s < lo)
-			lo = s;
-		if (e > hi)
-			hi = e;
-	}
-	if (addr >= lo && addr < hi) {
-		self_lo = lo;
-		self_hi = hi;
-		return 1;
-	}
-	return 0;
-}
-
-/* The calling thread's stack without the engine's and the shim's own
- * frames, stored in the depot. */
-stack_id_t
-shim_capture(void)
-{
-	void *ips[STACK_MAX_DEPTH + 16];
-	long long depth = options_get(OPT_STACK_DEPTH);
-
-	if (depth <= 0)
-		return 0;
-	if (depth > STACK_MAX_DEPTH)
-		depth = STACK_MAX_DEPTH;
-	/* Unwind only what is kept plus room for our own frames (a hook and
-	 * a few engine calls): deep stacks (Python) cost ~13 ns a frame. */
-	int n = unw_backtrace(ips, (int)depth + 16);
-	int skip = 0;
-	while (skip < n && (uintptr_t)ips[skip] >= self_lo &&
-	    (uintptr_t)ips[skip] < self_hi)
-		skip++;
-	n -= skip;
-	if (n <= 0)
-		return 0;
-	if (n > depth)
-		n = (int)depth;
-	return stack_intern((const uintptr_t *)(ips + skip), (size_t)n);
 }
 
 static owner_id_t

@@ -42,7 +42,7 @@ check_range(const char *api, uintptr_t p, size_t n)
 	if (n <= rec.size && p - rec.base <= rec.size - n)
 		return;
 	shim_report_violation(V_OUT_OF_BOUNDS, api, p, &rec, CUDA_SUCCESS,
-	    shim_capture());
+	    stack_capture_outside());
 }
 
 /* Pool mode: whether the driver would refuse [p, p + n) as the device

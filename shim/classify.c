@@ -103,7 +103,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		 * (A refusal for another argument -- a destroyed stream, a
 		 * wrong size -- leaves it held: a failed_free below.) */
 		reg_rec_t out;
-		stack_id_t st = shim_capture();
+		stack_id_t st = stack_capture_outside();
 		if (registry_remove(pre->h, NULL, NULL, st, &out) == 0) {
 			stats_on_free((kind_t)out.kind, out.size);
 			shim_report_violation(V_DOUBLE_FREE, api, addr, &pre->rec, r,
@@ -116,7 +116,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 	bool live = pre->found && (r == CUDA_SUCCESS ||
 	    registry_state(pre->h) == REG_LIVE);
 	if (live) {
-		stack_id_t st = shim_capture();
+		stack_id_t st = stack_capture_outside();
 		if (!(accept & KBIT(pre->rec.kind))) {
 			shim_report_violation(V_MISMATCHED_FREE, api, addr,
 			    &pre->rec, r, st);
@@ -141,7 +141,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		STATS_INC(untracked_frees);
 		return;
 	}
-	stack_id_t st = shim_capture();
+	stack_id_t st = stack_capture_outside();
 	if (ns == NS_ADDR && graphmem_node_unlaunched(addr))
 		/* Graph memory no launch made live (H200: the driver refuses
 		 * it, CUDA_ERROR_INVALID_VALUE). */

@@ -12,7 +12,6 @@
  * a record's device and context are those current when it was made.
  * Locking: no lock of ours here.
  */
-#include <link.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -65,7 +64,6 @@ do_init(void)
 	/* Loaded without the constructor (a unit test): this process. */
 	if (__atomic_load_n(&shim_pid, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&shim_pid, getpid(), __ATOMIC_RELAXED);
-	dl_iterate_phdr(shim_find_self_cb, (void *)(uintptr_t)&do_init);
 	ssize_t n = readlink("/proc/self/exe", shim_exe_path, sizeof(shim_exe_path) - 1);
 	shim_exe_path[n > 0 ? n : 0] = '\0';
 	__atomic_store_n(&init_done, true, __ATOMIC_RELEASE);
@@ -145,7 +143,7 @@ shim_record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
     CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags)
 {
 	shim_record_st(ns, kind, base, size, device, ctx, aux, api, flags,
-	    shim_capture());
+	    stack_capture_outside());
 }
 
 /* The same, with the stack st. */

@@ -67,14 +67,12 @@ typedef enum pq_e {
 
 struct dl_phdr_info;
 
-stack_id_t shim_capture(void);
 void shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r, const char *api, const pre_t *pre);
 bool shim_concurrent_managed(int dev);
 CUcontext shim_current_ctx(void);
 int shim_current_device(void);
 size_t shim_driver_size_of(CUdeviceptr base);
 void shim_failed_keep(const char *api, uintptr_t addr, const reg_rec_t *rec, CUresult r, stack_id_t st);
-int shim_find_self_cb(struct dl_phdr_info *info, size_t size, void *arg);
 void shim_init_owner_patterns(void);
 owner_id_t shim_owner_of(stack_id_t st);
 /* "audit" or "pool", as a report names the mode (initialises the engine). */

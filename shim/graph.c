@@ -151,7 +151,7 @@ track_graph_add_mem_alloc(void *real, const char *api, CUgraphNode *node,
 	(void)api;
 	if (r == CUDA_SUCCESS && p != NULL)
 		graphmem_node((uintptr_t)p->dptr, p->bytesize,
-		    p->poolProps.location.id, g, shim_capture());
+		    p->poolProps.location.id, g, stack_capture_outside());
 	return r;
 }
 
@@ -177,7 +177,7 @@ node_added(CUgraph g, const CUgraphNodeParams *p)
 		return;
 	if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
 		graphmem_node((uintptr_t)p->alloc.dptr, p->alloc.bytesize,
-		    p->alloc.poolProps.location.id, g, shim_capture());
+		    p->alloc.poolProps.location.id, g, stack_capture_outside());
 	else if (p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
 		STATS_INC(graph_free_nodes);
 }
@@ -402,7 +402,7 @@ track_graph_launch(void *real, const char *api, CUgraphExec e, CUstream s)
 	const uintptr_t *f;
 	size_t na = graphmem_exec_allocs(x, &a);
 	size_t nf = graphmem_exec_frees(x, &f);
-	stack_id_t st = shim_capture();
+	stack_id_t st = stack_capture_outside();
 	for (size_t j = 0; j < nf; j++) {
 		bool own = false;
 		for (size_t i = 0; i < na && !own; i++)

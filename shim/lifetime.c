@@ -70,7 +70,7 @@ static cw_mutex_t tdlock = CW_MUTEX_INITIALIZER(LOCK_RANK_SHIM_TEARDOWN);
 static void
 teardown(CUcontext ctx, int device, bool pooled)
 {
-	stack_id_t st = shim_capture();
+	stack_id_t st = stack_capture_outside();
 	size_t total = 0;
 
 	cw_mutex_lock(&tdlock);

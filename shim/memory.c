@@ -119,7 +119,7 @@ captured_alloc(const char *api, CUstream stream, CUdeviceptr d, size_t size)
 
 	if (!shim_stream_capturing(api, stream, &g))
 		return false;
-	graphmem_node((uintptr_t)d, size, shim_current_device(), g, shim_capture());
+	graphmem_node((uintptr_t)d, size, shim_current_device(), g, stack_capture_outside());
 	return true;
 }
 

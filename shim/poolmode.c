@@ -125,7 +125,7 @@ shim_pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 			STATS_INC(failed_calls);
 			return true;
 		}
-		stack_id_t st = shim_capture();
+		stack_id_t st = stack_capture_outside();
 		STATS_INC(frees);
 		if (!(accept & KBIT(rec.kind))) {
 			shim_report_violation(V_MISMATCHED_FREE, api, addr, &rec,
@@ -156,7 +156,7 @@ shim_pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 	}
 	if (pool_segment_of(addr, NULL))
 		return false;
-	stack_id_t st = shim_capture();
+	stack_id_t st = stack_capture_outside();
 	STATS_INC(frees);
 	if (!registry_tomb_find(NS_ADDR, addr, &rec) &&
 	    (rec.flags & REC_F_POOLED))

@@ -97,7 +97,7 @@ unmapped(uintptr_t handle)
 	if (registry_find(NS_VMM, handle, &h, &rec))
 		return;
 	if (registry_update(h, maps_dec, &d) == 0 && d.drop)
-		shim_remove_rec(h, shim_capture());
+		shim_remove_rec(h, stack_capture_outside());
 }
 
 /* Whether a live mapping starts in [lo, lo + size): a walk, made only when
@@ -176,7 +176,7 @@ track_mem_address_free(void *real, const char *api, CUdeviceptr ptr,
 		/* Refused for the size (the driver frees only a whole
 		 * reservation): it still holds it. */
 		STATS_INC(frees);
-		shim_failed_keep(api, (uintptr_t)ptr, &pre.rec, r, shim_capture());
+		shim_failed_keep(api, (uintptr_t)ptr, &pre.rec, r, stack_capture_outside());
 		return r;
 	}
 	if (shim_unknown_to_driver(r) && pre.found &&
@@ -228,7 +228,7 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 		/* Refused for the size (a part of a mapping, or past the
 		 * mappings that start here): nothing was unmapped. */
 		STATS_INC(frees);
-		shim_failed_keep(api, (uintptr_t)ptr, &pre.rec, r, shim_capture());
+		shim_failed_keep(api, (uintptr_t)ptr, &pre.rec, r, stack_capture_outside());
 		return r;
 	}
 	shim_classify_free(NS_MAP, KBIT(KIND_MAPPING), (uintptr_t)ptr, r, api,
@@ -246,7 +246,7 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 		if (registry_find(NS_MAP, p, &h, &rec) || rec.size == 0)
 			break;
 		if (st == 0)
-			st = shim_capture();
+			st = stack_capture_outside();
 		STATS_INC(frees);
 		shim_remove_rec(h, st);
 		unmapped(rec.aux);
@@ -341,7 +341,7 @@ classify_array_free(uintptr_t handle, uintptr_t aux, CUresult r,
     const char *api, const pre_t *pre)
 {
 	if (pre->found && pre->rec.aux != aux) {
-		stack_id_t st = shim_capture();
+		stack_id_t st = stack_capture_outside();
 		STATS_INC(frees);
 		shim_report_violation(V_MISMATCHED_FREE, api, handle, &pre->rec, r,
 		    st);

@@ -215,6 +215,36 @@ START_TEST(test_stackdepot_depth)
 }
 END_TEST
 
+/* stack_capture_outside drops the innermost frames of the object it is
+ * linked into (here the test program, which holds lib/ and this test) and
+ * keeps the rest: from the frames of libc that called main on (the
+ * outermost, _start, is the program's again). */
+START_TEST(test_stackdepot_capture_outside)
+{
+	uintptr_t ips[STACK_MAX_DEPTH];
+	Dl_info me, fr;
+	stack_id_t id;
+	size_t n;
+
+	set_depth(NULL);
+	ck_assert(dladdr((void *)&stack_capture_outside, &me) != 0);
+	id = stack_capture_outside();
+	ck_assert_uint_ne(id, 0);
+	n = stack_get_ips(id, ips, STACK_MAX_DEPTH);
+	ck_assert_uint_gt(n, 0);
+	ck_assert(dladdr((void *)ips[0], &fr) != 0);
+	ck_assert_ptr_ne(fr.dli_fbase, me.dli_fbase);
+	/* stack_capture keeps the test's own frames. */
+	n = stack_get_ips(stack_capture(0), ips, STACK_MAX_DEPTH);
+	ck_assert_uint_gt(n, 0);
+	ck_assert(dladdr((void *)ips[0], &fr) != 0);
+	ck_assert_ptr_eq(fr.dli_fbase, me.dli_fbase);
+	set_depth("0");
+	ck_assert_uint_eq(stack_capture_outside(), 0);
+	set_depth(NULL);
+}
+END_TEST
+
 START_TEST(test_stackdepot_dedup)
 {
 	stack_id_t a[4], b;
@@ -598,6 +628,7 @@ make_stackdepot_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_stackdepot_depth);
+	tcase_add_test(tc, test_stackdepot_capture_outside);
 	tcase_add_test(tc, test_stackdepot_dedup);
 	tcase_add_test(tc, test_stackdepot_intern);
 	tcase_add_test(tc, test_stackdepot_bounded);
