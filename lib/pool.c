@@ -71,7 +71,6 @@
 #ifndef TC_PEND_SYNC
 #define TC_PEND_SYNC ((size_t)64 << 20)     /* unfenced: barrier on a miss */
 #endif
-#define TC_MAX_CLASS_SIZE ((size_t)2 << 20)
 
 pool_t pool_table[POOL_NKINDS][POOL_MAX_DEVICES][POOL_ARENAS];
 pool_pub_t pool_pubs[POOL_NKINDS][POOL_MAX_DEVICES];

@@ -63,7 +63,11 @@ _Static_assert(POOL_MAX_DEVICES <= DRIVER_MAX_DEVICES,
 #define POOL_ARENAS 4 /* at most, per (kind, device); the map keeps 2 bits */
 #define POOL_NKINDS 3 /* the pooled kinds: device, managed, pinned */
 #define TC_CAP 32                           /* entries per FIFO / stack */
-#define TC_NBINS 80 /* the device classes below 2 MiB (sizeclass.h) */
+/* Sizes below TC_MAX_CLASS_SIZE use the thread caches: TC_NBINS bins,
+ * one per class below it at the device's (finest) grid; check_sizeclass
+ * checks the two agree with sizeclass.c. */
+#define TC_MAX_CLASS_SIZE ((size_t)2 << 20)
+#define TC_NBINS 80
 #define PUBLISH_BYTES ((int64_t)1 << 20)
 
 typedef struct pend_s {

@@ -6,10 +6,22 @@
  */
 #include "preamble.h"
 
+#include "pool_int.h"
 #include "sizeclass.h"
 #include "unit.h"
 
 #define MiB ((size_t)1 << 20)
+
+/* The thread caches' bins are the classes below TC_MAX_CLASS_SIZE at the
+ * finest grid (pool_int.h), no more, no fewer; the host grid needs fewer. */
+START_TEST(test_sizeclass_tcache_bins)
+{
+	ck_assert_uint_eq(sizeclass_of(TC_MAX_CLASS_SIZE - 1,
+	    SIZECLASS_LGD_DEVICE) + 1, TC_NBINS);
+	ck_assert_uint_lt(sizeclass_of(TC_MAX_CLASS_SIZE - 1,
+	    SIZECLASS_LGD_HOST), TC_NBINS);
+}
+END_TEST
 
 START_TEST(test_sizeclass_grid)
 {
@@ -45,6 +57,7 @@ make_sizeclass_suite(void)
 	Suite *s = suite_create("sizeclass");
 	TCase *tc = tcase_create("grid");
 	tcase_add_test(tc, test_sizeclass_grid);
+	tcase_add_test(tc, test_sizeclass_tcache_bins);
 	suite_add_tcase(s, tc);
 	return s;
 }
