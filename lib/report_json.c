@@ -375,8 +375,6 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		report_puts(w, g > 0 ? ",\n    {\"kind\": " :
 		    "\n    {\"kind\": ");
 		w_jstr(w, report_kname(l->kind));
-		report_puts(w, ", \"category\": ");
-		w_jstr(w, report_cat_name(l->cat));
 		report_printf(w, ", \"size\": %llu, \"count\": %llu, "
 		    "\"bytes\": %llu, ", jint(l->size), jint(gv[g].count),
 		    jint(gv[g].bytes));
@@ -386,6 +384,8 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		w_jstr(w, report_owner_str(l->owner));
 		report_puts(w, ", \"api\": ");
 		w_jstr(w, l->api != NULL ? l->api : "");
+		report_puts(w, ", \"category\": ");
+		w_jstr(w, report_cat_name(l->cat));
 		report_puts(w, ",\n     \"addresses\": [");
 		for (size_t k = 0; k < gv[g].count &&
 		    k < REPORT_MAX_ADDRESSES; k++) {
