@@ -11,12 +11,13 @@
  *   ENUM   the enum's suffix: KIND_DEVICE, ...
  *   name   the report's name ("device"): JSON "kind", text reports, logs,
  *          and the SARIF rule id "cuwarden.leak.<name>"
- *   leaks  1 when a live record of the kind is a leak; 0 for views (no
+ *   leaks  1 when a live record of the kind is reported; 0 for views (no
  *          memory of their own: the allocation they refer to is reported)
  *          and mappings (a mapping holds no memory: its physical handle
  *          and its reservation are the leaks)
- *   rule   the SARIF rule's PascalCase name, or NULL for no rule (views);
- *          mappings keep theirs, so every rule keeps its ruleIndex
+ *   rule   the SARIF rule's PascalCase name, or NULL for no rule (views;
+ *          va, whose live records are address ranges with a rule of
+ *          their own); mappings keep theirs
  *   text   the SARIF rule's full description, or NULL
  * The first three equal cw_kind_t (lib/cuwarden.h; checked in buf.c).
  */
@@ -41,9 +42,9 @@
 	    "cuMemAllocFromPoolAsync) was never freed.") \
 	X(VMM, "vmm", 1, "VmmPhysicalMemoryLeak", \
 	    "Physical memory from cuMemCreate was never released.") \
-	X(VA, "va", 1, "VirtualAddressRangeLeak", \
-	    "A virtual address range from cuMemAddressReserve was never " \
-	    "freed.") \
+	/* an address range, not memory: its own category and SARIF rule \
+	 * (cuwarden.address_range, tools/render_sarif.c) */ \
+	X(VA, "va", 1, NULL, NULL) \
 	X(MAPPING, "mapping", 0, "VmmMappingLeak", \
 	    "A cuMemMap mapping was never unmapped.") \
 	/* cuArrayCreate, cuArray3DCreate, cuMipmappedArrayCreate */ \

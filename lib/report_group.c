@@ -7,7 +7,9 @@
  * copied.
  *
  * What is a leak: every live record of a kind marked leaks in kinds.h
- * (all but views and mappings, which hold no memory of their own).
+ * (all but views and mappings, which hold no memory of their own), and
+ * every record a context's teardown freed (teardown.h); a live address
+ * range (kind va) is a leak of its own category, address space.
  *
  * Invariants: the copies live in scratch memory (scratch.h), never
  * malloc; they are sorted by the one merge sort below, not qsort.  Byte
@@ -23,6 +25,7 @@
 #include "registry.h"
 #include "report.h"
 #include "report_int.h"
+#include "teardown.h"
 #include "violation.h"
 
 /* ------------------------------------------------------------------ sort */
@@ -114,29 +117,51 @@ typedef struct collect_s {
 	bool err;
 } collect_t;
 
+/* Appends *l to c.  Returns non-zero (and sets c->err) out of memory. */
 static int
-collect_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
+collect_one(collect_t *c, const leak_t *l)
 {
-	collect_t *c = arg;
-	leak_t *l;
-
-	(void)h;
-	if (!report_kind_leaks(rec->kind))
-		return 0;
 	if (scratch_reserve(c->s, sizeof(leak_t))) {
 		c->err = true;
 		return 1;
 	}
-	l = (leak_t *)(void *)(c->s->p + c->s->used);
+	memcpy(c->s->p + c->s->used, l, sizeof(*l));
 	c->s->used += sizeof(leak_t);
-	l->base = rec->base;
-	l->size = rec->size;
-	l->api = rec->api;
-	l->stack = rec->alloc_stack;
-	l->owner = rec->owner;
-	l->device = rec->device;
-	l->kind = rec->kind;
 	return 0;
+}
+
+static int
+collect_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
+{
+	leak_t l = { rec->base, rec->size, rec->api, rec->alloc_stack,
+	    rec->owner, rec->device, rec->kind,
+	    rec->kind == KIND_VA ? REPORT_CAT_RANGE : REPORT_CAT_LEAK };
+
+	(void)h;
+	if (!report_kind_leaks(rec->kind))
+		return 0;
+	return collect_one(arg, &l);
+}
+
+static int
+collect_teardown_cb(const teardown_rec_t *r, void *arg)
+{
+	leak_t l = { r->base, r->size, r->api, r->stack, r->owner,
+	    r->device, r->kind, REPORT_CAT_TEARDOWN };
+
+	return collect_one(arg, &l);
+}
+
+const char *
+report_cat_name(int cat)
+{
+	static const char *const names[REPORT_CAT_COUNT] = {
+		[REPORT_CAT_LEAK] = "leak",
+		[REPORT_CAT_TEARDOWN] = "teardown",
+		[REPORT_CAT_RANGE] = "address_range",
+	};
+
+	return cat >= 0 && cat < REPORT_CAT_COUNT ? names[cat] : "leak";
 }
 
 static int
@@ -170,7 +195,8 @@ cmp_leak(const leak_t *a, const leak_t *b)
 {
 	int c;
 
-	if ((c = cmp_u64(a->stack, b->stack)) != 0 ||
+	if ((c = cmp_u64(a->cat, b->cat)) != 0 ||
+	    (c = cmp_u64(a->stack, b->stack)) != 0 ||
 	    (c = cmp_u64(a->kind, b->kind)) != 0 ||
 	    (c = cmp_u64(a->size, b->size)) != 0 ||
 	    (c = cmp_i64(a->device, b->device)) != 0 ||
@@ -189,7 +215,8 @@ less_leak(const void *a, const void *b)
 static bool
 same_group(const leak_t *a, const leak_t *b)
 {
-	return a->stack == b->stack && a->kind == b->kind &&
+	return a->cat == b->cat && a->stack == b->stack &&
+	    a->kind == b->kind &&
 	    a->size == b->size && a->device == b->device &&
 	    a->owner == b->owner && cmp_str(a->api, b->api) == 0;
 }
@@ -229,10 +256,12 @@ report_leaks_collect(leaks_t *L)
 	leak_t *lv;
 
 	memset(L, 0, sizeof(*L));
-	if (scratch_reserve(&L->ls, (registry_live_count() + 64) *
-	    sizeof(leak_t)))
+	if (scratch_reserve(&L->ls, (registry_live_count() +
+	    teardown_kept() + 64) * sizeof(leak_t)))
 		return true;
 	registry_foreach(collect_cb, &c);
+	if (!c.err)
+		teardown_foreach(collect_teardown_cb, &c);
 	if (c.err) {
 		errno = ENOMEM;
 		return true;
@@ -261,7 +290,9 @@ report_leaks_collect(leaks_t *L)
 		g = (group_t *)(void *)(L->gs.p + L->gs.used) - 1;
 		g->count++;
 		g->bytes = add_sat(g->bytes, lv[i].size, &g->saturated);
-		L->bytes = add_sat(L->bytes, lv[i].size, &L->saturated);
+		L->count[lv[i].cat]++;
+		L->bytes[lv[i].cat] = add_sat(L->bytes[lv[i].cat],
+		    lv[i].size, &L->saturated[lv[i].cat]);
 	}
 	if (sort_by_value(L->gs.p, L->ngroups, sizeof(group_t), less_group)) {
 		errno = ENOMEM;

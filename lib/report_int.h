@@ -34,7 +34,18 @@
 
 /* ------------------------------------------------------ "report_group.c" */
 
-/* A live record that is a leak, as copied from the registry. */
+/* What a leak is (doc/report-schema.md, "category"): a live record, a
+ * record a context's teardown freed (teardown.h), or an address range
+ * (kind va: address space, not memory, never in the leaked sums). */
+typedef enum report_cat_e {
+	REPORT_CAT_LEAK,
+	REPORT_CAT_TEARDOWN,
+	REPORT_CAT_RANGE,
+	REPORT_CAT_COUNT
+} report_cat_t;
+
+/* A live record that is a leak, as copied from the registry, or a
+ * record teardown freed. */
 typedef struct leak_s {
 	uintptr_t base;
 	size_t size;
@@ -43,6 +54,7 @@ typedef struct leak_s {
 	owner_id_t owner;
 	int16_t device;
 	uint8_t kind;
+	uint8_t cat;     /* report_cat_t */
 } leak_t;
 
 typedef struct group_s {
@@ -56,10 +68,13 @@ typedef struct group_s {
 typedef struct leaks_s {
 	scratch_t ls;     /* leak_t[] */
 	scratch_t gs;     /* group_t[] */
-	size_t nleaks;
+	size_t nleaks;    /* leak_t entries, every category */
 	size_t ngroups;
-	uint64_t bytes;   /* saturated at UINT64_MAX */
-	bool saturated;   /* bytes is a floor: the sum overflowed */
+	/* Per category: records, and their bytes saturated at UINT64_MAX
+	 * (saturated: bytes is a floor, the sum overflowed). */
+	uint64_t count[REPORT_CAT_COUNT];
+	uint64_t bytes[REPORT_CAT_COUNT];
+	bool saturated[REPORT_CAT_COUNT];
 } leaks_t;
 
 typedef struct vcollect_s {
@@ -67,8 +82,9 @@ typedef struct vcollect_s {
 	size_t n;
 } vcollect_t;
 
-/* Collects the leaks into *L (sorted by group key, then address) and
- * groups them (largest first).  Returns true on error (errno set); *L
+/* Collects the leaks (live records and the records teardown freed) into
+ * *L (sorted by group key, then address) and groups them (largest
+ * first).  Returns true on error (errno set); *L
  * is to be freed with report_leaks_free either way. */
 bool report_leaks_collect(leaks_t *L);
 void report_leaks_free(leaks_t *L);
@@ -133,6 +149,10 @@ report_kname(int kind)
 {
 	return kind_name((kind_t)kind);
 }
+
+/* A category's name in the JSON report: "leak", "teardown",
+ * "address_range". */
+const char *report_cat_name(int cat);
 
 /* An owner's name, "" for none. */
 static inline const char *

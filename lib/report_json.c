@@ -26,6 +26,7 @@
 #include "report_int.h"
 #include "stackdepot.h"
 #include "stats.h"
+#include "teardown.h"
 #include "violation.h"
 
 #define REPORT_MAX_ADDRESSES 16
@@ -74,6 +75,13 @@ jint(uint64_t v)
 {
 	return v > (uint64_t)INT64_MAX ? (unsigned long long)INT64_MAX :
 	    (unsigned long long)v;
+}
+
+/* Did category cat's byte sum overflow, or not fit a JSON integer? */
+static bool
+saturated(const leaks_t *L, int cat)
+{
+	return L->saturated[cat] || L->bytes[cat] > (uint64_t)INT64_MAX;
 }
 
 static void
@@ -310,9 +318,19 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	json_coverage(w);
 	report_printf(w, "  \"summary\": {\"leaked_bytes\": %llu, "
 	    "\"bytes_saturated\": %s, \"leaked_allocations\": %llu, "
-	    "\"violations\": %llu},\n", jint(L->bytes),
-	    L->saturated || L->bytes > (uint64_t)INT64_MAX ? "true" : "false",
-	    jint(L->nleaks), jint(violation_count()));
+	    "\"violations\": %llu, ", jint(L->bytes[REPORT_CAT_LEAK]),
+	    saturated(L, REPORT_CAT_LEAK) ? "true" : "false",
+	    jint(L->count[REPORT_CAT_LEAK]), jint(violation_count()));
+	report_printf(w, "\"teardown_bytes\": %llu, "
+	    "\"teardown_bytes_saturated\": %s, "
+	    "\"teardown_allocations\": %llu, \"teardown_not_kept\": %llu, ",
+	    jint(L->bytes[REPORT_CAT_TEARDOWN]),
+	    saturated(L, REPORT_CAT_TEARDOWN) ? "true" : "false",
+	    jint(L->count[REPORT_CAT_TEARDOWN]), jint(teardown_dropped()));
+	report_printf(w, "\"address_range_bytes\": %llu, "
+	    "\"address_ranges\": %llu},\n",
+	    jint(L->bytes[REPORT_CAT_RANGE]),
+	    jint(L->count[REPORT_CAT_RANGE]));
 
 	report_printf(w, "  \"failed_frees\": {\"count\": %llu, "
 	    "\"overflow\": %llu, \"addresses\": [",
@@ -366,6 +384,8 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		w_jstr(w, report_owner_str(l->owner));
 		report_puts(w, ", \"api\": ");
 		w_jstr(w, l->api != NULL ? l->api : "");
+		report_puts(w, ", \"category\": ");
+		w_jstr(w, report_cat_name(l->cat));
 		report_puts(w, ",\n     \"addresses\": [");
 		for (size_t k = 0; k < gv[g].count &&
 		    k < REPORT_MAX_ADDRESSES; k++) {

@@ -22,6 +22,7 @@
 #include "report_int.h"
 #include "stackdepot.h"
 #include "stats.h"
+#include "teardown.h"
 #include "violation.h"
 
 /* A name in the text report, of n bytes: control characters (C0, DEL
@@ -136,9 +137,20 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	const group_t *gv = (const group_t *)(const void *)L->gs.p;
 	const violation_t *vv = (const violation_t *)(const void *)V->s.p;
 	uint64_t nviol = violation_count();
+	/* Leaks: the live ones and those only teardown freed. */
+	uint64_t nleaks = L->count[REPORT_CAT_LEAK] +
+	    L->count[REPORT_CAT_TEARDOWN];
+	uint64_t bytes;
+	bool bytes_sat = L->saturated[REPORT_CAT_LEAK] ||
+	    L->saturated[REPORT_CAT_TEARDOWN] ||
+	    __builtin_add_overflow(L->bytes[REPORT_CAT_LEAK],
+	    L->bytes[REPORT_CAT_TEARDOWN], &bytes);
+
 	stats_coverage_t cov;
 	modset_t seen;
 
+	if (bytes_sat)
+		bytes = UINT64_MAX;
 	memset(&seen, 0, sizeof(seen));
 
 	report_printf(w, "cuwarden " PACKAGE_VERSION " report: pid %d "
@@ -162,12 +174,24 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		const leak_t *l = &lv[gv[g].first];
 		const char *own = report_owner_str(l->owner);
 
-		report_printf(w, "%llu bytes%s in %llu %s allocation%s of %llu "
-		    "bytes leaked", (unsigned long long)gv[g].bytes,
-		    gv[g].saturated ? " (the sum overflowed)" : "",
-		    (unsigned long long)gv[g].count, report_kname(l->kind),
-		    gv[g].count == 1 ? "" : "s",
-		    (unsigned long long)l->size);
+		if (l->cat == REPORT_CAT_RANGE)
+			report_printf(w, "%llu bytes%s in %llu address "
+			    "range%s of %llu bytes never freed",
+			    (unsigned long long)gv[g].bytes,
+			    gv[g].saturated ? " (the sum overflowed)" : "",
+			    (unsigned long long)gv[g].count,
+			    gv[g].count == 1 ? "" : "s",
+			    (unsigned long long)l->size);
+		else
+			report_printf(w, "%llu bytes%s in %llu %s "
+			    "allocation%s of %llu bytes %s",
+			    (unsigned long long)gv[g].bytes,
+			    gv[g].saturated ? " (the sum overflowed)" : "",
+			    (unsigned long long)gv[g].count,
+			    report_kname(l->kind), gv[g].count == 1 ? "" : "s",
+			    (unsigned long long)l->size,
+			    l->cat == REPORT_CAT_TEARDOWN ?
+			    "freed only by context teardown" : "leaked");
 		if (l->device >= 0)
 			report_printf(w, " on device %d", l->device);
 		report_puts(w, " (");
@@ -257,19 +281,32 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		report_printf(w, "LOG LINES LOST: %llu (the log could not take "
 		    "them at once; cuwarden never waits for it)\n",
 		    log_lost_count());
-	if (L->saturated)
+	if (bytes_sat)
 		report_printf(w, "LEAKED BYTES: the sum overflowed: at least "
-		    "%llu bytes\n", (unsigned long long)L->bytes);
+		    "%llu bytes\n", (unsigned long long)bytes);
 	if (nowait_active() && nowait_skipped() != 0)
 		report_printf(w, "INCOMPLETE: %llu part%s left out: the "
 		    "program exited from a signal handler that interrupted a "
 		    "CUDA call holding the shim's locks\n",
 		    (unsigned long long)nowait_skipped(),
 		    nowait_skipped() == 1 ? "" : "s");
+	if (L->count[REPORT_CAT_TEARDOWN] > 0 || teardown_dropped() > 0)
+		report_printf(w, "FREED ONLY BY CONTEXT TEARDOWN: %llu bytes "
+		    "in %llu allocations (counted as leaks; %llu more not "
+		    "kept)\n",
+		    (unsigned long long)L->bytes[REPORT_CAT_TEARDOWN],
+		    (unsigned long long)L->count[REPORT_CAT_TEARDOWN],
+		    (unsigned long long)teardown_dropped());
+	if (L->count[REPORT_CAT_RANGE] > 0)
+		report_printf(w, "ADDRESS RANGES NEVER FREED: %llu bytes of "
+		    "address space in %llu ranges (not memory: not counted "
+		    "as leaks)\n",
+		    (unsigned long long)L->bytes[REPORT_CAT_RANGE],
+		    (unsigned long long)L->count[REPORT_CAT_RANGE]);
 	report_printf(w, "LEAK SUMMARY: %llu bytes leaked in %llu "
-	    "allocations\n", (unsigned long long)L->bytes,
-	    (unsigned long long)L->nleaks);
+	    "allocations\n", (unsigned long long)bytes,
+	    (unsigned long long)nleaks);
 	report_printf(w, "ERROR SUMMARY: %llu errors (%llu leaked allocations, "
-	    "%llu violations)\n", (unsigned long long)(L->nleaks + nviol),
-	    (unsigned long long)L->nleaks, (unsigned long long)nviol);
+	    "%llu violations)\n", (unsigned long long)(nleaks + nviol),
+	    (unsigned long long)nleaks, (unsigned long long)nviol);
 }

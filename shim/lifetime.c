@@ -2,8 +2,9 @@
 /*
  * lifetime.c -- contexts: the primary context table (the handle and the
  * retains minus releases the shim saw, per device), teardown of what a
- * destroyed context freed, and the hooks of cuCtxDestroy,
- * cuDevicePrimaryCtxRetain/Release/Reset and cuMemPoolDestroy.
+ * destroyed context freed (each record kept for the report: teardown.h),
+ * and the hooks of cuCtxDestroy, cuDevicePrimaryCtxRetain/Release/Reset
+ * and cuMemPoolDestroy.
  *
  * Locking: plock (leaf) guards the table; tdlock the teardown buffer,
  * held over registry calls, never over a driver call.
@@ -18,6 +19,7 @@
 
 #include "engine.h"
 #include "mutex.h"
+#include "teardown.h"
 
 /* The primary context of each device as seen through retain, and how many
  * retains minus releases we saw (-1 = never seen a retain). */
@@ -84,6 +86,13 @@ teardown(CUcontext ctx, int device, bool pooled)
 			reg_rec_t out;
 			if (registry_remove(td.hs[i], NULL, NULL, st, &out)
 			    == 0) {
+				teardown_rec_t k = { out.base, out.size,
+				    out.api, out.alloc_stack, out.owner,
+				    out.device, out.kind };
+
+				/* The program never freed it: a leak of its
+				 * own category in the report (teardown.h). */
+				teardown_keep(&k);
 				stats_on_free((kind_t)out.kind, out.size);
 				STATS_INC(teardown_frees);
 				total++;

@@ -86,8 +86,19 @@ typedef struct au_stack_s {
 
 typedef enum au_class_e { AU_LEAK, AU_VIOLATION } au_class_t;
 
+/* A leak's category (doc/audit.md, "Leak categories"): memory never
+ * freed; memory freed only by a context's teardown (a leak too, unless
+ * --accept-teardown); an address range never freed (cuMemAddressReserve:
+ * address space, never counted as leaked bytes or allocations). */
+typedef enum au_cat_e {
+	AU_CAT_LEAK,
+	AU_CAT_TEARDOWN,
+	AU_CAT_RANGE,
+} au_cat_t;
+
 typedef struct au_finding_s {
 	au_class_t cls;
+	au_cat_t cat;     /* leaks; AU_CAT_LEAK for violations */
 	char *type;       /* violation type; for leaks the kind again */
 	char *kind;       /* memory kind ("device", ...); may be "" */
 	char *api;

@@ -45,6 +45,11 @@ fingerprint_compute(au_finding_t *f)
 	size_t i;
 
 	h = fnv(h, f->cls == AU_LEAK ? "leak" : "violation");
+	/* Teardown leaks are findings of their own; the other categories
+	 * keep the fingerprints they had before categories (kind va is the
+	 * address ranges). */
+	if (f->cat == AU_CAT_TEARDOWN)
+		h = fnv(h, "teardown");
 	h = fnv(h, f->type);
 	h = fnv(h, f->api);
 	for (i = 0; i < f->stack.n && i < AU_FINGERPRINT_FRAMES; i++) {
@@ -73,6 +78,8 @@ symbolic_one(au_finding_t *f)
 	size_t i, k;
 
 	h = fnv(h, f->cls == AU_LEAK ? "leak/symbolic" : "violation/symbolic");
+	if (f->cat == AU_CAT_TEARDOWN)
+		h = fnv(h, "teardown");
 	h = fnv(h, f->type);
 	h = fnv(h, f->api);
 	for (i = 0; i < f->stack.n && i < AU_FINGERPRINT_FRAMES; i++) {

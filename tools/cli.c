@@ -28,7 +28,7 @@ enum {
 	OPT_ON_VIOLATION, OPT_OWNER_SKIP, OPT_POOL_LIMIT, OPT_CHECK_BOUNDS,
 	OPT_VERBOSE, OPT_NO_POOL, OPT_LARGE_BLOCK, OPT_SHOW_STATS,
 	OPT_TOMBSTONES, OPT_SHIM_LOG, OPT_NUM_CALLERS, OPT_NO_WAIT, OPT_HELP,
-	OPT_VERSION, OPT_REQUIRE_CUDA,
+	OPT_VERSION, OPT_REQUIRE_CUDA, OPT_ACCEPT_TEARDOWN,
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +59,7 @@ static const struct option long_opts[] = {
 	{ "num-callers", required_argument, NULL, OPT_NUM_CALLERS },
 	{ "no-wait-descendants", no_argument, NULL, OPT_NO_WAIT },
 	{ "require-cuda", no_argument, NULL, OPT_REQUIRE_CUDA },
+	{ "accept-teardown", no_argument, NULL, OPT_ACCEPT_TEARDOWN },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -86,6 +87,8 @@ static const char usage_text[] =
 "  --print-builtin-suppressions  list the built-in rules and exit\n"
 "  --gen-suppressions       print a rule for every finding\n"
 "  --baseline FILE          report only findings not in FILE (a --json)\n"
+"  --accept-teardown        memory freed only by context teardown is not\n"
+"                           a leak (listed as accepted, not counted)\n"
 "Running:\n"
 "  --preload PATH           the shim to use (default: this installation's)\n"
 "  --keep-reports DIR       keep the per-process reports in DIR\n"
@@ -303,6 +306,9 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			break;
 		case OPT_REQUIRE_CUDA:
 			c->require_cuda = true;
+			break;
+		case OPT_ACCEPT_TEARDOWN:
+			c->accept_teardown = true;
 			break;
 		case OPT_NO_WAIT:
 			c->run.wait_descendants = false;

@@ -114,7 +114,7 @@ ingest_leak(ingest_rd_t *r, au_model_t *m, const json_t *o,
     size_t idx)
 {
 	au_finding_t *f;
-	const char *kind = "", *api = "", *owner = "";
+	const char *kind = "", *api = "", *owner = "", *cat = "";
 	uint64_t size = 0, count = 0, bytes = 0;
 	long long dev = -1;
 	const json_t *addrs;
@@ -133,6 +133,11 @@ ingest_leak(ingest_rd_t *r, au_model_t *m, const json_t *o,
 	    &bytes) ||
 	    ingest_get_int(r, o, w, "device", -1, &dev))
 		return true;
+	/* Reports without categories (before them): a reservation is an
+	 * address range, anything else a leak. */
+	if (ingest_get_str(r, o, w, "category", strcmp(kind, "va") == 0 ?
+	    "address_range" : "leak", &cat))
+		return true;
 	if (dev < -1 || dev > 65535)
 		return ingest_fail(r, "%s.device: %lld is not a device "
 		    "ordinal", w, dev);
@@ -142,6 +147,9 @@ ingest_leak(ingest_rd_t *r, au_model_t *m, const json_t *o,
 	if (addrs != NULL && !json_is_array(addrs))
 		return ingest_fail(r, "%s.addresses: expected an array", w);
 	f = new_finding(AU_LEAK, kind, kind, api, owner, dev, size);
+	/* A category this tool does not know is counted as a leak. */
+	if (!cat_parse(cat, &f->cat))
+		f->cat = AU_CAT_LEAK;
 	f->count = count;
 	f->bytes = bytes;
 	for (i = 0; i < json_array_size(addrs); i++) {

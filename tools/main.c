@@ -171,6 +171,8 @@ main(int argc, char **argv)
 	symbolize_model(&m);
 	fingerprint_symbolic(&m);
 	supp_apply(supp, &m);
+	if (c.accept_teardown)
+		model_accept_teardown(&m);
 	if (base != NULL)
 		baseline_apply(base, &m);
 	model_sort(&m);

@@ -232,6 +232,44 @@ model_sort(au_model_t *m)
 		qsort(m->procs, m->nprocs, sizeof(*m->procs), cmp_proc);
 }
 
+/* -------------------------------------------------------- categories */
+
+const char model_accepted_teardown[] = "--accept-teardown";
+
+static const char *const cat_names[] = {
+	[AU_CAT_LEAK] = "leak",
+	[AU_CAT_TEARDOWN] = "teardown",
+	[AU_CAT_RANGE] = "address_range",
+};
+
+const char *
+cat_name(au_cat_t cat)
+{
+	return (size_t)cat < sizeof(cat_names) / sizeof(cat_names[0]) ?
+	    cat_names[cat] : "leak";
+}
+
+bool
+cat_parse(const char *name, au_cat_t *cat)
+{
+	for (size_t i = 0; i < sizeof(cat_names) / sizeof(cat_names[0]);
+	    i++)
+		if (strcmp(name, cat_names[i]) == 0) {
+			*cat = (au_cat_t)i;
+			return true;
+		}
+	return false;
+}
+
+void
+model_accept_teardown(au_model_t *m)
+{
+	for (size_t i = 0; i < m->nleaks; i++)
+		if (m->leaks[i]->cat == AU_CAT_TEARDOWN &&
+		    finding_reported(m->leaks[i]))
+			m->leaks[i]->suppressed_by = model_accepted_teardown;
+}
+
 /* ------------------------------------------------------------ totals */
 
 void
@@ -243,11 +281,28 @@ model_totals(const au_model_t *m, au_totals_t *t)
 	for (i = 0; i < m->nleaks; i++) {
 		const au_finding_t *f = m->leaks[i];
 
-		if (finding_reported(f)) {
+		if (finding_reported(f) && f->cat == AU_CAT_RANGE) {
+			t->range_bytes = sat_add(t->range_bytes, f->bytes);
+			t->ranges = sat_add(t->ranges, f->count);
+			t->range_groups++;
+		} else if (finding_reported(f)) {
 			t->leaked_bytes = sat_add(t->leaked_bytes, f->bytes);
 			t->leaked_allocations = sat_add(t->leaked_allocations,
 			    f->count);
 			t->leak_groups++;
+			if (f->cat != AU_CAT_TEARDOWN)
+				continue;
+			t->teardown_bytes = sat_add(t->teardown_bytes,
+			    f->bytes);
+			t->teardown_allocations = sat_add(
+			    t->teardown_allocations, f->count);
+			t->teardown_groups++;
+		} else if (f->suppressed_by == model_accepted_teardown) {
+			t->accepted_bytes = sat_add(t->accepted_bytes,
+			    f->bytes);
+			t->accepted_allocations = sat_add(
+			    t->accepted_allocations, f->count);
+			t->accepted_groups++;
 		} else if (f->suppressed_by != NULL) {
 			t->suppressed_leaks = sat_add(t->suppressed_leaks,
 			    f->count);

@@ -6,6 +6,7 @@
 #ifndef CUWARDEN_TOOLS_MODEL_H
 #define CUWARDEN_TOOLS_MODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "audit.h"
@@ -17,9 +18,25 @@ void model_add(au_model_t *m, au_finding_t *f);
 void model_sort(au_model_t *m);
 void model_free(au_model_t *m);
 
-/* Sums over the model, each saturating (UINT64_MAX: at least that). */
+/* A category's name ("leak", "teardown", "address_range": the reports'
+ * and the merged document's "category"), and back: false when name is
+ * none of them. */
+const char *cat_name(au_cat_t cat);
+bool cat_parse(const char *name, au_cat_t *cat);
+
+/* The suppressed_by of the teardown leaks --accept-teardown accepted. */
+extern const char model_accepted_teardown[];
+/* Marks accepted every teardown leak still reported. */
+void model_accept_teardown(au_model_t *m);
+
+/* Sums over the model, each saturating (UINT64_MAX: at least that).
+ * Leaked sums count the reported leaks of categories leak and teardown;
+ * teardown_* the teardown ones again; ranges are apart. */
 typedef struct au_totals_s {
 	uint64_t leaked_bytes, leaked_allocations, leak_groups;
+	uint64_t teardown_bytes, teardown_allocations, teardown_groups;
+	uint64_t accepted_bytes, accepted_allocations, accepted_groups;
+	uint64_t range_bytes, ranges, range_groups;
 	uint64_t violations, violation_groups;
 	uint64_t suppressed_leaks, suppressed_bytes, suppressed_leak_groups;
 	uint64_t suppressed_violations;

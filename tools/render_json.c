@@ -100,6 +100,8 @@ finding_json(const au_finding_t *f)
 
 	if (f->cls == AU_LEAK) {
 		json_object_set_new(o, "kind", json_utf8(f->kind));
+		json_object_set_new(o, "category",
+		    json_string(cat_name(f->cat)));
 	} else {
 		json_object_set_new(o, "type", json_utf8(f->type));
 		json_object_set_new(o, "kind", json_utf8(f->kind));
@@ -226,6 +228,15 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 	set_count(o2, "leaked_bytes", t.leaked_bytes, sat);
 	set_count(o2, "leaked_allocations", t.leaked_allocations, sat);
 	set_count(o2, "leak_groups", t.leak_groups, sat);
+	set_count(o2, "teardown_bytes", t.teardown_bytes, sat);
+	set_count(o2, "teardown_allocations", t.teardown_allocations, sat);
+	set_count(o2, "teardown_groups", t.teardown_groups, sat);
+	set_count(o2, "accepted_teardown_bytes", t.accepted_bytes, sat);
+	set_count(o2, "accepted_teardown_allocations",
+	    t.accepted_allocations, sat);
+	set_count(o2, "address_range_bytes", t.range_bytes, sat);
+	set_count(o2, "address_ranges", t.ranges, sat);
+	set_count(o2, "address_range_groups", t.range_groups, sat);
 	set_count(o2, "violations", t.violations, sat);
 	set_count(o2, "violation_groups", t.violation_groups, sat);
 	set_count(o2, "errors", t.errors, sat);

@@ -1,9 +1,11 @@
 /*
  * render_sarif.c -- SARIF 2.1.0 for code scanning (GitHub, GitLab).
  *
- * One rule per leak kind ("cuwarden.leak.<kind>") and per violation type
- * ("cuwarden.violation.<type>"), all listed whether used or not, so
- * ruleIndex is stable.  One result per reported finding group (suppressed
+ * One rule per leak kind ("cuwarden.leak.<kind>"), per violation type
+ * ("cuwarden.violation.<type>"), and per leak category of its own
+ * ("cuwarden.teardown": memory freed only by context teardown, an error;
+ * "cuwarden.address_range": an address range never freed, a warning),
+ * all listed whether used or not, so ruleIndex is stable.  One result per reported finding group (suppressed
  * and baseline findings are left out; violations first, then leaks largest
  * first, at most 25,000 results, GitHub's limit), located at the innermost
  * frame whose source file lies under the current directory (uri relative
@@ -74,16 +76,37 @@ info_uri(void)
 	return "file://" CW_DOCDIR "/audit.md";
 }
 
+/* The rules of the leak categories that are not plain leaks
+ * (doc/audit.md, "Leak categories"), and each one's level. */
+static const struct {
+	const char *id, *name, *text, *level;
+} cat_rules[] = {
+	[AU_CAT_TEARDOWN] = { "cuwarden.teardown", "ContextTeardownLeak",
+	    "Memory was never freed by the program: the destruction of its "
+	    "context (cuCtxDestroy, cuDevicePrimaryCtxReset) reclaimed it.",
+	    "error" },
+	[AU_CAT_RANGE] = { "cuwarden.address_range", "AddressRangeNeverFreed",
+	    "A virtual address range from cuMemAddressReserve was never "
+	    "freed (address space, not memory).", "warning" },
+};
+
+static const char *
+level_of(const au_finding_t *f)
+{
+	return f->cls == AU_LEAK && f->cat != AU_CAT_LEAK ?
+	    cat_rules[f->cat].level : "error";
+}
+
 static void
 rule_add(rules_t *r, const char *id, const char *name, const char *short_text,
-    const char *full)
+    const char *full, const char *level)
 {
 	json_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:s,s:{s:s},s:{s:[s]}}",
 	    "id", id, "name", name,
 	    "shortDescription", "text", short_text,
 	    "fullDescription", "text", full,
 	    "helpUri", info_uri(),
-	    "defaultConfiguration", "level", "error",
+	    "defaultConfiguration", "level", level,
 	    "properties", "tags", "memory");
 
 	json_array_append_new(r->array, o);
@@ -94,8 +117,9 @@ rule_add(rules_t *r, const char *id, const char *name, const char *short_text,
 static size_t
 rule_index(rules_t *r, const au_finding_t *f)
 {
-	char *id = xasprintf("cuwarden.%s.%s", f->cls == AU_LEAK ? "leak" :
-	    "violation", f->type);
+	char *id = f->cls == AU_LEAK && f->cat != AU_CAT_LEAK ?
+	    xstrdup(cat_rules[f->cat].id) : xasprintf("cuwarden.%s.%s",
+	    f->cls == AU_LEAK ? "leak" : "violation", f->type);
 	size_t i;
 
 	for (i = 0; i < r->n; i++)
@@ -109,7 +133,7 @@ rule_index(rules_t *r, const au_finding_t *f)
 		    "Violation:", f->type);
 
 		rule_add(r, id, f->cls == AU_LEAK ? "OtherLeak" :
-		    "OtherViolation", s, s);
+		    "OtherViolation", s, s, "error");
 		free(s);
 	}
 	free(id);
@@ -131,7 +155,8 @@ rules_init(rules_t *r)
 		s = xasprintf("%s memory leak", leak_rules[i].what);
 
 		s[0] = (char)(s[0] - 'a' + 'A');
-		rule_add(r, id, leak_rules[i].name, s, leak_rules[i].text);
+		rule_add(r, id, leak_rules[i].name, s, leak_rules[i].text,
+		    "error");
 		free(id);
 		free(s);
 	}
@@ -141,9 +166,12 @@ rules_init(rules_t *r)
 		    violation_rules[i].what);
 
 		rule_add(r, id, violation_rules[i].name,
-		    violation_rules[i].text, violation_rules[i].text);
+		    violation_rules[i].text, violation_rules[i].text, "error");
 		free(id);
 	}
+	for (i = AU_CAT_TEARDOWN; i <= AU_CAT_RANGE; i++)
+		rule_add(r, cat_rules[i].id, cat_rules[i].name,
+		    cat_rules[i].text, cat_rules[i].text, cat_rules[i].level);
 }
 
 static bool
@@ -348,9 +376,16 @@ message(const au_finding_t *f)
 {
 	char b1[96], b2[32];
 
+	if (f->cls == AU_LEAK && f->cat == AU_CAT_RANGE)
+		return xasprintf("%s in %llu address range%s never freed, "
+		    "reserved by %s (%s)",
+		    fmt_sum(f->bytes, "bytes", true, b1, sizeof(b1)),
+		    (unsigned long long)f->count, f->count == 1 ? "" : "s",
+		    f->owner[0] ? f->owner : "an unknown owner",
+		    f->api[0] ? f->api : "?");
 	if (f->cls == AU_LEAK)
 		return xasprintf("%s in %llu %s allocation%s%s%s%s "
-		    "leaked by %s (%s, device %d)",
+		    "%s %s (%s, device %d)",
 		    fmt_sum(f->bytes, "bytes", true, b1, sizeof(b1)),
 		    (unsigned long long)f->count, f->kind,
 		    f->count == 1 ? "" : "s",
@@ -358,6 +393,8 @@ message(const au_finding_t *f)
 		    f->count > 1 && f->min_size == f->max_size ?
 		    fmt_commas(f->size, b2, sizeof(b2)) : "",
 		    f->count > 1 && f->min_size == f->max_size ? " each)" : "",
+		    f->cat == AU_CAT_TEARDOWN ? "freed only by context "
+		    "teardown, made by" : "leaked by",
 		    f->owner[0] ? f->owner : "an unknown owner",
 		    f->api[0] ? f->api : "?", f->device);
 	return xasprintf("%s: %s of %s%s%s, %llu time%s", f->type,
@@ -393,7 +430,7 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 	o = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o],s:o,s:{s:s,s:s},"
 	    "s:{s:s,s:s,s:o,s:o,s:o}}",
 	    "ruleId", rules->ids[idx], "ruleIndex", (json_int_t)idx,
-	    "level", "error", "message", "text", msg,
+	    "level", level_of(f), "message", "text", msg,
 	    "locations", primary_location(f),
 	    "stacks", stacks,
 	    "partialFingerprints", "cuwarden/v1", f->fingerprint,

@@ -136,7 +136,11 @@ print_where(FILE *out, const au_finding_t *f, bool with_api)
 {
 	size_t i;
 
-	if (f->ndevices == 1 && f->devices[0] >= 0)
+	/* A reservation belongs to no device until memory is mapped in. */
+	if (f->cls == AU_LEAK && f->cat == AU_CAT_RANGE &&
+	    !(f->ndevices >= 1 && f->devices[0] >= 0))
+		fputs("address range", out);
+	else if (f->ndevices == 1 && f->devices[0] >= 0)
 		fprintf(out, "device %d", f->devices[0]);
 	else if (f->ndevices > 1) {
 		fputs("devices ", out);
@@ -167,9 +171,17 @@ amount(uint64_t v, const char *one, const char *many, bool commas,
 static void
 print_leak(FILE *out, const au_finding_t *f, int limit)
 {
+	static const char *const verb[] = {
+		[AU_CAT_LEAK] = "leaked by",
+		[AU_CAT_TEARDOWN] = "freed only by context teardown, made by",
+		[AU_CAT_RANGE] = "never freed, reserved by",
+	};
 	char b1[96], b2[32], b3[32], b4[160];
-	char *one = xasprintf("%s allocation", tx(f->kind));
-	char *many = xasprintf("%s allocations", tx(f->kind));
+	bool range = f->cat == AU_CAT_RANGE;
+	char *one = range ? xstrdup("address range") :
+	    xasprintf("%s allocation", tx(f->kind));
+	char *many = range ? xstrdup("address ranges") :
+	    xasprintf("%s allocations", tx(f->kind));
 
 	fprintf(out, "== %s in %s", fmt_sum(f->bytes, "bytes", true, b1,
 	    sizeof(b1)), amount(f->count, one, many, true, b4, sizeof(b4)));
@@ -182,7 +194,7 @@ print_leak(FILE *out, const au_finding_t *f, int limit)
 		fprintf(out, " (%s to %s each)",
 		    fmt_commas(f->min_size, b2, sizeof(b2)),
 		    fmt_commas(f->max_size, b3, sizeof(b3)));
-	fprintf(out, " leaked by %s [", f->owner[0] ? tx(f->owner) :
+	fprintf(out, " %s %s [", verb[f->cat], f->owner[0] ? tx(f->owner) :
 	    "an unknown owner");
 	print_where(out, f, true);
 	fputs("]\n", out);
@@ -266,7 +278,7 @@ print_owners(const au_model_t *m, FILE *out)
 	for (i = 0; i < m->nleaks; i++) {
 		const au_finding_t *f = m->leaks[i];
 
-		if (!finding_reported(f))
+		if (!finding_reported(f) || f->cat == AU_CAT_RANGE)
 			continue;
 		for (j = 0; j < n && strcmp(v[j].owner, f->owner) != 0; j++)
 			;
@@ -437,9 +449,12 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	size_t i;
 
 	model_totals(m, &t);
-	for (i = 0; i < m->nleaks; i++)
-		if (finding_reported(m->leaks[i]))
-			print_leak(out, m->leaks[i], o->stack_limit);
+	/* Leaks, then those teardown freed, then the address ranges. */
+	for (int cat = AU_CAT_LEAK; cat <= AU_CAT_RANGE; cat++)
+		for (i = 0; i < m->nleaks; i++)
+			if (finding_reported(m->leaks[i]) &&
+			    (int)m->leaks[i]->cat == cat)
+				print_leak(out, m->leaks[i], o->stack_limit);
 	for (i = 0; i < m->nviols; i++)
 		if (finding_reported(m->viols[i]))
 			print_violation(out, m->viols[i], o->stack_limit);
@@ -450,6 +465,29 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	    amount(t.leaked_allocations, "allocation", "allocations", false,
 	    b2, sizeof(b2)),
 	    (unsigned long long)t.leak_groups, t.leak_groups == 1 ? "" : "s");
+	if (t.teardown_groups > 0)
+		fprintf(out, "==    of which freed only by context teardown: "
+		    "%s in %s (%llu group%s; --accept-teardown to accept "
+		    "them)\n",
+		    fmt_sum(t.teardown_bytes, "bytes", false, b1, sizeof(b1)),
+		    amount(t.teardown_allocations, "allocation",
+		    "allocations", false, b2, sizeof(b2)),
+		    (unsigned long long)t.teardown_groups,
+		    t.teardown_groups == 1 ? "" : "s");
+	if (t.accepted_groups > 0)
+		fprintf(out, "== ACCEPTED: %s in %s freed only by context "
+		    "teardown (--accept-teardown), not counted\n",
+		    fmt_sum(t.accepted_bytes, "bytes", false, b1, sizeof(b1)),
+		    amount(t.accepted_allocations, "allocation",
+		    "allocations", false, b2, sizeof(b2)));
+	if (t.range_groups > 0)
+		fprintf(out, "== ADDRESS RANGES NEVER FREED: %s of address "
+		    "space in %s (%llu group%s; not memory, not counted as "
+		    "leaks)\n",
+		    fmt_sum(t.range_bytes, "bytes", false, b1, sizeof(b1)),
+		    amount(t.ranges, "range", "ranges", false, b2, sizeof(b2)),
+		    (unsigned long long)t.range_groups,
+		    t.range_groups == 1 ? "" : "s");
 	if (t.suppressed_leaks > 0 || t.suppressed_violations > 0) {
 		fprintf(out, "== SUPPRESSED: %s in %s, %s\n",
 		    fmt_sum(t.suppressed_bytes, "bytes", false, b1,

@@ -15,7 +15,7 @@ for n in 1 2; do
 	for m in audit pool; do
 		check "$WORK/release$n.$m.json" \
 			"r['mode'] == '$m'" \
-			'r["leaks"] == [] and cov["teardown_frees"] == 3' \
+			'leaks(category="leak") == [] and cov["teardown_frees"] == 3 == summ["teardown_allocations"]' \
 			'len(viols(type="double_free")) == 2' \
 			'summ["violations"] == 2'
 	done
@@ -28,7 +28,7 @@ FAKECUDA_DEVICES=2; export FAKECUDA_DEVICES
 three_modes twodev "$TP/tp_ctxlife" twodev
 for m in audit pool; do
 	check "$WORK/twodev.$m.json" \
-		'len(r["leaks"]) == 1' \
+		'len(leaks(category="leak")) == 1' \
 		'leak(kind="device", size=1048576)["device"] == 0' \
 		'cov["teardown_frees"] == 2 and summ["violations"] == 0'
 done

@@ -3,8 +3,10 @@
 # family from a known call site, one matched pair each; the report names
 # every leak with its kind, size, count, device, api and owner, and counts
 # every allocation and free.  Mappings are tracked (unmap is a free) but
-# not reported as leaks: their handle and reservation are (report.c).  The program's output and exit status are
-# the same with and without the shim.
+# not reported as leaks: their handle is (kind vmm), and their
+# reservation (kind va) is an address range (category "address_range"),
+# never in the summary's leaked bytes or allocations.  The program's
+# output and exit status are the same with and without the shim.
 . "${top_srcdir:-.}/tests/preload/lib.sh"
 
 R=$WORK/families.json
@@ -43,11 +45,15 @@ check "$R" -V "$WORK/fam.out" \
 	'leak(kind="vmm", api="cuMemCreate")["bytes"] == V["gran"]' \
 	'leak(kind="vmm", api="cuMemCreate")["device"] == 0' \
 	'leak(kind="va", api="cuMemAddressReserve")["bytes"] == 2 * V["gran"]' \
+	'leak(kind="va")["category"] == "address_range"' \
+	'len(leaks(category="address_range")) == 1 and len(leaks(category="leak")) == 11' \
+	'summ["address_ranges"] == 1 and summ["address_range_bytes"] == 2 * V["gran"]' \
 	'leaks(kind="mapping") == []' \
 	'leak(kind="array", api="cuArrayCreate_v2")["bytes"] == 16 * 16 * 4' \
 	'len(r["leaks"]) == 12' \
-	'summ["leaked_allocations"] == 14' \
-	'summ["leaked_bytes"] == sum(e["bytes"] for e in r["leaks"])' \
+	'summ["leaked_allocations"] == 13' \
+	'summ["leaked_bytes"] == sum(e["bytes"] for e in leaks(category="leak"))' \
+	'summ["teardown_allocations"] == 0 and summ["teardown_bytes"] == 0' \
 	'summ["violations"] == 0 and r["violations"] == []' \
 	'cov["allocations"] == 26' \
 	'cov["frees"] == 11' \

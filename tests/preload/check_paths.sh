@@ -35,7 +35,7 @@ check "$WORK/dlsym.json" \
 # cuDeviceGet, cuCtxSetCurrent, cuStreamSynchronize, which are not hooked).
 # The v1 release tore down the primary context's two allocations.
 check "$WORK/gpa.json" \
-	'leaks(api="cuMemAlloc_v2") == [] and leaks(api="cuMemAllocManaged") == []' \
+	'leaks(api="cuMemAlloc_v2", category="leak") == [] and leaks(api="cuMemAllocManaged", category="leak") == []' \
 	'cov["teardown_frees"] == 2' \
 	'cov["dlsym_redirects"] == 1' \
 	'cov["gpa_lookups"] == 18' \

@@ -38,8 +38,8 @@ check "$WORK/pool.json" \
 	'r["mode"] == "pool"' \
 	'r["stats"]["pools"]["device"]["allocated"]["total"] > 0' \
 	'len(viols(type="invalid_free", api="cuMemFree_v2")) >= 5' \
-	'r["leaks"] == []'
-check "$WORK/audit.json" 'r["mode"] == "audit"' 'r["leaks"] == []'
+	'leaks(category="leak") == []'
+check "$WORK/audit.json" 'r["mode"] == "audit"' 'leaks(category="leak") == []'
 if "$PY" - "$WORK/audit.json" "$WORK/pool.json" <<'PYEOF'
 import json, sys
 def v(path):

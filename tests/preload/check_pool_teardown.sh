@@ -21,7 +21,8 @@ check "$R" -V "$WORK/ptd.out" \
 	'r["stats"]["pools"]["device"]["allocated"]["current"] == 32768' \
 	'cov["teardown_frees"] == 5' \
 	'leak(kind="device", api="cuMemAlloc_v2", size=32768)["bytes"] == 32768' \
-	'leaks(kind="managed") == [] and leaks(kind="pinned") == []' \
-	'len(r["leaks"]) == 3' \
+	'leaks(kind="managed", category="leak") == [] and leaks(kind="pinned", category="leak") == []' \
+	'len(leaks(category="leak")) == 3' \
+	'len(leaks(category="teardown")) == summ["teardown_allocations"] > 0' \
 	'summ["violations"] == 0'
 finish

@@ -18,6 +18,8 @@ check "$WORK/r.json" \
 	'leak(kind="async")["bytes"] == 1 << 20' \
 	'leak(kind="device")["bytes"] == 1 << 20' \
 	'leak(kind="va")["bytes"] == 4 << 20' \
+	'leak(kind="va")["category"] == "address_range"' \
+	'summ["leaked_bytes"] == 2 << 20 and summ["address_range_bytes"] == 4 << 20' \
 	'len(r["leaks"]) == 3' \
 	'len(viols(type="failed_free", api="cuMemFreeAsync")) == 3' \
 	'viols(type="failed_free", api="cuMemFreeAsync")[0]["cuda_error"] == "CUDA_ERROR_INVALID_HANDLE"' \

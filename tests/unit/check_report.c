@@ -38,6 +38,7 @@
 #include "report.h"
 #include "stackdepot.h"
 #include "stats.h"
+#include "teardown.h"
 #include "violation.h"
 #include "unit.h"
 
@@ -50,6 +51,7 @@ reset_all(void)
 {
 	registry_reset();
 	violation_reset();
+	teardown_reset();
 	ledger_reset();
 	unsetenv("CUWARDEN_REPORT");
 	unsetenv("CUWARDEN_REPORT_FORMAT");
@@ -269,6 +271,13 @@ START_TEST(test_report_json)
 	violation_record(&v);
 	ledger_add(0x50000000, MIB, KIND_DEVICE, 700);
 	ledger_add(0x50100000, MIB, KIND_DEVICE, 700);
+	{
+		/* 2 MiB freed only by a context's teardown. */
+		teardown_rec_t t = { 0x60000000, 2 * MIB, "cuMemAlloc_v2",
+		    s1, own, 0, KIND_DEVICE };
+
+		teardown_keep(&t);
+	}
 
 	doc = render_json(&meta);
 	ck_assert_str_eq(str_of(doc, "format"), "cuwarden-report");
@@ -311,9 +320,15 @@ START_TEST(test_report_json)
 	}
 
 	o = member(doc, "summary");
-	ck_assert_int_eq(int_of(o, "leaked_bytes"), 3 * MIB + 4 * MIB +
-	    64 * MIB + MIB);
-	ck_assert_int_eq(int_of(o, "leaked_allocations"), 6);
+	/* The reservation is address space, teardown's its own sum. */
+	ck_assert_int_eq(int_of(o, "leaked_bytes"), 3 * MIB + 4 * MIB + MIB);
+	ck_assert_int_eq(int_of(o, "leaked_allocations"), 5);
+	ck_assert_int_eq(int_of(o, "address_ranges"), 1);
+	ck_assert_int_eq(int_of(o, "address_range_bytes"), 64 * MIB);
+	ck_assert_int_eq(int_of(o, "teardown_allocations"), 1);
+	ck_assert_int_eq(int_of(o, "teardown_bytes"), 2 * MIB);
+	ck_assert_int_eq(int_of(o, "teardown_not_kept"), 0);
+	ck_assert(json_is_false(member(o, "teardown_bytes_saturated")));
 	ck_assert_int_eq(int_of(o, "violations"), 1);
 	ck_assert(json_is_false(member(o, "bytes_saturated")));
 
@@ -341,11 +356,12 @@ START_TEST(test_report_json)
 		ck_assert(saw_exe);
 	}
 
-	/* Leaks: four groups, largest first. */
+	/* Leaks: five groups, largest first, each with its category. */
 	a = member(doc, "leaks");
-	ck_assert_uint_eq(json_array_size(a), 4);
+	ck_assert_uint_eq(json_array_size(a), 5);
 	l = json_array_get(a, 0);
 	ck_assert_str_eq(str_of(l, "kind"), "va");
+	ck_assert_str_eq(str_of(l, "category"), "address_range");
 	ck_assert_int_eq(int_of(l, "bytes"), 64 * MIB);
 	ck_assert_int_eq(int_of(l, "device"), -1);
 	ck_assert_str_eq(str_of(l, "owner"), "");
@@ -387,10 +403,17 @@ START_TEST(test_report_json)
 		ck_assert_str_eq(str_of(json_array_get(mods,
 		    (size_t)int_of(f0, "module")), "path"), exe);
 	}
+	ck_assert_str_eq(str_of(l, "category"), "leak");
 	l = json_array_get(a, 3);
+	ck_assert_str_eq(str_of(l, "kind"), "device");
+	ck_assert_str_eq(str_of(l, "category"), "teardown");
+	ck_assert_int_eq(int_of(l, "bytes"), 2 * MIB);
+	ck_assert_str_eq(str_of(l, "owner"), "libowner-test.so");
+	ck_assert_uint_gt(check_stack(member(l, "stack"), nmod), 0);
+	l = json_array_get(a, 4);
 	ck_assert_str_eq(str_of(l, "kind"), "pinned");
 	ck_assert_uint_eq(check_stack(member(l, "stack"), nmod), 0);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		check_stack(member(json_array_get(a, i), "stack"), nmod);
 
 	/* The violation, every member. */
