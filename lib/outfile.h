@@ -126,6 +126,11 @@ bool outfile_commit(outfile_t *of, char *out, size_t size);
 /* Gives up: removes the temporary file, restores the signal mask. */
 void outfile_abort(outfile_t *of);
 
+/* This process's start time (field 22 of /proc/self/stat, clock ticks
+ * since boot): with the pid, it names one process for the machine's
+ * uptime.  0 when unreadable. */
+unsigned long long outfile_start_time(void);
+
 /* For tests: behave as on a filesystem that refuses RENAME_NOREPLACE. */
 extern bool outfile_test_no_renameat2;
 

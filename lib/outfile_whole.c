@@ -70,11 +70,8 @@ random_hex(char *out, size_t ndigits)
 	out[ndigits] = '\0';
 }
 
-/* This process's start time (field 22 of /proc/self/stat, clock ticks
- * since boot): with the pid, it names one process for the machine's
- * uptime.  0 when unreadable. */
-static unsigned long long
-start_time(void)
+unsigned long long
+outfile_start_time(void)
 {
 	char buf[1024];
 	unsigned long long v = 0;
@@ -296,7 +293,7 @@ outfile_commit(outfile_t *of, char *out, size_t size)
 	}
 	/* The name is taken (another process's report, one planted there,
 	 * an earlier process with this pid): a name of this process's own. */
-	st = start_time();
+	st = outfile_start_time();
 	for (int i = 0; i <= ALT_TRIES; i++) {
 		char hex[9];
 		int n;

@@ -28,7 +28,7 @@ bool report_write(int fd, cw_format_t format, const report_meta_t *meta);
  * Returns true on error (too long, bad escape). */
 bool report_expand_path(const char *pattern, char *buf, size_t size);
 
-/* Makes CUWARDEN_REPORT and CUWARDEN_LOG_FILE absolute against the
+/* Makes CUWARDEN_REPORT, CUWARDEN_MARKER and CUWARDEN_LOG_FILE absolute against the
  * current directory and keeps the answers: relative paths name files of
  * the directory the process was in at this first call, wherever it is
  * when it writes them.  Idempotent, thread-safe, no CUDA, no malloc;
@@ -36,7 +36,8 @@ bool report_expand_path(const char *pattern, char *buf, size_t size);
  * first report and the first message call it too (a relative path with
  * no current directory is kept as it is, with one warning). */
 void report_paths_init(void);
-/* For tests: forget the resolved CUWARDEN_REPORT and the last report. */
+/* For tests: forget the resolved CUWARDEN_REPORT, CUWARDEN_MARKER and
+ * the last report. */
 void report_paths_reset(void);
 
 /* Writes the report to the file named by CUWARDEN_REPORT (JSON unless
@@ -49,6 +50,20 @@ void report_paths_reset(void);
  * a terminal is refused.  Returns true on error (logged; errno set).  Does
  * nothing and returns false when unset. */
 bool report_write_env(const report_meta_t *meta);
+
+/* Writes the marker (lib/report_marker.c) to the file named by
+ * CUWARDEN_MARKER, by report_write_env's rules (a name taken gives
+ * "<path>.<pid>-<starttime>"; no standard stream): one JSON object, the
+ * process's pid, ppid, start time, command line and executable.  A
+ * process that writes it promises a report at exit (doc/report-schema.md,
+ * "The marker").  Returns true on error (logged; errno set).  Does
+ * nothing and returns false when unset. */
+bool report_write_marker(void);
+/* The resolved CUWARDEN_MARKER (made absolute at the first call, as
+ * CUWARDEN_REPORT is by report_paths_init), NULL when unset. */
+const char *report_marker_pattern(void);
+/* For tests: forget the resolved CUWARDEN_MARKER. */
+void report_marker_reset(void);
 
 /* True for the kinds whose live records are leaks (kinds.h's leaks
  * column). */

@@ -63,12 +63,14 @@ report_paths_init(void)
 {
 	log_path_init();
 	(void)report_pattern();
+	(void)report_marker_pattern();
 }
 
 void
 report_paths_reset(void)
 {
 	outfile_path_reset(&report_path);
+	report_marker_reset();
 	last_pid = 0;
 }
 

@@ -133,6 +133,12 @@ size_t report_utf8_len(const unsigned char *s, size_t n);
 
 /* ------------------------------------------- "report_json.c", "..._text.c" */
 
+/* A JSON string of the n bytes at s (invalid UTF-8 becomes U+FFFD). */
+void report_json_strn(wr_t *w, const char *s, size_t n);
+/* report_proc_args's fn for a JSON array of strings: argument i, with a
+ * ", " before it unless it is the first; arg is the wr_t. */
+void report_json_arg(const char *a, size_t n, size_t i, void *arg);
+
 /* Write the whole document to w. */
 void report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
     const leaks_t *L, const vcollect_t *V);

@@ -31,9 +31,8 @@
 
 #define REPORT_MAX_ADDRESSES 16
 
-/* A JSON string of n bytes (invalid UTF-8 becomes U+FFFD). */
-static void
-w_jstrn(wr_t *w, const char *str, size_t n)
+void
+report_json_strn(wr_t *w, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;
@@ -90,7 +89,7 @@ w_jstr(wr_t *w, const char *s)
 	if (s == NULL)
 		report_puts(w, "null");
 	else
-		w_jstrn(w, s, strlen(s));
+		report_json_strn(w, s, strlen(s));
 }
 
 static void
@@ -99,14 +98,14 @@ w_hex(wr_t *w, uintptr_t v)
 	report_printf(w, "\"0x%lx\"", (unsigned long)v);
 }
 
-static void
-json_arg(const char *a, size_t n, size_t i, void *arg)
+void
+report_json_arg(const char *a, size_t n, size_t i, void *arg)
 {
 	wr_t *w = arg;
 
 	if (i > 0)
 		report_puts(w, ", ");
-	w_jstrn(w, a, n);
+	report_json_strn(w, a, n);
 }
 
 static void
@@ -302,7 +301,7 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	    "  \"tool\": \"cuwarden " PACKAGE_VERSION "\",\n");
 	report_printf(w, "  \"pid\": %d,\n  \"ppid\": %d,\n  \"command\": [",
 	    (int)getpid(), (int)getppid());
-	report_proc_args(p, json_arg, w);
+	report_proc_args(p, report_json_arg, w);
 	report_puts(w, "],\n  \"exe\": ");
 	w_jstr(w, p->exe);
 	report_puts(w, ",\n  \"mode\": ");

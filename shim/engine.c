@@ -87,9 +87,11 @@ void
 track_hook_ran(void)
 {
 	if (unlikely(__atomic_load_n(&stats_coverage.hooks_active,
-	    __ATOMIC_RELAXED) == 0))
+	    __ATOMIC_RELAXED) == 0)) {
 		__atomic_store_n(&stats_coverage.hooks_active, 1,
 		    __ATOMIC_RELAXED);
+		shim_write_marker();
+	}
 }
 
 void

@@ -94,6 +94,9 @@ bool shim_unknown_to_driver(CUresult r);
  * table of primary contexts. */
 extern const fork_hooks_t shim_teardown_fork;
 extern const fork_hooks_t shim_primary_fork;
+/* The marker (report.h: report_write_marker) at the process's first CUDA
+ * call, once, from the process a report is due from (shim/exit.c). */
+void shim_write_marker(void);
 extern bool shim_dead;
 extern char shim_exe_path[512];
 extern track_mode_t shim_mode;

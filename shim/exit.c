@@ -1,7 +1,8 @@
 #include "preamble.h"
 /*
  * exit.c -- the report at exit (once per process, never from a vfork
- * child or a setuid process) and the fork child's handler.
+ * child or a setuid process), the marker that promises it, and the fork
+ * child's handler.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -31,6 +32,25 @@ track_report_due(void)
 	 * (cuwarden-audit does: the report proves the shim was loaded). */
 	return __atomic_load_n(&stats_coverage.hooks_active, __ATOMIC_RELAXED)
 	    != 0 || options_get_bool(OPT_REPORT_ALWAYS);
+}
+
+/* At the first CUDA call, not at load: a process that never uses CUDA
+ * owes no report (without CUWARDEN_REPORT_ALWAYS it writes none, and its
+ * fatal signals are not caught), and a process that execs a program the
+ * shim cannot load into (static, setuid) leaves no marker behind.  A fork
+ * child (dead) and a vfork child (another pid than the engine's) write
+ * none, as they write no report. */
+void
+shim_write_marker(void)
+{
+	static bool done; /* atomic exchange */
+	pid_t owner = __atomic_load_n(&shim_pid, __ATOMIC_RELAXED);
+
+	if (!track_alive() || (owner != 0 && getpid() != owner))
+		return;
+	if (__atomic_exchange_n(&done, true, __ATOMIC_ACQ_REL))
+		return;
+	(void)report_write_marker();
 }
 
 void

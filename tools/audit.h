@@ -9,7 +9,8 @@
  *   main.c         the two commands (audit a program; `report`), the flow
  *   cli.c          the command line: options, --help, the configuration
  *   run*.c         runs the program under the shim, collects its reports
- *                  (run.h; run_int.h lists the files)
+ *                  and the processes that left none (run.h; run_int.h
+ *                  lists the files)
  *   ingest*.c      reads per-process reports and merged documents
  *                  (ingest.h; ingest_int.h lists the files)
  *   model.c        findings merged by fingerprint, sorted, summed
@@ -154,6 +155,21 @@ typedef struct au_process_s {
 	ino_t ino;
 } au_process_t;
 
+/* A process that used CUDA under the shim (its marker, written at its
+ * first CUDA call) and left no report: killed by SIGKILL, or its report
+ * lost (doc/audit.md, "Lost processes"). */
+typedef struct au_lost_s {
+	long pid, ppid;
+	json_t *command; /* array of strings, owned */
+	char *exe;       /* "" when absent */
+	/* What the tool knows of its end: "signal" (status: the signal) or
+	 * "exit" (the exit status) when it reaped it; "running" when it was
+	 * still running as the audit ended (--no-wait-descendants: listed,
+	 * not counted as lost); NULL when unknown. */
+	const char *end_how;
+	int end_status;
+} au_lost_t;
+
 typedef struct au_model_s {
 	au_process_t *procs;
 	size_t nprocs;
@@ -166,6 +182,8 @@ typedef struct au_model_s {
 	int exit_status;  /* the program's, shell style; -1 unknown */
 	int term_signal;  /* the signal that killed the program, or 0 */
 	bool ran;         /* true when this run spawned the program */
+	au_lost_t *lost;  /* processes that left no report (run_lost.c) */
+	size_t nlost;
 	/* Set by the caller for each input (a run, a FILE or DIR given to
 	 * `report`): reports of one input are distinct processes. */
 	unsigned group;

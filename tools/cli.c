@@ -28,7 +28,7 @@ enum {
 	OPT_ON_VIOLATION, OPT_OWNER_SKIP, OPT_POOL_LIMIT, OPT_CHECK_BOUNDS,
 	OPT_VERBOSE, OPT_NO_POOL, OPT_LARGE_BLOCK, OPT_SHOW_STATS,
 	OPT_TOMBSTONES, OPT_SHIM_LOG, OPT_NUM_CALLERS, OPT_NO_WAIT, OPT_HELP,
-	OPT_VERSION, OPT_REQUIRE_CUDA, OPT_ACCEPT_TEARDOWN,
+	OPT_VERSION, OPT_REQUIRE_CUDA, OPT_ACCEPT_TEARDOWN, OPT_ALLOW_MISSING,
 };
 
 static const struct option long_opts[] = {
@@ -60,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "no-wait-descendants", no_argument, NULL, OPT_NO_WAIT },
 	{ "require-cuda", no_argument, NULL, OPT_REQUIRE_CUDA },
 	{ "accept-teardown", no_argument, NULL, OPT_ACCEPT_TEARDOWN },
+	{ "allow-missing-reports", no_argument, NULL, OPT_ALLOW_MISSING },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -79,6 +80,8 @@ static const char usage_text[] =
 "  --html FILE              one self-contained HTML page\n"
 "  --num-callers N          frames printed per stack in text (0 = all)\n"
 "  --require-cuda           fail (125) when no process used CUDA\n"
+"  --allow-missing-reports  a process that used CUDA and left no report\n"
+"                           (killed by SIGKILL) is listed, not a failure\n"
 "  --error-exitcode N       exit status when something is reported\n"
 "                           (default 23; 0 = never fail)\n"
 "Filtering:\n"
@@ -312,6 +315,9 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			break;
 		case OPT_NO_WAIT:
 			c->run.wait_descendants = false;
+			break;
+		case OPT_ALLOW_MISSING:
+			c->run.allow_missing = true;
 			break;
 		case 'h':
 		case OPT_HELP:

@@ -201,6 +201,16 @@ main(int argc, char **argv)
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
 	}
+	if (run_lost_count(&m) > 0 && !c.run.allow_missing) {
+		size_t k = run_lost_count(&m);
+
+		/* Where CI shows it: the last line. */
+		au_error("%zu process%s used CUDA and left no report (listed "
+		    "above): the audit is incomplete (--allow-missing-reports "
+		    "accepts that)", k, k == 1 ? "" : "es");
+		rc = AU_EXIT_AUDIT_FAILED;
+		goto out;
+	}
 	status = m.ran && m.exit_status >= 0 ? m.exit_status : 0;
 	if (t.errors > 0 && c.error_exitcode != 0) {
 		char b1[96];

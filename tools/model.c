@@ -365,6 +365,11 @@ model_free(au_model_t *m)
 		free(m->procs[i].exe);
 		json_decref(m->procs[i].doc);
 	}
+	for (i = 0; i < m->nlost; i++) {
+		json_decref(m->lost[i].command);
+		free(m->lost[i].exe);
+	}
+	free(m->lost);
 	free(m->leaks);
 	free(m->viols);
 	free(m->procs);

@@ -78,7 +78,8 @@ static const char page_head[] =
 "</p><div id=\"cw-icicle\"></div><div id=\"cw-tip\"></div></section>\n"
 "<section><h2>Leaks</h2><div id=\"cw-leaks\"></div></section>\n"
 "<section><h2>Violations</h2><div id=\"cw-violations\"></div></section>\n"
-"<section><h2>Processes</h2><div id=\"cw-processes\"></div></section>\n"
+"<section><h2>Processes</h2><div id=\"cw-lost\"></div>"
+"<div id=\"cw-processes\"></div></section>\n"
 "</main>\n<script type=\"application/json\" id=\"cw-data\">";
 
 static const char page_tail[] =
@@ -307,6 +308,13 @@ static const char page_tail[] =
 "    r.appendChild(el('td', null, c == null ? '' : String(c))); });\n"
 "  pt.appendChild(r); });\n"
 "document.getElementById('cw-processes').appendChild(pt);\n"
+"(D.lost_processes || []).forEach(function (l) { var e = l.end || {};\n"
+"  document.getElementById('cw-lost').appendChild(el('p', 'cw-lost', "
+"'Lost: process ' + l.pid + ' (' + (l.command || []).join(' ') + ') used "
+"CUDA under the shim and left no report: ' + (e.how === 'signal' ? "
+"'killed by signal ' + e.status : e.how === 'exit' ? 'exited with ' + "
+"e.status : e.how === 'running' ? 'still running when the audit ended' : "
+"'end unknown'))); });\n"
 "document.body.setAttribute('data-rendered', 'yes');\n"
 "})();\n</script>\n</body>\n</html>\n";
 

@@ -187,6 +187,26 @@ process_json(const au_process_t *p)
 	return o;
 }
 
+/* The processes that left no report (doc/audit.md, "Lost processes"). */
+static json_t *
+lost_json(const au_model_t *m)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < m->nlost; i++) {
+		const au_lost_t *l = &m->lost[i];
+
+		json_array_append_new(a, json_pack("{s:I,s:I,s:O,s:o,s:{s:s,"
+		    "s:o}}", "pid", (json_int_t)l->pid, "ppid",
+		    (json_int_t)l->ppid, "command", l->command, "exe",
+		    json_utf8(l->exe), "end", "how", l->end_how != NULL ?
+		    l->end_how : "unknown", "status", l->end_how != NULL &&
+		    strcmp(l->end_how, "running") != 0 ?
+		    json_integer(l->end_status) : json_null()));
+	}
+	return a;
+}
+
 json_t *
 render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 {
@@ -207,6 +227,7 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 	for (i = 0; i < m->nprocs; i++)
 		json_array_append_new(a, process_json(&m->procs[i]));
 	json_object_set_new(doc, "processes", a);
+	json_object_set_new(doc, "lost_processes", lost_json(m));
 	o2 = json_object();
 	sat = json_array();
 	set_count(o2, "processes", t.processes, sat);

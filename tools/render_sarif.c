@@ -34,6 +34,7 @@
 #include "num.h"
 #include "path.h"
 #include "render.h"
+#include "run.h"
 #include "vtypes.h"
 #include "xalloc.h"
 
@@ -447,6 +448,27 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 	return o;
 }
 
+/* The processes that left no report: one notification each, an error
+ * unless the process was still running (not waited for). */
+static json_t *
+lost_notifications(const au_model_t *m)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < m->nlost; i++) {
+		const au_lost_t *l = &m->lost[i];
+		char *line = run_lost_line(l);
+		bool running = l->end_how != NULL &&
+		    strcmp(l->end_how, "running") == 0;
+
+		json_array_append_new(a, json_pack("{s:s,s:{s:o}}", "level",
+		    running ? "note" : "error", "message", "text",
+		    json_utf8(line)));
+		free(line);
+	}
+	return a;
+}
+
 bool
 render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 {
@@ -490,6 +512,9 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	if (m->ran && m->exit_status >= 0)
 		json_object_set_new(inv, "exitCode",
 		    json_integer(m->exit_status));
+	if (m->nlost > 0)
+		json_object_set_new(inv, "toolExecutionNotifications",
+		    lost_notifications(m));
 	run = json_pack("{s:{s:{s:s,s:s,s:s,s:s,s:o}},s:{s:{s:s}},s:[o],"
 	    "s:s,s:o}",
 	    "tool", "driver", "name", "cuwarden-audit",

@@ -26,6 +26,7 @@
 #include "num.h"
 #include "path.h"
 #include "render.h"
+#include "run.h"
 #include "suppress.h"
 #include "text.h"
 #include "xalloc.h"
@@ -369,6 +370,19 @@ print_incomplete(const au_model_t *m, FILE *out)
 	}
 }
 
+/* The processes that used CUDA and left no report (run_lost.c), last:
+ * what the figures above do not hold. */
+static void
+print_lost(const au_model_t *m, FILE *out)
+{
+	for (size_t i = 0; i < m->nlost; i++) {
+		char *line = run_lost_line(&m->lost[i]);
+
+		fprintf(out, "== LOST: %s\n", line);
+		free(line);
+	}
+}
+
 /* The filter between the renderer and the real stream (fopencookie):
  * every line starts with "==" ("== " is put in front of one that does
  * not), and every control character but the newline is written as \xNN.
@@ -529,4 +543,5 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 		fputs(": no CUDA activity seen", out);
 	fputc('\n', out);
 	print_incomplete(m, out);
+	print_lost(m, out);
 }

@@ -1,9 +1,10 @@
 /*
  * run.c -- run_program (run.h): a run's steps.  The shim found
  * (run_shim.c), a private temporary directory made for the reports
- * (CUWARDEN_REPORT), the program run and waited for (run_spawn.c), every
- * report read, the directory removed (or copied for --keep-reports,
- * run_reports.c).
+ * (CUWARDEN_REPORT, and CUWARDEN_MARKER for the markers), the program
+ * run and waited for (run_spawn.c), every report read, every marker
+ * without a report listed as a lost process (run_lost.c), the directory
+ * removed (or its reports copied for --keep-reports, run_reports.c).
  *
  * Invariants: the tool never returns 0 for a run that audited nothing: no
  * report at all is an audit failure (125) unless the program died of a
@@ -58,15 +59,33 @@ fill_exits(au_model_t *m, const run_reaped_t *r, size_t nr)
 	}
 }
 
+/* Puts the reports of files before the markers (each part in its
+ * order).  Returns the number of reports. */
+static size_t
+reports_first(char **files, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (!run_is_marker(files[i])) {
+			char *f = files[i];
+
+			memmove(files + k + 1, files + k, (i - k) *
+			    sizeof(*files));
+			files[k++] = f;
+		}
+	return k;
+}
+
 int
 run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 {
-	char err[4096], tmpl[PATH_MAX], *shim, *report, **files, *dir;
+	char err[4096], tmpl[PATH_MAX], *shim, *report, *marker, **files, *dir;
 	const char *tmp = getenv("TMPDIR");
 	int status, rc = 0;
 	bool main_reported = false;
 	run_child_t c;
-	size_t i, n;
+	size_t i, n, nr;
 	int keep_fd = -1;
 
 	memset(&c, 0, sizeof(c));
@@ -99,7 +118,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		return AU_EXIT_AUDIT_FAILED;
 	}
 	report = xasprintf("%s/report.%%p.json", dir);
-	if ((rc = run_spawn(o, argv, shim, report, &c)) != 0)
+	marker = xasprintf("%s/" RUN_MARKER_PREFIX "%%p.json", dir);
+	if ((rc = run_spawn(o, argv, shim, report, marker, &c)) != 0)
 		goto out;
 	status = c.status;
 	if (WIFEXITED(status)) {
@@ -115,10 +135,11 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 
 	m->group = ++m->ngroups;
 	n = run_list_files(dir, &files);
+	nr = reports_first(files, n);
 	if (keep_fd >= 0)
-		run_keep_reports(keep_fd, o->keep_reports, files, n);
+		run_keep_reports(keep_fd, o->keep_reports, files, nr);
 	/* (the originals are removed with the directory below) */
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < nr; i++) {
 		if (ingest_file(m, files[i], err, sizeof(err))) {
 			au_error("unreadable report: %s", err);
 			if (o->keep_reports == NULL)
@@ -128,12 +149,24 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 			break;
 		}
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		fill_exits(m, c.reaped, c.nreaped);
+		run_lost_collect(m, files + nr, n - nr, c.reaped, c.nreaped);
+	}
 	for (i = 0; rc == 0 && i < m->nprocs; i++)
 		if (m->procs[i].pid == c.pid)
 			main_reported = true;
-	if (rc == 0 && n == 0) {
+	for (i = 0; rc == 0 && i < m->nlost; i++)
+		if (m->lost[i].pid == c.pid)
+			main_reported = true; /* its line says it */
+	if (rc == 0 && nr == 0) {
+		/* Nothing is rendered: the lost processes are said here. */
+		for (i = 0; i < m->nlost; i++) {
+			char *line = run_lost_line(&m->lost[i]);
+
+			au_error("%s", line);
+			free(line);
+		}
 		if (WIFSIGNALED(status)) {
 			au_error("the program was killed by signal %d before "
 			    "any report was written: nothing was audited",
@@ -151,6 +184,10 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 			    "says why: a shared library or an interpreter "
 			    "missing?)", argv[0], WEXITSTATUS(status));
 			rc = m->exit_status;
+		} else if (m->nlost > 0) {
+			au_error("no process wrote a report: nothing was "
+			    "audited");
+			rc = AU_EXIT_AUDIT_FAILED;
 		} else {
 			au_error("the shim was not loaded, or no process used "
 			    "CUDA: no process wrote a report (is %s statically "
@@ -162,8 +199,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 		fprintf(stderr, AU_PROG ": note: the program's own process "
 		    "(pid %ld) wrote no report (it used no CUDA, or the shim "
 		    "was not loaded into it); %zu process%s it started %s "
-		    "audited\n", c.pid, n, n == 1 ? "" : "es",
-		    n == 1 ? "was" : "were");
+		    "audited\n", c.pid, nr, nr == 1 ? "" : "es",
+		    nr == 1 ? "was" : "were");
 	}
 	run_free_list(files, n);
 out:
@@ -172,6 +209,7 @@ out:
 	run_remove_dir(dir);
 	free(dir);
 	free(c.reaped);
+	free(marker);
 	free(report);
 	free(shim);
 	return rc;

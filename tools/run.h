@@ -16,6 +16,7 @@ typedef struct au_run_opts_s {
 	char **env;               /* "NAME=value" to set in the program */
 	size_t nenv;
 	bool wait_descendants;
+	bool allow_missing;       /* --allow-missing-reports */
 } au_run_opts_t;
 
 /* Runs argv under the shim, waits for it and every process it started,
@@ -28,5 +29,14 @@ int run_program(const au_run_opts_t *o, char **argv, au_model_t *m);
  * about ("DIR/x: is a directory, not read"). */
 size_t run_list_files(const char *dir, char ***out);
 void run_free_list(char **v, size_t n);
+
+/* The processes of m->lost that count as lost (all but those still
+ * running when the audit ended, --no-wait-descendants). */
+size_t run_lost_count(const au_model_t *m);
+/* The line that lists l (newly allocated, escaped for a text line):
+ * "process PID (COMMAND) used CUDA under the shim and left no report: "
+ * and what is known of its end ("killed by SIGKILL", "exited with 3",
+ * "end unknown", "still running when the audit ended (...)"). */
+char *run_lost_line(const au_lost_t *l);
 
 #endif /* CUWARDEN_TOOLS_RUN_H */

@@ -8,10 +8,13 @@
  *   run_spawn.c    fork and exec, signals passed on, the processes reaped
  *   run_exec.c     why the program could not be started
  *   run_reports.c  the private report directory, --keep-reports
+ *   run_lost.c     the shim's markers paired with the reports: the
+ *                  processes that left none
  */
 #ifndef CUWARDEN_TOOLS_RUN_INT_H
 #define CUWARDEN_TOOLS_RUN_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "run.h"
@@ -24,8 +27,8 @@
 char *run_shim_path(const au_run_opts_t *o);
 /* Sets, in the child about to exec, what loads the shim and tells it
  * where to write: LD_PRELOAD (shim first), CUWARDEN_REPORT (report),
- * the JSON format, and o->env. */
-void run_shim_env(const char *shim, const char *report,
+ * CUWARDEN_MARKER (marker), the JSON format, and o->env. */
+void run_shim_env(const char *shim, const char *report, const char *marker,
     const au_run_opts_t *o);
 
 /* --------------------------------------------------------- run_spawn.c */
@@ -50,7 +53,7 @@ typedef struct run_child_s {
  * filled), or the tool's exit status after a message: 125 (no pipe, no
  * fork), 126 or 127 (exec failed). */
 int run_spawn(const au_run_opts_t *o, char **argv, const char *shim,
-    const char *report, run_child_t *c);
+    const char *report, const char *marker, run_child_t *c);
 
 /* ---------------------------------------------------------- run_exec.c */
 
@@ -69,5 +72,19 @@ int run_keep_open(const char *dir);
 /* Copies the reports into the --keep-reports directory dirfd (named dir
  * in messages); each files[i] kept names its copy afterwards. */
 void run_keep_reports(int dirfd, const char *dir, char **files, size_t n);
+
+/* ---------------------------------------------------------- run_lost.c */
+
+/* The name a marker's file starts with in the report directory
+ * (CUWARDEN_MARKER is "DIR/" RUN_MARKER_PREFIX "%p.json"). */
+#define RUN_MARKER_PREFIX "loaded."
+
+/* Whether path (a file of the report directory) is a marker. */
+bool run_is_marker(const char *path);
+/* Reads the markers (n files) and adds to m->lost each process whose pid
+ * no report of m has, with what r (the nr processes the tool reaped) says
+ * of its end.  A marker that cannot be read is warned about. */
+void run_lost_collect(au_model_t *m, char **markers, size_t n,
+    const run_reaped_t *r, size_t nr);
 
 #endif /* CUWARDEN_TOOLS_RUN_INT_H */

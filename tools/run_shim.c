@@ -131,7 +131,8 @@ run_shim_path(const au_run_opts_t *o)
 }
 
 void
-run_shim_env(const char *shim, const char *report, const au_run_opts_t *o)
+run_shim_env(const char *shim, const char *report, const char *marker,
+    const au_run_opts_t *o)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *preload;
@@ -149,6 +150,10 @@ run_shim_env(const char *shim, const char *report, const au_run_opts_t *o)
 	 * audited clean rather than "no report" (125).  A shim that does
 	 * not know the variable ignores it. */
 	setenv("CUWARDEN_REPORT_ALWAYS", "1", 1);
+	/* A process that used CUDA says so at once (its marker): one that
+	 * then leaves no report (SIGKILL) is listed as lost, not forgotten
+	 * (run_lost.c). */
+	setenv("CUWARDEN_MARKER", marker, 1);
 	for (i = 0; i < o->nenv; i++)
 		putenv(o->env[i]);
 }

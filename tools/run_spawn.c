@@ -62,11 +62,11 @@ signals_restore(const struct sigaction *old)
 
 static void
 child_exec(int errfd, const char *shim, const char *report,
-    const au_run_opts_t *o, char **argv)
+    const char *marker, const au_run_opts_t *o, char **argv)
 {
 	int e;
 
-	run_shim_env(shim, report, o);
+	run_shim_env(shim, report, marker, o);
 	execvp(argv[0], argv);
 	e = errno;
 	if (write(errfd, &e, sizeof(e)) < 0)
@@ -76,7 +76,7 @@ child_exec(int errfd, const char *shim, const char *report,
 
 int
 run_spawn(const au_run_opts_t *o, char **argv, const char *shim,
-    const char *report, run_child_t *c)
+    const char *report, const char *marker, run_child_t *c)
 {
 	struct sigaction old[4];
 	int pfd[2], status = 0, e;
@@ -103,7 +103,7 @@ run_spawn(const au_run_opts_t *o, char **argv, const char *shim,
 	if (pid == 0) {
 		signals_restore(old);
 		close(pfd[0]);
-		child_exec(pfd[1], shim, report, o, argv);
+		child_exec(pfd[1], shim, report, marker, o, argv);
 	}
 	c->pid = pid;
 	child_pid = pid;
@@ -119,7 +119,7 @@ run_spawn(const au_run_opts_t *o, char **argv, const char *shim,
 		signals_restore(old);
 		return run_exec_failed(argv[0], e);
 	}
-		c->status = status;
+	c->status = status;
 	c->reaped = xmalloc(sizeof(*c->reaped));
 	c->reaped[0] = (run_reaped_t){ (long)c->pid, status };
 	c->nreaped = 1;

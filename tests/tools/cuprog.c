@@ -16,6 +16,14 @@
  *   orphan     forks a child that waits for its parent to exit, then execs
  *              "cuprog leak"; the parent exits at once without waiting
  *   sleep      allocates and frees, then sleeps up to 10 s (signal test)
+ *   selfkill   leaks 1 MiB, then dies of SIGKILL (no report: lost)
+ *   killchild  allocates and frees, forks a child that execs "cuprog
+ *              selfkill", waits for it, exits 0
+ *   orphankill as orphan, the child execs "cuprog selfkill"
+ *   forknone   allocates and frees; a fork child (no exec) allocates and
+ *              dies of SIGKILL, another execs "cuprog idle" and is
+ *              killed by SIGKILL; waits for both, exits 0 (nothing lost)
+ *   idle       never touches CUDA, sleeps up to 10 s
  */
 #include <signal.h>
 #include <stdio.h>
@@ -93,14 +101,19 @@ main(int argc, char **argv)
 
 	if (strcmp(mode, "none") == 0)
 		return 0;
-	if (strcmp(mode, "orphan") == 0) {
+	if (strcmp(mode, "idle") == 0) {
+		sleep(10);
+		return 0;
+	}
+	if (strcmp(mode, "orphan") == 0 || strcmp(mode, "orphankill") == 0) {
 		pid_t parent = getpid();
 
 		pid = fork();
 		if (pid == 0) {
 			while (getppid() == parent)
 				usleep(10000);
-			exec_self(argv[0], "leak");
+			exec_self(argv[0], strcmp(mode, "orphan") == 0 ? "leak" :
+			    "selfkill");
 		}
 		return 0;
 	}
@@ -141,12 +154,52 @@ main(int argc, char **argv)
 			return 96;
 		return 0;
 	}
+	if (strcmp(mode, "selfkill") == 0) {
+		leak_some(1);
+		fflush(NULL);
+		raise(SIGKILL);
+		return 97;
+	}
+	if (strcmp(mode, "killchild") == 0) {
+		clean();
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0)
+			exec_self(argv[0], "selfkill");
+		if (pid < 0 || waitpid(pid, &st, 0) != pid)
+			return 96;
+		return 0;
+	}
+	if (strcmp(mode, "forknone") == 0) {
+		clean();
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			CUdeviceptr p = 0;
+
+			(void)cuMemAlloc(&p, MIB);
+			raise(SIGKILL);
+			_exit(97);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid)
+			return 96;
+		pid = fork();
+		if (pid == 0)
+			exec_self(argv[0], "idle");
+		if (pid < 0)
+			return 96;
+		usleep(300000);
+		kill(pid, SIGKILL);
+		if (waitpid(pid, &st, 0) != pid)
+			return 96;
+		return 0;
+	}
 	if (strcmp(mode, "sleep") == 0) {
 		clean();
 		sleep(10);
 		return 0;
 	}
 	fprintf(stderr, "usage: cuprog none|clean|status|leak|violation|"
-	    "crash|fork|orphan|sleep\n");
+	    "crash|fork|orphan|sleep|selfkill|killchild|orphankill|forknone|idle\n");
 	return 99;
 }
