@@ -2,19 +2,19 @@
  * baseline.c -- fingerprints, and --baseline (a saved --json document:
  * findings whose fingerprint it lists are not reported again).
  *
- * A fingerprint is stable across runs, machines with the same binaries
- * and ASLR: FNV-1a (64 bits) over the class ("leak"/"violation"), the
- * kind or violation type, the API, and the first AU_FINGERPRINT_FRAMES
- * frames of the allocation (leak) or violating (violation) stack, each as
- * (module base name, build-id, offset).  Never absolute addresses, never
- * line numbers, never pids.  A frame of an unknown module (an absolute
+ * A fingerprint names a group (valgrind's loss record): FNV-1a (64 bits)
+ * over the class ("leak"/"violation"), the kind or violation type, the
+ * API, and every frame of the allocation (leak) or violating (violation)
+ * stack, each as (module base name, build-id, offset); fingerprint_same
+ * is the exact test the hash stands for.  Stable across runs, machines
+ * with the same binaries and ASLR: never absolute addresses, never line
+ * numbers, never pids.  A frame of an unknown module (an absolute
  * address) contributes only the word "?".
  *
  * The symbolic fingerprint hashes the same but with each frame as (module
  * base name, function name, and the inlined functions at that pc): it
- * survives rebuilds that move code, so a baseline made on one commit still
- * knows the findings of the next.  A frame without a function name falls
- * back to its offset.  --baseline matches either fingerprint.
+ * survives rebuilds that move code (SARIF's partialFingerprints).  A frame
+ * without a function name falls back to its offset.
  */
 #include "config.h"
 
@@ -52,7 +52,7 @@ fingerprint_compute(au_finding_t *f)
 		h = fnv(h, "teardown");
 	h = fnv(h, f->type);
 	h = fnv(h, f->api);
-	for (i = 0; i < f->stack.n && i < AU_FINGERPRINT_FRAMES; i++) {
+	for (i = 0; i < f->stack.n; i++) {
 		const au_frame_t *fr = &f->stack.frames[i];
 		char off[24];
 
@@ -71,6 +71,37 @@ fingerprint_compute(au_finding_t *f)
 	    (unsigned long long)h);
 }
 
+static bool
+same_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+bool
+fingerprint_same(const au_finding_t *a, const au_finding_t *b)
+{
+	size_t i;
+
+	if (a->cls != b->cls || a->cat != b->cat ||
+	    !same_str(a->type, b->type) || !same_str(a->api, b->api) ||
+	    a->stack.n != b->stack.n)
+		return false;
+	for (i = 0; i < a->stack.n; i++) {
+		const au_frame_t *x = &a->stack.frames[i];
+		const au_frame_t *y = &b->stack.frames[i];
+
+		if ((x->module == NULL) != (y->module == NULL))
+			return false;
+		if (x->module == NULL)
+			continue;
+		if (strcmp(base_name(x->module), base_name(y->module)) != 0 ||
+		    !same_str(x->build_id, y->build_id) ||
+		    x->offset != y->offset)
+			return false;
+	}
+	return true;
+}
+
 static void
 symbolic_one(au_finding_t *f)
 {
@@ -82,7 +113,7 @@ symbolic_one(au_finding_t *f)
 		h = fnv(h, "teardown");
 	h = fnv(h, f->type);
 	h = fnv(h, f->api);
-	for (i = 0; i < f->stack.n && i < AU_FINGERPRINT_FRAMES; i++) {
+	for (i = 0; i < f->stack.n; i++) {
 		const au_frame_t *fr = &f->stack.frames[i];
 		char off[24];
 
