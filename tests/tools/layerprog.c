@@ -2,8 +2,10 @@
  * layerprog.c -- a driver-API test program for cuwarden-audit's grouping
  * and baselines (tests/tools/check_grouping.sh), linked against
  * tests/fakecuda/libcuda.so.1, built -O0 -g -fno-omit-frame-pointer
- * -fno-inline (and every function noinline, no call in tail position, so
- * a build with the user's -O2 keeps the frames too).
+ * -fno-inline; the user's CFLAGS come last (-O2 by default), so the code
+ * keeps its frames optimized too: every function noinline, no call in
+ * tail position, no loop the compiler could unroll into several call
+ * sites, no two branches it could merge.
  *
  * Usage: layerprog MODE
  *   layers  leaks through layer_a() and layer_b(), each calling deep(n)
@@ -12,7 +14,7 @@
  *           large.  Stack (path, n) leaks COUNT(n) allocations of
  *           SIZE(path, n) bytes; the test computes the same.
  *   line1   leaks 3 x 64 KiB from leak_here(), at LINE-HERE1
- *   line2   leaks 3 x 64 KiB from leak_here(), at LINE-HERE2 (the same
+ *   line2   leaks 3 x 128 KiB from leak_here(), at LINE-HERE2 (the same
  *           function, another line; the rest of the stack the same)
  */
 #include <stdio.h>
@@ -83,14 +85,18 @@ layer_b(int n)
 	sink++;
 }
 
+/* Not a constant, so that an optimizing build keeps one call per branch
+ * rather than unrolling the loop into three. */
+static volatile int reps = 3;
+
 __attribute__((noinline)) static void
 leak_here(int which)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < reps; i++) {
 		if (which == 1)
 			leaf(65536); /* LINE-HERE1 */
 		else
-			leaf(65536); /* LINE-HERE2 */
+			leaf(131072); /* LINE-HERE2 */
 	}
 	sink++;
 }
@@ -108,10 +114,9 @@ main(int argc, char **argv)
 		for (int n = 0; n < DEPTHS; n++)
 			for (int k = 0; k < COUNT(n); k++)
 				layer_b(n);
-	} else if (strcmp(mode, "line1") == 0) {
-		leak_here(1);
-	} else if (strcmp(mode, "line2") == 0) {
-		leak_here(2);
+	} else if (strcmp(mode, "line1") == 0 || strcmp(mode, "line2") == 0) {
+		/* One call site for both: only leak_here's line differs. */
+		leak_here(mode[4] - '0');
 	} else {
 		fprintf(stderr, "usage: layerprog layers|line1|line2\n");
 		return 2;
