@@ -13,7 +13,7 @@
  *                  lists the files)
  *   ingest*.c      reads per-process reports and merged documents
  *                  (ingest.h; ingest_int.h lists the files)
- *   model.c        findings merged by fingerprint, sorted, summed
+ *   model.c        findings merged into groups, sorted, summed
  *   symbolize.c    (module, build-id, offset) -> function, file:line
  *   suppress.c     suppression rules (file and built-in), --gen-suppressions
  *   baseline.c     fingerprints and --baseline
@@ -28,8 +28,9 @@
  *   out.c          the only way files are written (out_open)
  *   fnv.h          FNV-1a, the one string hash (fingerprints, processes)
  *
- * Words: a *finding* is a leak group or a violation group (identical
- * fingerprint); a *process* is one report file.
+ * Words: a *finding* is a leak group or a violation group (the same
+ * class, category, kind or type, API and whole stack: fingerprint_same);
+ * a *process* is one report file.
  */
 #ifndef CUWARDEN_TOOLS_AUDIT_H
 #define CUWARDEN_TOOLS_AUDIT_H
@@ -50,7 +51,6 @@
 #define AU_EXIT_CANNOT_EXEC 126
 #define AU_EXIT_NOT_FOUND 127
 
-#define AU_FINGERPRINT_FRAMES 8
 #define AU_MAX_ADDRESSES 16
 
 /* The largest files read (doc/audit.md, "Limits"). */

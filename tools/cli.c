@@ -29,6 +29,7 @@ enum {
 	OPT_VERBOSE, OPT_NO_POOL, OPT_LARGE_BLOCK, OPT_SHOW_STATS,
 	OPT_TOMBSTONES, OPT_SHIM_LOG, OPT_NUM_CALLERS, OPT_NO_WAIT, OPT_HELP,
 	OPT_VERSION, OPT_REQUIRE_CUDA, OPT_ACCEPT_TEARDOWN, OPT_ALLOW_MISSING,
+	OPT_BASELINE_MATCH,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "print-builtin-suppressions", no_argument, NULL, OPT_PRINT_BUILTIN },
 	{ "gen-suppressions", no_argument, NULL, OPT_GEN_SUPP },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
+	{ "baseline-match", required_argument, NULL, OPT_BASELINE_MATCH },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 	{ "on-violation", required_argument, NULL, OPT_ON_VIOLATION },
@@ -90,6 +92,11 @@ static const char usage_text[] =
 "  --print-builtin-suppressions  list the built-in rules and exit\n"
 "  --gen-suppressions       print a rule for every finding\n"
 "  --baseline FILE          report only findings not in FILE (a --json)\n"
+"  --baseline-match exact|function\n"
+"                           a finding is in the baseline when its whole\n"
+"                           stack is: every frame's function, file and\n"
+"                           line (exact, the default), or the same with\n"
+"                           lines aside (function: tolerates line shifts)\n"
 "  --accept-teardown        memory freed only by context teardown is not\n"
 "                           a leak (listed as accepted, not counted)\n"
 "Running:\n"
@@ -233,6 +240,12 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			break;
 		case OPT_BASELINE:
 			c->baseline = optarg;
+			break;
+		case OPT_BASELINE_MATCH:
+			if (!baseline_match_parse(optarg, &c->baseline_match))
+				return usage_error("--baseline-match: \"%s\" "
+				    "is neither exact nor function", optarg);
+			c->baseline_match_set = true;
 			break;
 		case OPT_MODE:
 			if (strcmp(optarg, "audit") && strcmp(optarg, "pool"))
@@ -398,6 +411,9 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 		return usage_error("%s", "missing program: " AU_PROG
 		    " [options] [--] program [args...]");
 	}
+	if (c->baseline_match_set && c->baseline == NULL)
+		return usage_error("%s", "--baseline-match: applies only "
+		    "with --baseline FILE");
 	c->args = argv + optind;
 	c->nargs = argc - optind;
 	return check_distinct(c);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "audit.h"
+#include "baseline.h"
 #include "run.h"
 
 typedef struct au_cfg_s {
@@ -18,6 +19,8 @@ typedef struct au_cfg_s {
 	size_t nsupp;
 	bool builtin, gen_supp, require_cuda;
 	bool accept_teardown; /* teardown leaks accepted, not counted */
+	au_bmatch_t baseline_match; /* --baseline-match (exact) */
+	bool baseline_match_set;
 	long error_exitcode;
 	long num_callers;
 	int verbose;

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "audit.h"
 
 /* Reads one report (or merged document) and adds it to m.  On error
@@ -18,5 +20,11 @@
  * returns true. */
 bool ingest_file(au_model_t *m, const char *path, char *err,
     size_t errsize);
+/* The stack o.key of an entry of a merged document (where names o in
+ * messages, path the file), its frames as --json wrote them; absent or
+ * null is an empty stack.  Returns true on error (the message in err);
+ * *out is the caller's to free either way (stack_free). */
+bool ingest_doc_stack(const char *path, const json_t *o, const char *where,
+    const char *key, au_stack_t *out, char *err, size_t errsize);
 
 #endif /* CUWARDEN_TOOLS_INGEST_H */

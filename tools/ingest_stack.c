@@ -2,7 +2,8 @@
  * ingest_stack.c -- the stacks of a report's findings (ingest_int.h): a
  * per-process report's frames name a module by its index in "modules"
  * (-1: none) and an offset; a merged document's frames carry the module
- * path and build-id and what the symbolizer found then.
+ * path and build-id and what the symbolizer found then (also read for
+ * --baseline: ingest_doc_stack, ingest.h).
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest.h"
 #include "ingest_int.h"
 #include "json.h"
 #include "xalloc.h"
@@ -168,4 +170,18 @@ ingest_stack(ingest_rd_t *r, const json_t *o, const char *where,
 		out->n++;
 	}
 	return false;
+}
+
+bool
+ingest_doc_stack(const char *path, const json_t *o, const char *where,
+    const char *key, au_stack_t *out, char *err, size_t errsize)
+{
+	ingest_rd_t r;
+
+	memset(&r, 0, sizeof(r));
+	r.path = path;
+	r.err = err;
+	r.errsize = errsize;
+	r.merged = true;
+	return ingest_stack(&r, o, where, key, out);
 }

@@ -129,7 +129,8 @@ main(int argc, char **argv)
 			goto out;
 		}
 	if (c.baseline != NULL) {
-		base = baseline_load(c.baseline, err, sizeof(err));
+		base = baseline_load(c.baseline, c.baseline_match, err,
+		    sizeof(err));
 		if (base == NULL) {
 			au_error("--baseline: %s", err);
 			rc = AU_EXIT_AUDIT_FAILED;

@@ -2,11 +2,13 @@
  * model.c -- the model the reports are read into (model.h): findings
  * kept by fingerprint, added or merged, sorted, summed and freed.
  *
- * Findings with the same fingerprint (fingerprint_compute, baseline.c)
- * are one finding, whatever process they came from: counts and bytes add
- * up (saturating), pids, devices and example addresses are collected.
- * The index is an open-addressing table of the findings by (fingerprint,
- * class), kept at most half full.
+ * Findings of one group -- the same class, category, kind/type, api and
+ * whole stack (fingerprint_same, baseline.c) -- are one finding, whatever
+ * process they came from: counts and bytes add up (saturating), pids,
+ * devices and example addresses are collected.  The index is an
+ * open-addressing table of the findings by fingerprint, kept at most half
+ * full; equal fingerprints are checked with fingerprint_same, so a hash
+ * collision never merges two groups.
  */
 #include "config.h"
 
@@ -29,8 +31,10 @@ struct au_index_s {
 };
 
 static au_finding_t **
-index_slot(au_model_t *m, uint64_t fp, au_class_t cls)
+index_slot(au_model_t *m, const au_finding_t *f)
 {
+	uint64_t fp = f->fp;
+	au_class_t cls = f->cls;
 	struct au_index_s *ix = m->index;
 	size_t i;
 
@@ -45,21 +49,21 @@ index_slot(au_model_t *m, uint64_t fp, au_class_t cls)
 		ix->cap *= 2;
 		ix->slots = xcalloc(ix->cap, sizeof(*ix->slots));
 		for (i = 0; i < old.cap; i++) {
-			au_finding_t *f = old.slots[i];
+			au_finding_t *g = old.slots[i];
 			size_t j;
 
-			if (f == NULL)
+			if (g == NULL)
 				continue;
-			j = (size_t)(f->fp ^ f->cls) & (ix->cap - 1);
+			j = (size_t)(g->fp ^ g->cls) & (ix->cap - 1);
 			while (ix->slots[j] != NULL)
 				j = (j + 1) & (ix->cap - 1);
-			ix->slots[j] = f;
+			ix->slots[j] = g;
 		}
 		free(old.slots);
 	}
 	i = (size_t)(fp ^ cls) & (ix->cap - 1);
-	while (ix->slots[i] != NULL &&
-	    !(ix->slots[i]->fp == fp && ix->slots[i]->cls == cls))
+	while (ix->slots[i] != NULL && !(ix->slots[i]->fp == fp &&
+	    fingerprint_same(ix->slots[i], f)))
 		i = (i + 1) & (ix->cap - 1);
 	return &ix->slots[i];
 }
@@ -153,7 +157,7 @@ model_add(au_model_t *m, au_finding_t *f)
 	size_t i;
 
 	fingerprint_compute(f);
-	slot = index_slot(m, f->fp, f->cls);
+	slot = index_slot(m, f);
 	g = *slot;
 	if (g == NULL) {
 		f->seq = m->seq++;
