@@ -15,7 +15,9 @@
  *                  (ingest.h; ingest_int.h lists the files)
  *   model.c        findings merged into groups, sorted, summed
  *   symbolize.c    (module, build-id, offset) -> function, file:line
- *   suppress.c     suppression rules (file and built-in), --gen-suppressions
+ *   suppress.c     suppression rules (file and built-in), applied;
+ *                  supp_chain.c the "{ ... }" call-chain rules;
+ *                  supp_gen.c --gen-suppressions
  *   baseline.c     fingerprints and --baseline
  *   render_*.c     text, JSON, SARIF, HTML (render.h)
  *   xalloc.c       allocation that never fails

@@ -43,7 +43,7 @@ static const struct option long_opts[] = {
 	{ "suppressions", required_argument, NULL, OPT_SUPP },
 	{ "no-builtin-suppressions", no_argument, NULL, OPT_NO_BUILTIN },
 	{ "print-builtin-suppressions", no_argument, NULL, OPT_PRINT_BUILTIN },
-	{ "gen-suppressions", no_argument, NULL, OPT_GEN_SUPP },
+	{ "gen-suppressions", optional_argument, NULL, OPT_GEN_SUPP },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "baseline-match", required_argument, NULL, OPT_BASELINE_MATCH },
 	{ "mode", required_argument, NULL, OPT_MODE },
@@ -87,10 +87,12 @@ static const char usage_text[] =
 "  --error-exitcode N       exit status when something is reported\n"
 "                           (default 23; 0 = never fail)\n"
 "Filtering:\n"
-"  --suppressions FILE      rules (leak:PAT, owner:PAT, violation:TYPE:PAT)\n"
+"  --suppressions FILE      rules (leak:PAT, owner:PAT, violation:TYPE:PAT,\n"
+"                           and { ... } call chains: see cuwarden-audit(1))\n"
 "  --no-builtin-suppressions  report CUDA libraries' own allocations too\n"
 "  --print-builtin-suppressions  list the built-in rules and exit\n"
-"  --gen-suppressions       print a rule for every finding\n"
+"  --gen-suppressions[=FILE]  a call-chain rule for every finding group,\n"
+"                           after the report (or to FILE)\n"
 "  --baseline FILE          report only findings not in FILE (a --json)\n"
 "  --baseline-match exact|function\n"
 "                           a finding is in the baseline when its whole\n"
@@ -236,7 +238,18 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			supp_print_builtin(stdout);
 			return 0;
 		case OPT_GEN_SUPP:
-			c->gen_supp = true;
+			/* valgrind's --gen-suppressions=yes|all|no are
+			 * understood too: a file of that name is ./yes. */
+			c->gen_supp = optarg == NULL ||
+			    strcmp(optarg, "no") != 0;
+			c->gen_supp_file = NULL;
+			if (optarg != NULL && *optarg == '\0')
+				return usage_error("%s", "--gen-suppressions=: "
+				    "give a file name (or leave out the '=')");
+			if (optarg != NULL && strcmp(optarg, "yes") != 0 &&
+			    strcmp(optarg, "all") != 0 &&
+			    strcmp(optarg, "no") != 0)
+				c->gen_supp_file = optarg;
 			break;
 		case OPT_BASELINE:
 			c->baseline = optarg;
@@ -371,12 +384,14 @@ distinct_error(const char *n1, const char *p1, const char *n2,
 static int
 check_distinct(const au_cfg_t *c)
 {
-	const char *name[] = { "--log-file", "--json", "--sarif", "--html" };
-	const char *path[] = { c->log_file, c->json, c->sarif, c->html };
-	size_t i, j;
+	const char *name[] = { "--log-file", "--json", "--sarif", "--html",
+	    "--gen-suppressions" };
+	const char *path[] = { c->log_file, c->json, c->sarif, c->html,
+	    c->gen_supp_file };
+	size_t i, j, n = sizeof(path) / sizeof(path[0]);
 
-	for (i = 0; i < 4; i++)
-		for (j = i + 1; j < 4; j++)
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
 			if (path[i] != NULL && path[j] != NULL &&
 			    (strcmp(path[i], path[j]) == 0 ||
 			    out_same(path[i], path[j])))

@@ -18,6 +18,7 @@ typedef struct au_cfg_s {
 	const char **supp_files;
 	size_t nsupp;
 	bool builtin, gen_supp, require_cuda;
+	const char *gen_supp_file; /* --gen-suppressions=FILE (gen_supp set) */
 	bool accept_teardown; /* teardown leaks accepted, not counted */
 	au_bmatch_t baseline_match; /* --baseline-match (exact) */
 	bool baseline_match_set;

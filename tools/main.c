@@ -60,6 +60,26 @@ is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* --gen-suppressions=FILE: written whole or not at all, as every
+ * output.  Returns true on error, after a message. */
+static bool
+write_supp(const au_model_t *m, const au_cfg_t *c)
+{
+	char err[PATH_MAX + 256];
+	au_out_t o;
+
+	if (out_open(&o, c->gen_supp_file, err, sizeof(err))) {
+		au_error("--gen-suppressions: cannot write %s", err);
+		return true;
+	}
+	supp_generate(m, (size_t)c->num_callers, o.fp);
+	if (out_commit(&o, err, sizeof(err))) {
+		au_error("--gen-suppressions: cannot write %s", err);
+		return true;
+	}
+	return false;
+}
+
 /* `report FILE|DIR...`.  Returns 0, or 125 after a message. */
 static int
 read_reports(au_model_t *m, int argc, char **argv)
@@ -139,7 +159,8 @@ main(int argc, char **argv)
 	}
 	if (check_writable("--json", c.json) ||
 	    check_writable("--sarif", c.sarif) ||
-	    check_writable("--html", c.html)) {
+	    check_writable("--html", c.html) ||
+	    check_writable("--gen-suppressions", c.gen_supp_file)) {
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
 	}
@@ -183,10 +204,11 @@ main(int argc, char **argv)
 	ro.baseline = c.baseline;
 	ro.stack_limit = (int)c.num_callers;
 	render_text(&m, &ro, log);
-	if (c.gen_supp)
-		supp_generate(&m, log);
+	if (c.gen_supp && c.gen_supp_file == NULL)
+		supp_generate(&m, (size_t)c.num_callers, log);
 	fflush(log);
-	if ((c.json != NULL && render_json(&m, &ro, c.json)) ||
+	if ((c.gen_supp_file != NULL && write_supp(&m, &c)) ||
+	    (c.json != NULL && render_json(&m, &ro, c.json)) ||
 	    (c.sarif != NULL && render_sarif(&m, &ro, c.sarif)) ||
 	    (c.html != NULL && render_html(&m, &ro, c.html))) {
 		rc = AU_EXIT_AUDIT_FAILED;

@@ -1,9 +1,11 @@
 /*
  * suppress.c -- suppression rules: the built-in list (allocations CUDA's
  * own libraries and the big frameworks keep live by design) and the files
- * given with --suppressions; --gen-suppressions.
+ * given with --suppressions, applied to the findings.  --gen-suppressions
+ * is supp_gen.c.
  *
- * Syntax, one rule a line, '#' starts a comment, blanks ignored:
+ * A file holds one-line rules and call-chain rules ("{ ... }" blocks,
+ * supp_chain.c); '#' starts a comment, blanks are ignored:
  *   leak:PATTERN             a leak with a frame (or owner) matching
  *   owner:PATTERN            a leak whose owner matches
  *   violation:TYPE[:PATTERN] a violation of TYPE (fnmatch; "*" = any)
@@ -11,7 +13,7 @@
  * PATTERN is an fnmatch(3) pattern matched against, for each frame, the
  * function (and every inlined function), the module's base name and path,
  * and the source file's base name and path.  The first rule that matches
- * a finding is the one counted.
+ * a finding is the one counted (doc/audit.md, "Suppressions").
  */
 #include "config.h"
 
@@ -26,17 +28,21 @@
 #include "input.h"
 #include "num.h"
 #include "path.h"
+#include "supp_chain.h"
 #include "suppress.h"
-#include "text.h"
 #include "xalloc.h"
 
-typedef enum rule_e { RULE_LEAK, RULE_OWNER, RULE_VIOLATION } rule_t;
+typedef enum rule_e {
+	RULE_LEAK, RULE_OWNER, RULE_VIOLATION,
+	RULE_CHAIN, /* a "{ ... }" block */
+} rule_t;
 
 typedef struct supp_rule_s {
 	rule_t type;
 	char *vtype;   /* violation type pattern */
 	char *pattern;
-	char *text;    /* the rule as written */
+	supp_chain_t *chain; /* RULE_CHAIN */
+	char *text;    /* the rule as written; a chain rule's name */
 	char *origin;  /* "file:line" or "built-in" */
 	uint64_t count, bytes;
 } supp_rule_t;
@@ -74,12 +80,6 @@ static const char *const builtin[][2] = {
 	{ "leak:libjax_common*.so*", "jaxlib runtime leftovers" },
 };
 
-/* Frames that are CUDA's or ours, skipped by --gen-suppressions. */
-static const char *const runtime_modules[] = {
-	"libcuda.so*", "libcudart.so*", "libcudart_static*",
-	"libcuwarden*", "libcuwarden_preload*",
-};
-
 au_supp_t *
 supp_new(void)
 {
@@ -97,7 +97,7 @@ add_rule(au_supp_t *s, rule_t type, const char *vtype, const char *pattern,
 	memset(r, 0, sizeof(*r));
 	r->type = type;
 	r->vtype = vtype ? xstrdup(vtype) : NULL;
-	r->pattern = xstrdup(pattern);
+	r->pattern = pattern ? xstrdup(pattern) : NULL;
 	r->text = xstrdup(text);
 	r->origin = xstrdup(origin);
 }
@@ -110,8 +110,9 @@ parse_rule(au_supp_t *s, char *line, const char *origin)
 
 	colon = strchr(line, ':');
 	if (colon == NULL)
-		return "expected leak:PATTERN, owner:PATTERN or "
-		       "violation:TYPE[:PATTERN]";
+		return "expected leak:PATTERN, owner:PATTERN, "
+		       "violation:TYPE[:PATTERN], or \"{\" to open a "
+		       "call-chain rule";
 	*colon = '\0';
 	rest = colon + 1;
 	if (strcmp(line, "leak") == 0 || strcmp(line, "owner") == 0) {
@@ -139,7 +140,8 @@ parse_rule(au_supp_t *s, char *line, const char *origin)
 		free(vtype);
 		return NULL;
 	}
-	return "unknown rule type (expected leak:, owner: or violation:)";
+	return "unknown rule type (expected leak:, owner:, violation:, or "
+	    "\"{\" to open a call-chain rule)";
 }
 
 void
@@ -171,13 +173,91 @@ trim(char *s)
 	return s;
 }
 
+/* A file being read: where it is, and the "{ ... }" rule open there. */
+typedef struct loader_s {
+	au_supp_t *s;
+	const char *path;
+	unsigned lineno;
+	supp_chain_t *open; /* NULL outside a block */
+	unsigned open_line; /* its "{" */
+	char *err;
+	size_t errsize;
+} loader_t;
+
+/* The "}" of the open rule.  Returns true on error (message in err). */
+static bool
+close_chain(loader_t *ld)
+{
+	const char *why = chain_finish(ld->open);
+	char *origin = xasprintf("%s:%u", ld->path, ld->open_line);
+
+	if (why != NULL) {
+		snprintf(ld->err, ld->errsize, "%s: malformed suppression "
+		    "rule \"%s\" (lines %u-%u): %s", origin,
+		    chain_name(ld->open) ? chain_name(ld->open) : "",
+		    ld->open_line, ld->lineno, why);
+		free(origin);
+		return true;
+	}
+	add_rule(ld->s, RULE_CHAIN, NULL, NULL, chain_name(ld->open), origin);
+	ld->s->rules[ld->s->n - 1].chain = ld->open;
+	ld->open = NULL;
+	free(origin);
+	return false;
+}
+
+/* One line (trimmed, comment removed, not empty).  Returns true on error
+ * (message in err). */
+static bool
+load_line(loader_t *ld, char *line)
+{
+	const char *why;
+	char *origin, *copy;
+
+	if (strcmp(line, "}") == 0) {
+		if (ld->open != NULL)
+			return close_chain(ld);
+		snprintf(ld->err, ld->errsize, "%s:%u: \"}\" without a \"{\"",
+		    ld->path, ld->lineno);
+		return true;
+	}
+	if (strcmp(line, "{") == 0) {
+		if (ld->open == NULL) {
+			ld->open = chain_new();
+			ld->open_line = ld->lineno;
+			return false;
+		}
+		snprintf(ld->err, ld->errsize, "%s:%u: \"{\" inside the rule "
+		    "opened at line %u (a \"}\" is missing)", ld->path,
+		    ld->lineno, ld->open_line);
+		return true;
+	}
+	origin = xasprintf("%s:%u", ld->path, ld->lineno);
+	copy = xstrdup(line);
+	if (ld->open != NULL) {
+		why = chain_add_line(ld->open, line);
+		if (why != NULL)
+			snprintf(ld->err, ld->errsize, "%s: malformed "
+			    "suppression \"%s\": %s (in the rule opened at "
+			    "line %u)", origin, copy, why, ld->open_line);
+	} else {
+		why = parse_rule(ld->s, line, origin);
+		if (why != NULL)
+			snprintf(ld->err, ld->errsize, "%s: malformed "
+			    "suppression \"%s\": %s", origin, copy, why);
+	}
+	free(copy);
+	free(origin);
+	return why != NULL;
+}
+
 bool
 supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
 {
 	char *buf = NULL, *line, *hash;
 	size_t cap = 0;
 	ssize_t len;
-	unsigned lineno = 0;
+	loader_t ld = { s, path, 0, NULL, 0, err, errsize };
 	bool bad = false;
 	FILE *fp;
 	int fd;
@@ -192,15 +272,13 @@ supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
 		return true;
 	}
 	while ((len = getline(&buf, &cap, fp)) >= 0) {
-		const char *why;
-		char *origin, *copy;
-
-		lineno++;
+		ld.lineno++;
 		/* A NUL would cut the line short where the string functions
 		 * below look: the rule would be another than the one
 		 * written. */
 		if (strlen(buf) != (size_t)len) {
-			snprintf(err, errsize, "%s:%u: NUL byte", path, lineno);
+			snprintf(err, errsize, "%s:%u: NUL byte", path,
+			    ld.lineno);
 			bad = true;
 			break;
 		}
@@ -213,19 +291,7 @@ supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
 		if (hash != NULL)
 			*hash = '\0';
 		line = trim(buf);
-		if (*line == '\0')
-			continue;
-		origin = xasprintf("%s:%u", path, lineno);
-		copy = xstrdup(line);
-		why = parse_rule(s, line, origin);
-		if (why != NULL) {
-			snprintf(err, errsize, "%s: malformed suppression "
-			    "\"%s\": %s", origin, copy, why);
-			bad = true;
-		}
-		free(copy);
-		free(origin);
-		if (bad)
+		if (*line != '\0' && (bad = load_line(&ld, line)))
 			break;
 	}
 	free(buf);
@@ -234,6 +300,15 @@ supp_load(au_supp_t *s, const char *path, char *err, size_t errsize)
 		    strerror(errno));
 		bad = true;
 	}
+	if (!bad && ld.open != NULL) {
+		snprintf(err, errsize, "%s:%u: the rule opened here%s%s%s has "
+		    "no \"}\" before the end of the file", path, ld.open_line,
+		    chain_name(ld.open) ? " (\"" : "",
+		    chain_name(ld.open) ? chain_name(ld.open) : "",
+		    chain_name(ld.open) ? "\")" : "");
+		bad = true;
+	}
+	chain_free(ld.open);
 	fclose(fp);
 	return bad;
 }
@@ -298,6 +373,8 @@ rule_matches(const supp_rule_t *r, const au_finding_t *f)
 			return false;
 		return strcmp(r->pattern, "*") == 0 ||
 		    stack_matches(r->pattern, &f->stack);
+	case RULE_CHAIN:
+		return chain_matches(r->chain, f);
 	}
 	return false;
 }
@@ -353,6 +430,7 @@ supp_free(au_supp_t *s)
 	if (s == NULL)
 		return;
 	for (i = 0; i < s->n; i++) {
+		chain_free(s->rules[i].chain);
 		free(s->rules[i].vtype);
 		free(s->rules[i].pattern);
 		free(s->rules[i].text);
@@ -369,171 +447,4 @@ supp_print_builtin(FILE *out)
 
 	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
 		fprintf(out, "%-30s # %s\n", builtin[i][0], builtin[i][1]);
-}
-
-static bool
-runtime_frame(const au_frame_t *f)
-{
-	size_t i;
-
-	if (f->module == NULL)
-		return true;
-	for (i = 0; i < sizeof(runtime_modules) / sizeof(runtime_modules[0]);
-	    i++)
-		if (fnmatch(runtime_modules[i], base_name(f->module), 0) == 0)
-			return true;
-	return false;
-}
-
-/* A function of the CUDA runtime linked into the program (static
- * cudart): its internals and its API entry points (cudaMalloc, ...). */
-static bool
-runtime_function(const char *fn)
-{
-	return fn != NULL && (strncmp(fn, "libcudart_static_", 17) == 0 ||
-	    strncmp(fn, "__cuda", 6) == 0 ||
-	    (strncmp(fn, "cuda", 4) == 0 && fn[4] >= 'A' && fn[4] <= 'Z'));
-}
-
-static bool
-named(const char *s)
-{
-	return s != NULL && *s != '\0';
-}
-
-/* The most specific pattern for a stack: the first function outside
- * CUDA's libraries, the static CUDA runtime and ours, else that frame's
- * module (by base name; by path when the path ends in '/').  A frame with
- * no name at all cannot be matched (match() wants a name): the next one
- * is taken. */
-static const char *
-best_pattern(const au_stack_t *st)
-{
-	size_t i;
-
-	for (i = 0; i < st->n; i++) {
-		const au_frame_t *f = &st->frames[i];
-
-		if (runtime_frame(f) || (f->ninlined == 0 &&
-		    runtime_function(f->function)))
-			continue;
-		if (f->ninlined > 0 && named(f->inlined[0].function))
-			return f->inlined[0].function;
-		if (named(f->function))
-			return f->function;
-		if (named(base_name(f->module)))
-			return base_name(f->module);
-		if (named(f->module))
-			return f->module;
-	}
-	for (i = 0; i < st->n; i++) {
-		const char *mod = st->frames[i].module;
-
-		if (named(base_name(mod)))
-			return base_name(mod);
-		if (named(mod))
-			return mod;
-	}
-	return NULL;
-}
-
-/* Writes name as a pattern that the file parser (supp_load) takes back
- * whole and that matches name: fnmatch's special characters escaped
- * ("operator[]"); '#' escaped too (after a blank it would start a
- * comment: "{lambda(int) #1}"); each byte the parser cannot keep -- a
- * control character (a newline would end the rule, a trailing '\r' be
- * trimmed), a blank at the end (trimmed), and in a violation type a ':'
- * (it ends the type) -- written as '?', which matches any one byte.
- * Never cut: a cut pattern would match nothing. */
-static void
-put_pattern(FILE *out, const char *p, bool vtype)
-{
-	size_t n = strlen(p), keep = n;
-
-	while (keep > 0 && (p[keep - 1] == ' ' || p[keep - 1] == '\t'))
-		keep--;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)p[i];
-
-		if (i >= keep || c < 0x20 || c == 0x7f || (vtype && c == ':'))
-			c = '?';
-		else if (c == '*' || c == '?' || c == '[' || c == '\\' ||
-		    c == '#')
-			fputc('\\', out);
-		fputc(c, out);
-	}
-}
-
-/* s for a comment line: text_escape()d (a newline would end the comment
- * and make the rest a malformed rule). */
-static void
-put_text(FILE *out, const char *s)
-{
-	char *esc = text_escape(s);
-
-	fputs(esc, out);
-	free(esc);
-}
-
-void
-supp_generate(const au_model_t *m, FILE *out)
-{
-	char b1[32];
-	size_t i;
-
-	fputs("# Suppressions for the findings above (" AU_PROG
-	    " --suppressions FILE):\n", out);
-	for (i = 0; i < m->nleaks; i++) {
-		const au_finding_t *f = m->leaks[i];
-		const char *p, *owner = NULL;
-
-		if (!finding_reported(f))
-			continue;
-		p = best_pattern(&f->stack);
-		if (p == NULL && named(f->owner))
-			owner = named(base_name(f->owner)) ?
-			    base_name(f->owner) : f->owner;
-		fprintf(out, "# %s bytes in %llu ", fmt_commas(f->bytes, b1,
-		    sizeof(b1)), (unsigned long long)f->count);
-		put_text(out, f->kind);
-		fprintf(out, " allocation%s (", f->count == 1 ? "" : "s");
-		put_text(out, f->api);
-		fprintf(out, "), fingerprint %s\n", f->fingerprint);
-		if (p == NULL && owner == NULL) {
-			fputs("# (no rule: no frame or owner to match)\n", out);
-			continue;
-		}
-		/* Owners are patterns too ("lib[v2].so"). */
-		fputs(p != NULL ? "leak:" : "owner:", out);
-		put_pattern(out, p != NULL ? p : owner, false);
-		fputc('\n', out);
-	}
-	for (i = 0; i < m->nviols; i++) {
-		const au_finding_t *f = m->viols[i];
-		const char *p;
-
-		if (!finding_reported(f))
-			continue;
-		p = best_pattern(&f->stack);
-		fputs("# ", out);
-		put_text(out, f->type);
-		fputs(" in ", out);
-		put_text(out, f->api);
-		fprintf(out, ", fingerprint %s\n", f->fingerprint);
-		if (!named(f->type)) {
-			/* No pattern but "" matches an empty type, and the
-			 * parser refuses an empty one. */
-			fputs("# (no rule: the violation type is empty)\n",
-			    out);
-			continue;
-		}
-		fputs("violation:", out);
-		put_pattern(out, f->type, true);
-		fputc(':', out);
-		if (p != NULL)
-			put_pattern(out, p, false);
-		else
-			fputc('*', out);
-		fputc('\n', out);
-	}
 }

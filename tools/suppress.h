@@ -1,6 +1,7 @@
 /*
  * suppress.h -- suppression rules, from files and built in, applied to
- * the findings; --gen-suppressions (suppress.c).
+ * the findings (suppress.c, supp_chain.c); --gen-suppressions
+ * (supp_gen.c).
  */
 #ifndef CUWARDEN_TOOLS_SUPPRESS_H
 #define CUWARDEN_TOOLS_SUPPRESS_H
@@ -25,8 +26,10 @@ void supp_foreach_used(const au_supp_t *s,
     void (*fn)(const char *rule, const char *origin, uint64_t count,
 	uint64_t bytes, void *arg), void *arg);
 void supp_free(au_supp_t *s);
-/* Writes ready-to-paste suppression lines for every reported finding. */
-void supp_generate(const au_model_t *m, FILE *out);
+/* Writes a call-chain rule for every reported finding group (identical
+ * rules once), frames up to main, at most max_frames (0 = no limit),
+ * between a header and a footer comment line. */
+void supp_generate(const au_model_t *m, size_t max_frames, FILE *out);
 /* The built-in rules, one "rule  # why" per line (for --help and docs). */
 void supp_print_builtin(FILE *out);
 

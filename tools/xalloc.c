@@ -89,3 +89,20 @@ xasprintf(const char *fmt, ...)
 	va_end(ap);
 	return s;
 }
+
+FILE *
+xopen_memstream(char **buf, size_t *len)
+{
+	FILE *fp = open_memstream(buf, len);
+
+	if (fp == NULL)
+		oom();
+	return fp;
+}
+
+void
+xclose_memstream(FILE *fp)
+{
+	if (fclose(fp) != 0)
+		oom();
+}

@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
@@ -17,6 +18,10 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 /* A copy of at most n bytes of s. */
 char *xstrndup(const char *s, size_t n);
+/* open_memstream(3) that never fails; the text is in *buf (NUL-ended)
+ * once xclose_memstream(fp) returns. */
+FILE *xopen_memstream(char **buf, size_t *len);
+void xclose_memstream(FILE *fp);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap)
     __attribute__((format(printf, 1, 0)));

@@ -5,7 +5,7 @@
 # '#', trailing blanks, a ':' in a violation type, fnmatch's special
 # characters, a path that ends in '/', empty names.  The generated file
 # must always load back, and its rules must suppress every finding they
-# were written for; a finding that no rule can express gets a
+# were written for; a finding that no rule can express (no stack) gets a
 # "# (no rule: ...)" comment instead.
 . "$top_srcdir/tests/tools/testlib.sh"
 
@@ -21,40 +21,40 @@ LC_ALL=C grep -q "$(printf '[\001-\010\011\013-\037\177]')" "$WORK/gen.txt" &&
 	fail "gen: the text report holds control characters from the report's names"
 grep -qF 'lib\nnl.so, module file not found' "$WORK/gen.txt" ||
 	fail "gen: the corrupt names are not in the text report, escaped"
-sed '/^# Suppressions for the findings above/,$d' "$WORK/gen.txt" >"$WORK/gentext.txt"
+sed '/^# ---- cuwarden-audit --gen-suppressions/,/^# ---- end of suppressions/d' \
+	"$WORK/gen.txt" >"$WORK/gentext.txt"
 bad=$(grep -v '^==' "$WORK/gentext.txt")
 [ -z "$bad" ] || fail "gen: text report lines without the == prefix: $bad"
-# The rules: from the header line on, the report's own "==" lines out
-# (the text report may hold the corrupt names themselves).
-sed -n '/^# Suppressions for the findings above/,$p' "$WORK/gen.txt" |
-	grep -v '^==' >"$WORK/gen.supp"
+# The rules: between the header and the footer line.
+sed -n '/^# ---- cuwarden-audit --gen-suppressions/,/^# ---- end of suppressions/p' \
+	"$WORK/gen.txt" >"$WORK/gen.supp"
 cp "$WORK/gen.supp" "$WORK/gen.log"
-# Every line is a comment or one rule; none is split.
-bad=$(grep -v -e '^#' -e '^leak:' -e '^owner:' -e '^violation:' "$WORK/gen.supp")
-[ -z "$bad" ] || fail "gen: lines that are neither a comment nor a rule: $bad"
+# Every line is a comment or a line of a call-chain rule; none is split.
+bad=$(grep -v -e '^#' -e '^[{}]$' -e '^   [a-z_]*-[0-9a-f]*$' \
+	-e '^   leak:' -e '^   violation:' -e '^   obj:' -e '^   fun:' "$WORK/gen.supp")
+[ -z "$bad" ] || fail "gen: lines that are neither a comment nor a rule's: $bad"
 # What the parser cannot take is written as '?', '#' escaped.
-expect_in gen log 'leak:lib?nl.so'
-expect_in gen log 'leak:lib \#1.so?'
-expect_in gen log 'leak:lib\[v2]\*.so?'
-expect_in gen log 'leak:/opt/app/'
-expect_in gen log 'owner:/opt/own?er/'
-expect_in gen log 'violation:lk?X:lib \#1.so?'
-expect_in gen log 'violation:double_free?\# not a comment:lib?nl.so'
-expect_in gen log 'violation:use\*after\[free:*'
-expect_in gen log '# (no rule: no frame or owner to match)'
-expect_in gen log '# (no rule: the violation type is empty)'
+expect_in gen log '   obj:lib?nl.so'
+expect_in gen log '   leak:device:cuMemAlloc_v2?X'
+expect_in gen log '   obj:lib \#1.so?'
+expect_in gen log '   obj:lib\[v2]\*.so?'
+expect_in gen log '   obj:/opt/app/'
+expect_in gen log '   violation:lk?X:cuMemFree_v2'
+expect_in gen log '   violation:double_free?\# not a comment:cuMemFree_v2??'
+expect_in gen log '   violation:*:cuMemFree_v2'
+expect_in gen log '# (no rule: no stack was captured for this finding)'
 expect_in gen log '# 8,192 bytes in 1 device allocation (cuMemAlloc_v2\nX), fingerprint '
-grep -qxE '(leak|owner|violation):|violation:[^:]*:' "$WORK/gen.supp" &&
+expect_in gen log '# ---- cuwarden-audit --gen-suppressions: 7 rules for 10 finding groups (3 with no rule)'
+grep -qxE '   (fun|obj):|   (leak|violation):[^:]*:' "$WORK/gen.supp" &&
 	fail "gen: a rule with an empty pattern"
-# Fed back: the file loads, and suppresses all but the two findings that
-# got no rule (28,672 bytes with no frame and no owner; the violation
-# with an empty type).
+# Fed back: the file loads, and suppresses all but the three findings
+# with no stack (28,672 and 20,480 bytes; the use*after[free violation).
 run regen "$AUDIT" --suppressions "$WORK/gen.supp" report "$R"
 expect_rc regen 23
 expect_not_in regen err "malformed suppression"
-expect_in regen err "== SUPPRESSED: 81920 bytes in 5 allocations, 3 violations"
-expect_in regen err "== ERROR SUMMARY: 2 errors (1 leak, 1 violation)"
-expect_in regen err "== LEAK SUMMARY: 28672 bytes leaked in 1 allocation (1 group)"
+expect_in regen err "== SUPPRESSED: 61440 bytes in 4 allocations, 3 violations"
+expect_in regen err "== ERROR SUMMARY: 3 errors (2 leaks, 1 violation)"
+expect_in regen err "== LEAK SUMMARY: 49152 bytes leaked in 2 allocations (2 groups)"
 
 # Names that try to forge report lines: a command argument, a module path
 # and an owner holding "\n== LEAK SUMMARY: 0 bytes ..." and escape

@@ -41,6 +41,16 @@ expect_in() {
 	}
 }
 
+# expect_block NAME FILE-SUFFIX TEXT: the lines of TEXT, one after the
+# other, in $WORK/NAME.SUFFIX
+expect_block() {
+	tr '\n' '\r' <"$WORK/$1.$2" | grep -qF -- "$(printf '%s' "$3" | tr '\n' '\r')" || {
+		fail "$1: these lines are not in its $2:"
+		printf '%s\n' "$3" | sed 's/^/    > /'
+		sed 's/^/    | /' "$WORK/$1.$2" | head -40
+	}
+}
+
 expect_not_in() {
 	! grep -qF -- "$3" "$WORK/$1.$2" || fail "$1: \"$3\" unexpectedly in its $2"
 }
