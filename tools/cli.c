@@ -81,6 +81,7 @@ static const char usage_text[] =
 "  --json FILE              merged JSON document (cuwarden-audit v1)\n"
 "  --sarif FILE             SARIF 2.1.0 for code scanning\n"
 "  --html FILE              one self-contained HTML page\n"
+"                           (these four: FILE - is standard output)\n"
 "  --num-callers N          frames printed per stack in text (0 = all)\n"
 "  --require-cuda           fail (125) when no process used CUDA\n"
 "  --allow-missing-reports  a process that used CUDA and left no report\n"
@@ -431,8 +432,11 @@ static int
 distinct_error(const char *n1, const char *p1, const char *n2,
     const char *p2)
 {
-	char *msg = xasprintf("%s %s and %s %s name one file: give each "
-	    "output its own", n1, p1, n2, p2);
+	char *msg = out_is_stdout(p1) && out_is_stdout(p2) ?
+	    xasprintf("%s - and %s -: only one output can go to standard "
+	    "output", n1, n2) :
+	    xasprintf("%s %s and %s %s name one file: give each output its "
+	    "own", n1, p1, n2, p2);
 	int rc = usage_error("%s", msg);
 
 	free(msg);
@@ -495,6 +499,10 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 		    "with --baseline FILE");
 	c->args = argv + optind;
 	c->nargs = argc - optind;
+	/* A document on our stdout: the program's goes to stderr. */
+	c->run.stdout_to_stderr = (c->json && out_is_stdout(c->json)) ||
+	    (c->sarif && out_is_stdout(c->sarif)) ||
+	    (c->html && out_is_stdout(c->html));
 	return check_distinct(c);
 }
 

@@ -2,10 +2,17 @@
 # Command-line conventions users reach for: `report --help` prints the
 # report command's usage (exit 0) and --help points to it; a mistyped long
 # option gets "did you mean" (exit 125, as every usage error), a value
-# given to an option that takes none and an ambiguous prefix say so.
+# given to an option that takes none and an ambiguous prefix say so;
+# `--json -`, `--sarif -`, `--html -` (and `--log-file -`) write to
+# stdout, the text report staying on stderr and a program's own stdout
+# going there too, so that stdout stays parseable; two outputs to `-` are
+# a usage error.
 . "$top_srcdir/tests/tools/testlib.sh"
 
 A="$DATA/proc_a.json"
+P="$top_builddir/tests/tools/cuprog"
+PY=$(command -v python3) || { echo "python3 is not installed"; exit 77; }
+[ -x "$P" ] || { echo "harness: $P not built"; exit 99; }
 
 # report --help: the report command's own usage, on stdout, status 0,
 # whatever output options come before it; nothing read.
@@ -56,5 +63,67 @@ run short "$AUDIT" -json x report "$A"
 expect_rc short 125
 expect_in short err "unknown option -j"
 expect_not_in short err "unknown option $AUDIT"
+
+# Documents to stdout ("-"), the text report on stderr; no file "-".
+cd "$WORK" || exit 99
+run json "$AUDIT" --json - report "$A"
+expect_rc json 23
+expect_in json err "== LEAK SUMMARY: 3407872 bytes"
+expect_not_in json out "== "
+"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "cuwarden-audit" and len(d["processes"]) == 1, d.keys()
+' "$WORK/json.out" || fail "json: stdout is not the merged document"
+run sarif "$AUDIT" --sarif - report "$A"
+expect_rc sarif 23
+expect_in sarif err "== LEAK SUMMARY: 3407872 bytes"
+"$PY" -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["version"] == "2.1.0"
+' "$WORK/sarif.out" || fail "sarif: stdout is not SARIF"
+run html "$AUDIT" --html - report "$A"
+expect_rc html 23
+[ "$(head -1 "$WORK/html.out")" = "<!DOCTYPE html>" ] ||
+	fail "html: stdout is not the page"
+expect_in html out "</html>"
+# The text report to stdout, when asked for.
+run log "$AUDIT" --log-file - report "$A"
+expect_rc log 23
+expect_in log out "== LEAK SUMMARY: 3407872 bytes"
+expect_not_in log err "== LEAK SUMMARY"
+# One to stdout, others to files: each where it was sent.
+run mixed "$AUDIT" --json - --sarif "$WORK/m.sarif" report "$A"
+expect_rc mixed 23
+"$PY" -c 'import json, sys; json.load(open(sys.argv[1])); json.load(open(sys.argv[2]))' \
+	"$WORK/mixed.out" "$WORK/m.sarif" || fail "mixed: an output is not JSON"
+[ "$(stat -c %a "$WORK/m.sarif")" = 600 ] || fail "mixed: m.sarif is not 0600"
+[ -e "$WORK/-" ] && fail "a file named - was written"
+
+# A program run: its own stdout goes to stderr, ours is the document.
+run prog "$AUDIT" --json - sh -c "echo program-output; exec \"\$0\" leak" "$P"
+expect_rc prog 23
+expect_in prog err "program-output"
+expect_in prog err "== LEAK SUMMARY: 2097152 bytes"
+"$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$WORK/prog.out" ||
+	fail "prog: stdout is not the merged document"
+# Without "-", the program's stdout is left alone.
+run progout "$AUDIT" sh -c "echo program-output; exec \"\$0\" leak" "$P"
+expect_rc progout 23
+expect_in progout out "program-output"
+
+# Two outputs to stdout: a usage error, before anything is written.
+run twostd "$AUDIT" --json - --sarif - report "$A"
+expect_rc twostd 125
+expect_in twostd err "cuwarden-audit: --json - and --sarif -: only one output can go to standard output"
+[ -s "$WORK/twostd.out" ] && fail "twostd: something on stdout"
+run twostd_log "$AUDIT" --log-file - --html - report "$A"
+expect_rc twostd_log 125
+expect_in twostd_log err "--log-file - and --html -: only one output can go to standard output"
+# stdout closed: refused before anything runs.
+"$AUDIT" --json - report "$A" >&- 2>"$WORK/closed.err"
+rc=$?
+expect_rc closed 125
+expect_in closed err "--json -: cannot be written: standard output is closed or not writable"
 
 finish
