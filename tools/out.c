@@ -167,6 +167,24 @@ out_check(const char *path, char *err, size_t errsize)
 	return bad;
 }
 
+/* Is path a link to our standard output (as /dev/stdout is)? */
+static bool
+names_stdout(const char *path)
+{
+	out_how_t how;
+	char *name, err[16];
+	int dirfd;
+	bool is = false;
+
+	if (out_dir(path, &dirfd, &name, err, sizeof(err)))
+		return false;
+	is = !out_how(dirfd, name, path, &how, err, sizeof(err)) &&
+	    how == OUT_STDOUT;
+	close(dirfd);
+	free(name);
+	return is;
+}
+
 bool
 out_same(const char *a, const char *b)
 {
@@ -175,6 +193,9 @@ out_same(const char *a, const char *b)
 	int da, db;
 	bool same = false;
 
+	if (out_is_stdout(a) || out_is_stdout(b))
+		return out_is_stdout(a) ? out_is_stdout(b) || names_stdout(b) :
+		    names_stdout(a);
 	if (out_dir(a, &da, &na, err, sizeof(err)))
 		return false;
 	if (!out_dir(b, &db, &nb, err, sizeof(err))) {

@@ -36,7 +36,8 @@ void out_abort(au_out_t *o);
 bool out_check(const char *path, char *err, size_t errsize);
 /* Is path "-", standard output? */
 bool out_is_stdout(const char *path);
-/* Do two output paths name one file (one directory, one name)? */
+/* Do two output paths name one file (one directory, one name; "-" and a
+ * link to standard output, as /dev/stdout)? */
 bool out_same(const char *a, const char *b);
 
 #endif /* CUWARDEN_TOOLS_OUT_H */

@@ -120,6 +120,10 @@ expect_in twostd err "cuwarden-audit: --json - and --sarif -: only one output ca
 run twostd_log "$AUDIT" --log-file - --html - report "$A"
 expect_rc twostd_log 125
 expect_in twostd_log err "--log-file - and --html -: only one output can go to standard output"
+# However stdout is spelled.
+run twostd_dev "$AUDIT" --json - --sarif /dev/stdout report "$A"
+expect_rc twostd_dev 125
+expect_in twostd_dev err "--json - and --sarif /dev/stdout name one file"
 # stdout closed: refused before anything runs.
 "$AUDIT" --json - report "$A" >&- 2>"$WORK/closed.err"
 rc=$?
