@@ -141,8 +141,9 @@ out_check(const char *path, char *err, size_t errsize)
 	bool bad;
 
 	if (out_is_stdout(path)) {
-		if (fcntl(STDOUT_FILENO, F_GETFL) < 0 ||
-		    (fcntl(STDOUT_FILENO, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+		int fl = fcntl(STDOUT_FILENO, F_GETFL);
+
+		if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY) {
 			snprintf(err, errsize, "-: standard output is closed "
 			    "or not writable");
 			return true;
