@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "editdist.h"
 #include "fmt.h"
 #include "log.h"
 #include "options.h"
@@ -200,33 +201,6 @@ parse_value(option_t o, const char *v)
 	return true;
 }
 
-/* Edit distance of [a, a+na) and b, capped at 3 (names are short; no
- * malloc: two rows on the stack). */
-static int
-distance(const char *a, size_t na, const char *b)
-{
-	int row[2][64];
-	size_t nb = strlen(b);
-
-	if (na >= 63 || nb >= 63)
-		return 3;
-	for (size_t j = 0; j <= nb; j++)
-		row[0][j] = (int)j;
-	for (size_t i = 1; i <= na; i++) {
-		int *prev = row[(i - 1) & 1], *cur = row[i & 1];
-
-		cur[0] = (int)i;
-		for (size_t j = 1; j <= nb; j++) {
-			int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			int del = prev[j] + 1, ins = cur[j - 1] + 1;
-
-			cur[j] = sub < del ? (sub < ins ? sub : ins) :
-			    (del < ins ? del : ins);
-		}
-	}
-	return row[na & 1][nb] < 3 ? row[na & 1][nb] : 3;
-}
-
 /* A CUWARDEN_ variable that is no option but one or two typos away from
  * one is most likely a misspelling: say so.  (Others, e.g. variables of
  * scripts that happen to share the prefix, are left alone.) */
@@ -236,7 +210,7 @@ check_typo(const char *name, size_t nlen)
 	int best = 3, which = -1;
 
 	for (int o = 0; o < OPT_COUNT; o++) {
-		int d = distance(name, nlen, table[o].name + PREFIX_LEN);
+		int d = edit_distance(name, nlen, table[o].name + PREFIX_LEN);
 
 		if (d < best) {
 			best = d;

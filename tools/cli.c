@@ -14,6 +14,7 @@
 
 #include "audit.h"
 #include "cli.h"
+#include "editdist.h" /* lib/editdist.h: inline only */
 #include "num.h"
 #include "options_int.h" /* KIB..TIB: options.def writes sizes with them */
 #include "out.h"
@@ -80,6 +81,7 @@ static const char usage_text[] =
 "  --json FILE              merged JSON document (cuwarden-audit v1)\n"
 "  --sarif FILE             SARIF 2.1.0 for code scanning\n"
 "  --html FILE              one self-contained HTML page\n"
+"                           (these four: FILE - is standard output)\n"
 "  --num-callers N          frames printed per stack in text (0 = all)\n"
 "  --require-cuda           fail (125) when no process used CUDA\n"
 "  --allow-missing-reports  a process that used CUDA and left no report\n"
@@ -120,11 +122,31 @@ static const char usage_text[] =
 "  --shim-log-file FILE     the shim's own messages to FILE\n"
 "\n"
 "  --help, --version\n"
+"  report --help            the report command's own usage\n"
 "\n"
 "Exit status: the program's own when nothing is reported; the error\n"
 "exit code when something is; 125 when the audit failed or the command\n"
 "line is wrong; 126/127 when the program cannot run / is not found.\n"
 "See cuwarden-audit(1).\n";
+
+static const char report_usage_text[] =
+"Usage: " AU_PROG " [output and filtering options] report FILE|DIR...\n"
+"\n"
+"Reads saved per-process reports (every file of each DIR, names starting\n"
+"with '.' aside) and documents written by --json, merges them (the same\n"
+"report given twice counts once) and reports them as a run would; nothing\n"
+"is run.  Options go before the word report.\n"
+"\n"
+"Options: the Output and Filtering options of '" AU_PROG " --help';\n"
+"the Running and Shim options apply only when running a program.\n"
+"\n"
+"Examples:\n"
+"  " AU_PROG " --keep-reports out ./launcher; " AU_PROG " report out\n"
+"  " AU_PROG " --html page.html report audit.json\n"
+"\n"
+"Exit status: 0 when nothing is reported; the error exit code (23) when\n"
+"something is; 125 when a report cannot be read, none is found or the\n"
+"command line is wrong.  See cuwarden-audit(1).\n";
 
 /* The library's range of each CUWARDEN_* variable (lib/options.def), so
  * that the tool refuses what the shim would (it would warn and take the
@@ -148,6 +170,60 @@ usage_error(const char *fmt, const char *arg)
 	fputs("\nTry '" AU_PROG " --help'.\n", stderr);
 	free(esc);
 	return AU_EXIT_USAGE;
+}
+
+/* An option getopt refused: a value given to an option that takes none,
+ * a prefix of several options, or a misspelling (one or two edits from
+ * an option: "did you mean"), else unknown.  word is the argument that
+ * held it. */
+static int
+unknown_option(const char *word)
+{
+	const char *name = word + 2;
+	size_t i, len, nprefix = 0;
+	int best = 3, which = -1;
+	char *list = NULL, *msg;
+	int rc;
+
+	if (optopt > 0 && optopt < 256) { /* a short option, maybe in -xyz */
+		char opt[3] = { '-', (char)optopt, '\0' };
+
+		return usage_error("unknown option %s", opt);
+	}
+	if (strncmp(word, "--", 2) != 0)
+		return usage_error("unknown option %s", word);
+	len = strcspn(name, "=");
+	for (i = 0; long_opts[i].name != NULL; i++) {
+		int d = edit_distance(name, len, long_opts[i].name);
+
+		if (d < best) {
+			best = d;
+			which = (int)i;
+		}
+		if (len > 0 && strncmp(name, long_opts[i].name, len) == 0) {
+			char *l = xasprintf("%s%s--%s", list ? list : "",
+			    list ? ", " : "", long_opts[i].name);
+
+			free(list);
+			list = l;
+			nprefix++;
+		}
+	}
+	if (best == 0)
+		msg = xasprintf("option --%s takes no value",
+		    long_opts[which].name);
+	else if (nprefix > 1)
+		msg = xasprintf("option --%.*s is ambiguous: %s", (int)len,
+		    name, list);
+	else if (which >= 0 && best <= 2)
+		msg = xasprintf("unknown option --%.*s (did you mean --%s?)",
+		    (int)len, name, long_opts[which].name);
+	else
+		msg = xasprintf("unknown option --%.*s", (int)len, name);
+	rc = usage_error("%s", msg);
+	free(msg);
+	free(list);
+	return rc;
 }
 
 /* arg as the value of the LONG variable CUWARDEN_<name> (options.def's
@@ -359,8 +435,7 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			return usage_error("option %s needs a value",
 			    argv[optind - 1]);
 		default:
-			return usage_error("unknown option %s",
-			    argv[optind - 1]);
+			return unknown_option(argv[optind - 1]);
 		}
 	}
 	return -1;
@@ -370,8 +445,11 @@ static int
 distinct_error(const char *n1, const char *p1, const char *n2,
     const char *p2)
 {
-	char *msg = xasprintf("%s %s and %s %s name one file: give each "
-	    "output its own", n1, p1, n2, p2);
+	char *msg = out_is_stdout(p1) && out_is_stdout(p2) ?
+	    xasprintf("%s - and %s -: only one output can go to standard "
+	    "output", n1, n2) :
+	    xasprintf("%s %s and %s %s name one file: give each output its "
+	    "own", n1, p1, n2, p2);
 	int rc = usage_error("%s", msg);
 
 	free(msg);
@@ -416,6 +494,11 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 	    strcmp(argv[optind - 1], "--") != 0) {
 		c->report_cmd = true;
 		optind++;
+		if (optind < argc && (strcmp(argv[optind], "--help") == 0 ||
+		    strcmp(argv[optind], "-h") == 0)) {
+			fputs(report_usage_text, stdout);
+			return 0;
+		}
 		if (optind >= argc)
 			return usage_error("%s", "report: give the report "
 			    "files (or directories) to read");
@@ -431,6 +514,11 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 		    "with --baseline FILE");
 	c->args = argv + optind;
 	c->nargs = argc - optind;
+	/* A document on our stdout: the program's goes to stderr. */
+	c->run.stdout_to_stderr = (c->json && out_is_stdout(c->json)) ||
+	    (c->sarif && out_is_stdout(c->sarif)) ||
+	    (c->html && out_is_stdout(c->html)) ||
+	    (c->gen_supp_file && out_is_stdout(c->gen_supp_file));
 	return check_distinct(c);
 }
 

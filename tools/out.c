@@ -9,7 +9,8 @@
  * and leaves an earlier output whole until the new one is.  Character
  * devices (/dev/null, /dev/full, a terminal: no other user can make one)
  * and a link to the tool's own standard output or error are written in
- * place; a directory, a FIFO or a socket at the name is refused.
+ * place; a directory, a FIFO or a socket at the name is refused.  The
+ * name "-" is the tool's standard output, as for most Unix tools.
  */
 #include "config.h"
 
@@ -126,6 +127,12 @@ out_how(int dirfd, const char *name, const char *path, out_how_t *how,
 }
 
 bool
+out_is_stdout(const char *path)
+{
+	return strcmp(path, "-") == 0;
+}
+
+bool
 out_check(const char *path, char *err, size_t errsize)
 {
 	out_how_t how;
@@ -133,6 +140,16 @@ out_check(const char *path, char *err, size_t errsize)
 	int dirfd;
 	bool bad;
 
+	if (out_is_stdout(path)) {
+		int fl = fcntl(STDOUT_FILENO, F_GETFL);
+
+		if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY) {
+			snprintf(err, errsize, "-: standard output is closed "
+			    "or not writable");
+			return true;
+		}
+		return false;
+	}
 	if (out_dir(path, &dirfd, &name, err, errsize))
 		return true;
 	bad = out_how(dirfd, name, path, &how, err, errsize);
@@ -151,6 +168,24 @@ out_check(const char *path, char *err, size_t errsize)
 	return bad;
 }
 
+/* Is path a link to our standard output (as /dev/stdout is)? */
+static bool
+names_stdout(const char *path)
+{
+	out_how_t how;
+	char *name, err[16];
+	int dirfd;
+	bool is = false;
+
+	if (out_dir(path, &dirfd, &name, err, sizeof(err)))
+		return false;
+	is = !out_how(dirfd, name, path, &how, err, sizeof(err)) &&
+	    how == OUT_STDOUT;
+	close(dirfd);
+	free(name);
+	return is;
+}
+
 bool
 out_same(const char *a, const char *b)
 {
@@ -159,6 +194,9 @@ out_same(const char *a, const char *b)
 	int da, db;
 	bool same = false;
 
+	if (out_is_stdout(a) || out_is_stdout(b))
+		return out_is_stdout(a) ? out_is_stdout(b) || names_stdout(b) :
+		    names_stdout(a);
 	if (out_dir(a, &da, &na, err, sizeof(err)))
 		return false;
 	if (!out_dir(b, &db, &nb, err, sizeof(err))) {
@@ -253,6 +291,21 @@ out_open(au_out_t *o, const char *path, char *err, size_t errsize)
 
 	memset(o, 0, sizeof(*o));
 	o->dirfd = -1;
+	if (out_is_stdout(path)) {
+		int fd;
+
+		fflush(stdout);
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		o->path = xstrdup(path);
+		if (fd >= 0 && (o->fp = fdopen(fd, "w")) != NULL)
+			return false;
+		snprintf(err, errsize, "-: standard output: %s",
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		out_abort(o);
+		return true;
+	}
 	if (out_dir(path, &dirfd, &name, err, errsize))
 		return true;
 	bad = out_open_at(o, dirfd, name, path, err, errsize);

@@ -18,7 +18,8 @@ typedef struct au_out_s {
 	char *tmp;   /* the new file there, renamed over name by commit */
 } au_out_t;
 
-/* Opens path for writing.  Returns true on error (message in err). */
+/* Opens path for writing ("-": standard output, written in place).
+ * Returns true on error (message in err). */
 bool out_open(au_out_t *o, const char *path, char *err, size_t errsize);
 /* The same for name in the directory dirfd (not taken); path is for
  * messages. */
@@ -33,7 +34,10 @@ void out_abort(au_out_t *o);
 /* Could path be written (checked before a long run)?  Returns true when
  * not (message in err). */
 bool out_check(const char *path, char *err, size_t errsize);
-/* Do two output paths name one file (one directory, one name)? */
+/* Is path "-", standard output? */
+bool out_is_stdout(const char *path);
+/* Do two output paths name one file (one directory, one name; "-" and a
+ * link to standard output, as /dev/stdout)? */
 bool out_same(const char *a, const char *b);
 
 #endif /* CUWARDEN_TOOLS_OUT_H */

@@ -324,6 +324,8 @@ render_json_write(const json_t *doc, size_t flags, const char *path)
 		out_abort(&out);
 		return true;
 	}
+	if (out_is_stdout(path))
+		fputc('\n', out.fp); /* a shell's next prompt on a line */
 	if (out_commit(&out, err, sizeof(err))) {
 		au_error("cannot write %s", err);
 		return true;

@@ -17,6 +17,8 @@ typedef struct au_run_opts_s {
 	size_t nenv;
 	bool wait_descendants;
 	bool allow_missing;       /* --allow-missing-reports */
+	bool stdout_to_stderr;    /* an output is "-": the program's stdout
+	                           * goes to stderr, ours stays parseable */
 } au_run_opts_t;
 
 /* Runs argv under the shim, waits for it and every process it started,

@@ -67,6 +67,8 @@ child_exec(int errfd, const char *shim, const char *report,
 	int e;
 
 	run_shim_env(shim, report, marker, o);
+	if (o->stdout_to_stderr)
+		(void)dup2(STDERR_FILENO, STDOUT_FILENO);
 	execvp(argv[0], argv);
 	e = errno;
 	if (write(errfd, &e, sizeof(e)) < 0)
