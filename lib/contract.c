@@ -33,7 +33,7 @@ contract_violation(int status, vtype_t type, const char *api,
 	v.device = rec != NULL ? rec->device : -1;
 	v.owner = rec != NULL ? rec->owner : 0;
 	v.cuda_error = cuda_error;
-	v.stack = stack_capture(1);
+	v.stack = stack_capture_outside();
 	v.alloc_stack = rec != NULL ? rec->alloc_stack : 0;
 	v.free_stack = rec != NULL && tomb ? rec->free_stack : 0;
 	violation_record(&v);
