@@ -24,6 +24,16 @@ typedef enum vtype_e {
 	V_COUNT
 } vtype_t;
 
+/* What the call that broke the contract did, when its phrase (vtypes.h)
+ * does not say it: the library refuses (nothing done), the shim forwards
+ * the call to the driver all the same (doc/shim.md). */
+typedef enum voutcome_e {
+	V_OUTCOME_UNSAID = 0,
+	V_OUTCOME_REFUSED,    /* nothing done */
+	V_OUTCOME_FORWARDED,  /* the call went to the driver */
+	V_OUTCOME_DONE        /* done all the same (the shim's free) */
+} voutcome_t;
+
 typedef struct violation_s {
 	vtype_t type;
 	const char *api;       /* static string: the call that broke it */
@@ -38,6 +48,12 @@ typedef struct violation_s {
 	stack_id_t stack;      /* where it happened */
 	stack_id_t alloc_stack;/* where the allocation was made, or 0 */
 	stack_id_t free_stack; /* where it was first freed, or 0 */
+	int family;            /* kind -1 (an invalid free): the kind_t of
+	                        * the memory the call frees (cuMemFree_v2:
+	                        * device, cuMemFreeHost: pinned), or -1 */
+	size_t off, len;       /* out_of_bounds: the range [off, off + len),
+	                        * from the allocation's base */
+	voutcome_t outcome;
 } violation_t;
 
 /* Records v (copied), logs one line, aborts after it with

@@ -180,7 +180,7 @@ ingest_violation(ingest_rd_t *r, au_model_t *m, const json_t *o,
 {
 	au_finding_t *f;
 	const char *type = "", *api = "", *addr = "", *kind = "";
-	const char *owner = "", *cerr = "";
+	const char *owner = "", *cerr = "", *family = "";
 	uint64_t size = 0;
 	long long dev = -1;
 	char w[64];
@@ -192,6 +192,7 @@ ingest_violation(ingest_rd_t *r, au_model_t *m, const json_t *o,
 	    ingest_get_str(r, o, w, "api", "", &api) ||
 	    ingest_get_str(r, o, w, "address", "", &addr) ||
 	    ingest_get_str(r, o, w, "kind", "", &kind) ||
+	    ingest_get_str(r, o, w, "family", "", &family) ||
 	    ingest_get_str(r, o, w, "owner", "", &owner) ||
 	    ingest_get_str(r, o, w, "cuda_error", "", &cerr) ||
 	    ingest_get_uint(r, o, w, "size", false, 0, &size) ||
@@ -199,6 +200,7 @@ ingest_violation(ingest_rd_t *r, au_model_t *m, const json_t *o,
 		return true;
 	f = new_finding(AU_VIOLATION, type, kind, api, owner, dev, size);
 	f->cuda_error = cerr[0] ? xstrdup(cerr) : NULL;
+	f->family = family[0] ? xstrdup(family) : NULL;
 	f->count = 1;
 	if (addr[0])
 		finding_add_address(f, addr);

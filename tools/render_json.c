@@ -105,6 +105,8 @@ finding_json(const au_finding_t *f)
 	} else {
 		json_object_set_new(o, "type", json_utf8(f->type));
 		json_object_set_new(o, "kind", json_utf8(f->kind));
+		if (f->family != NULL)
+			json_object_set_new(o, "family", json_utf8(f->family));
 	}
 	json_object_set_new(o, "api", json_utf8(f->api));
 	json_object_set_new(o, "owner", json_utf8(f->owner));

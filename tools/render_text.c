@@ -22,6 +22,7 @@
 
 #include "audit.h"
 #include "json.h"
+#include "kinds.h"
 #include "model.h"
 #include "num.h"
 #include "path.h"
@@ -132,9 +133,29 @@ print_stack(FILE *out, const au_stack_t *s, int limit)
 	}
 }
 
+/* Whether memory of kind k (a report's kind name) is host memory
+ * (kinds.h). */
+static bool
+host_kind(const char *k)
+{
+#define KIND_HOST(e, name, leaks, host, rule, text) \
+	if (host && strcmp(k, name) == 0) \
+		return true;
+	KIND_LIST(KIND_HOST)
+#undef KIND_HOST
+	return false;
+}
+
+/* Where the memory is: its device(s), "host" for host memory, "device"
+ * for device memory of an unknown device; for a violation of unknown
+ * kind (an invalid free), the family of the call that freed it.  Then
+ * the API (with_api) and the pids, comma-separated. */
 static void
 print_where(FILE *out, const au_finding_t *f, bool with_api)
 {
+	const char *k = f->kind[0] != '\0' ? f->kind :
+	    f->family != NULL ? f->family : "";
+	const char *sep = "";
 	size_t i;
 
 	/* A reservation belongs to no device until memory is mapped in. */
@@ -147,12 +168,19 @@ print_where(FILE *out, const au_finding_t *f, bool with_api)
 		fputs("devices ", out);
 		for (i = 0; i < f->ndevices; i++)
 			fprintf(out, "%s%d", i ? "," : "", f->devices[i]);
-	} else
+	} else if (host_kind(k))
 		fputs("host", out);
-	if (with_api && f->api[0] != '\0')
-		fprintf(out, ", %s", tx(f->api));
+	else if (k[0] != '\0')
+		fputs("device", out);
+	else
+		sep = NULL; /* nothing known of the memory: say nothing */
+	sep = sep != NULL ? ", " : "";
+	if (with_api && f->api[0] != '\0') {
+		fprintf(out, "%s%s", sep, tx(f->api));
+		sep = ", ";
+	}
 	if (f->npids > 0) {
-		fprintf(out, ", pid%s ", f->npids > 1 ? "s" : "");
+		fprintf(out, "%spid%s ", sep, f->npids > 1 ? "s" : "");
 		for (i = 0; i < f->npids && i < 8; i++)
 			fprintf(out, "%s%ld", i ? "," : "", f->pids[i]);
 		if (f->npids > 8)
