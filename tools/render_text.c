@@ -119,17 +119,21 @@ print_stack(FILE *out, const au_stack_t *s, int limit)
 	if (first > 0)
 		fprintf(out, "==    (%zu frame%s inside the static CUDA "
 		    "runtime not shown)\n", first, first == 1 ? "" : "s");
-	for (i = first; i < s->n; i++) {
+	/* Like valgrind: nothing below main (the C library's start code);
+	 * the JSON keeps every frame.  end: past the last frame shown. */
+	size_t end = first;
+	while (end < s->n && !(s->frames[end].function != NULL &&
+	    strcmp(s->frames[end].function, "main") == 0))
+		end++;
+	end = end < s->n ? end + 1 : s->n;
+	for (i = first; i < end; i++) {
 		if (limit > 0 && i - first == (size_t)limit) {
-			fprintf(out, "==    ... %zu more frames\n", s->n - i);
+			/* What --num-callers hides of what would show. */
+			fprintf(out, "==    ... %zu more frame%s\n", end - i,
+			    end - i == 1 ? "" : "s");
 			break;
 		}
 		print_frame(out, &s->frames[i], i == first);
-		/* Like valgrind: nothing below main (the C library's start
-		 * code); the JSON keeps every frame. */
-		if (s->frames[i].function != NULL &&
-		    strcmp(s->frames[i].function, "main") == 0)
-			break;
 	}
 }
 
@@ -555,7 +559,15 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	    sizeof(b3)));
 	fprintf(out, "== COVERAGE: %llu process%s audited",
 	    (unsigned long long)t.processes, t.processes == 1 ? "" : "es");
-	/* libcuwarden's reports have no shim counts: say whose these are. */
+	/* libcuwarden's reports have no shim counts: only theirs, nothing
+	 * of the shim to say; with others, say whose the counts are. */
+	if (t.library > 0 && t.library == t.processes) {
+		fputs(", using CUDA through libcuwarden (no shim: no hook "
+		    "counts)\n", out);
+		print_incomplete(m, out);
+		print_lost(m, out);
+		return;
+	}
 	if (t.library > 0)
 		fprintf(out, " (%llu through libcuwarden, not counted below)",
 		    (unsigned long long)t.library);
