@@ -39,7 +39,6 @@ violation_at(int status, vtype_t type, const char *api, uint64_t h,
 	v.stack = stack_capture_outside();
 	v.alloc_stack = rec != NULL ? rec->alloc_stack : 0;
 	v.free_stack = rec != NULL && tomb ? rec->free_stack : 0;
-	v.family = -1;
 	if (range) {
 		v.off = off;
 		v.len = n;

@@ -266,9 +266,9 @@ json_violation(wr_t *w, const violation_t *v, bool comma)
 	else
 		report_puts(w, "null");
 	report_puts(w, ", \"family\": ");
-	if ((v->kind < 0 || v->kind >= KIND_COUNT) && v->family >= 0 &&
-	    v->family < KIND_COUNT)
-		w_jstr(w, report_kname(v->family));
+	if ((v->kind < 0 || v->kind >= KIND_COUNT) &&
+	    violation_family(v) >= 0)
+		w_jstr(w, report_kname(violation_family(v)));
 	else
 		report_puts(w, "null");
 	report_printf(w, ", \"device\": %d, \"owner\": ", v->device);

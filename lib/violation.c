@@ -58,6 +58,14 @@ violation_name(vtype_t type)
  * (the type's phrase), the range of an out_of_bounds, what the call did
  * when the phrase does not say it, and the driver's answer when there is
  * one. */
+int
+violation_family(const violation_t *v)
+{
+	unsigned f = v->family & ((1u << KIND_COUNT) - 1);
+
+	return f != 0 ? __builtin_ctz(f) : -1;
+}
+
 static void
 log_one(const violation_t *v)
 {

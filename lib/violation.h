@@ -48,9 +48,11 @@ typedef struct violation_s {
 	stack_id_t stack;      /* where it happened */
 	stack_id_t alloc_stack;/* where the allocation was made, or 0 */
 	stack_id_t free_stack; /* where it was first freed, or 0 */
-	int family;            /* kind -1 (an invalid free): the kind_t of
-	                        * the memory the call frees (cuMemFree_v2:
-	                        * device, cuMemFreeHost: pinned), or -1 */
+	unsigned family;       /* kind -1 (an invalid free): the kinds the
+	                        * call frees, one bit (1u << kind_t) each
+	                        * (cuMemFree_v2: device, managed, ...;
+	                        * cuMemFreeHost: pinned); 0 when unknown.
+	                        * Reports name the first (violation_family) */
 	size_t off, len;       /* out_of_bounds: the range [off, off + len),
 	                        * from the allocation's base */
 	voutcome_t outcome;
@@ -62,6 +64,8 @@ typedef struct violation_s {
  * callback): the output callback may call back into cuwarden. */
 void violation_record(const violation_t *v);
 const char *violation_name(vtype_t type); /* "double_free", ... */
+/* The kind_t that names v's family (its first kind), or -1. */
+int violation_family(const violation_t *v);
 uint64_t violation_count(void);
 /* Violations recorded but not printed (VIOLATION_SHOW per type). */
 uint64_t violation_not_shown(void);
