@@ -18,6 +18,7 @@ typedef struct au_cfg_s {
 	size_t nsupp;
 	bool builtin, gen_supp, require_cuda;
 	bool accept_teardown; /* teardown leaks accepted, not counted */
+	bool plain_summary;   /* the summary lines' numbers ungrouped */
 	long error_exitcode;
 	long num_callers;
 	int verbose;

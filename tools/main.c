@@ -181,6 +181,7 @@ main(int argc, char **argv)
 	ro.supp = supp;
 	ro.baseline = c.baseline;
 	ro.stack_limit = (int)c.num_callers;
+	ro.plain_summary = c.plain_summary;
 	render_text(&m, &ro, log);
 	if (c.gen_supp)
 		supp_generate(&m, log);
@@ -219,7 +220,7 @@ main(int argc, char **argv)
 		/* Why the job failed, where CI shows it: the last line. */
 		fprintf(log, "== EXIT STATUS: %d (%s reported", status,
 		    fmt_sum(t.errors, t.errors == 1 ? "error" : "errors",
-		    false, b1, sizeof(b1)));
+		    true, b1, sizeof(b1)));
 		if (m.ran && m.exit_status >= 0)
 			fprintf(log, "; the program exited with %d",
 			    m.exit_status);

@@ -279,7 +279,7 @@ print_used(const char *rule, const char *origin, uint64_t count,
 	char b1[96], b2[96];
 
 	fprintf(out, "==    %s, %s: %s (%s)\n",
-	    fmt_sum(count, "x", false, b1, sizeof(b1)),
+	    fmt_sum(count, "x", true, b1, sizeof(b1)),
 	    fmt_sum(bytes, "bytes", true, b2, sizeof(b2)), tx(rule),
 	    tx(origin));
 }
@@ -494,6 +494,10 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	char b1[96], b2[96], b3[96];
 	size_t i;
 
+	/* Every number grouped (valgrind); the two summary lines as
+	 * compute-sanitizer writes them with --plain-summary. */
+	bool grouped = !o->plain_summary;
+
 	model_totals(m, &t);
 	/* Leaks, then those teardown freed, then the address ranges. */
 	for (int cat = AU_CAT_LEAK; cat <= AU_CAT_RANGE; cat++)
@@ -507,41 +511,41 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	print_processes(m, out);
 	print_owners(m, out);
 	fprintf(out, "== LEAK SUMMARY: %s leaked in %s (%llu group%s)\n",
-	    fmt_sum(t.leaked_bytes, "bytes", false, b1, sizeof(b1)),
-	    amount(t.leaked_allocations, "allocation", "allocations", false,
+	    fmt_sum(t.leaked_bytes, "bytes", grouped, b1, sizeof(b1)),
+	    amount(t.leaked_allocations, "allocation", "allocations", grouped,
 	    b2, sizeof(b2)),
 	    (unsigned long long)t.leak_groups, t.leak_groups == 1 ? "" : "s");
 	if (t.teardown_groups > 0)
 		fprintf(out, "==    of which freed only by context teardown: "
 		    "%s in %s (%llu group%s; --accept-teardown to accept "
 		    "them)\n",
-		    fmt_sum(t.teardown_bytes, "bytes", false, b1, sizeof(b1)),
+		    fmt_sum(t.teardown_bytes, "bytes", true, b1, sizeof(b1)),
 		    amount(t.teardown_allocations, "allocation",
-		    "allocations", false, b2, sizeof(b2)),
+		    "allocations", true, b2, sizeof(b2)),
 		    (unsigned long long)t.teardown_groups,
 		    t.teardown_groups == 1 ? "" : "s");
 	if (t.accepted_groups > 0)
 		fprintf(out, "== ACCEPTED: %s in %s freed only by context "
 		    "teardown (--accept-teardown), not counted\n",
-		    fmt_sum(t.accepted_bytes, "bytes", false, b1, sizeof(b1)),
+		    fmt_sum(t.accepted_bytes, "bytes", true, b1, sizeof(b1)),
 		    amount(t.accepted_allocations, "allocation",
-		    "allocations", false, b2, sizeof(b2)));
+		    "allocations", true, b2, sizeof(b2)));
 	if (t.range_groups > 0)
 		fprintf(out, "== ADDRESS RANGES NEVER FREED: %s of address "
 		    "space in %s (%llu group%s; not memory, not counted as "
 		    "leaks)\n",
-		    fmt_sum(t.range_bytes, "bytes", false, b1, sizeof(b1)),
-		    amount(t.ranges, "range", "ranges", false, b2, sizeof(b2)),
+		    fmt_sum(t.range_bytes, "bytes", true, b1, sizeof(b1)),
+		    amount(t.ranges, "range", "ranges", true, b2, sizeof(b2)),
 		    (unsigned long long)t.range_groups,
 		    t.range_groups == 1 ? "" : "s");
 	if (t.suppressed_leaks > 0 || t.suppressed_violations > 0) {
 		fprintf(out, "== SUPPRESSED: %s in %s, %s\n",
-		    fmt_sum(t.suppressed_bytes, "bytes", false, b1,
+		    fmt_sum(t.suppressed_bytes, "bytes", true, b1,
 		    sizeof(b1)),
 		    amount(t.suppressed_leaks, "allocation", "allocations",
-		    false, b2, sizeof(b2)),
+		    true, b2, sizeof(b2)),
 		    amount(t.suppressed_violations, "violation", "violations",
-		    false, b3, sizeof(b3)));
+		    true, b3, sizeof(b3)));
 		supp_foreach_used(o->supp, print_used, out);
 	}
 	if (o->baseline != NULL)
@@ -552,10 +556,10 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 		    (unsigned long long)t.baseline_violations,
 		    t.baseline_violations == 1 ? "" : "s", tx(o->baseline));
 	fprintf(out, "== ERROR SUMMARY: %s (%s, %s)\n",
-	    amount(t.errors, "error", "errors", false, b1, sizeof(b1)),
-	    amount(t.leaked_allocations, "leak", "leaks", false, b2,
+	    amount(t.errors, "error", "errors", grouped, b1, sizeof(b1)),
+	    amount(t.leaked_allocations, "leak", "leaks", grouped, b2,
 	    sizeof(b2)),
-	    amount(t.violations, "violation", "violations", false, b3,
+	    amount(t.violations, "violation", "violations", grouped, b3,
 	    sizeof(b3)));
 	fprintf(out, "== COVERAGE: %llu process%s audited",
 	    (unsigned long long)t.processes, t.processes == 1 ? "" : "es");
@@ -572,12 +576,12 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 		fprintf(out, " (%llu through libcuwarden, not counted below)",
 		    (unsigned long long)t.library);
 	fprintf(out, ", %s seen%s, hooks active in %llu",
-	    amount(t.allocations, "allocation", "allocations", false, b1,
+	    amount(t.allocations, "allocation", "allocations", true, b1,
 	    sizeof(b1)), t.library > 0 ? " by the shim" : "",
 	    (unsigned long long)t.hooks_active);
 	if (t.untracked_frees > 0)
 		fprintf(out, ", %s", amount(t.untracked_frees,
-		    "untracked free", "untracked frees", false, b1,
+		    "untracked free", "untracked frees", true, b1,
 		    sizeof(b1)));
 	if (t.cuda_active == 0)
 		fputs(": no CUDA activity seen", out);

@@ -52,9 +52,9 @@ grep -qxE '(leak|owner|violation):|violation:[^:]*:' "$WORK/gen.supp" &&
 run regen "$AUDIT" --suppressions "$WORK/gen.supp" report "$R"
 expect_rc regen 23
 expect_not_in regen err "malformed suppression"
-expect_in regen err "== SUPPRESSED: 81920 bytes in 5 allocations, 3 violations"
+expect_in regen err "== SUPPRESSED: 81,920 bytes in 5 allocations, 3 violations"
 expect_in regen err "== ERROR SUMMARY: 2 errors (1 leak, 1 violation)"
-expect_in regen err "== LEAK SUMMARY: 28672 bytes leaked in 1 allocation (1 group)"
+expect_in regen err "== LEAK SUMMARY: 28,672 bytes leaked in 1 allocation (1 group)"
 
 # Names that try to forge report lines: a command argument, a module path
 # and an owner holding "\n== LEAK SUMMARY: 0 bytes ..." and escape
