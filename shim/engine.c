@@ -197,7 +197,6 @@ violation_init(violation_t *v, vtype_t type, const char *api, uintptr_t addr,
 	v->address = addr;
 	v->kind = -1;
 	v->device = -1;
-	v->family = -1;
 	v->cuda_error = (int)r;
 	v->stack = st;
 	if (rec != NULL) {
@@ -230,8 +229,7 @@ shim_report_invalid_free(const char *api, uintptr_t addr, unsigned accept,
 	violation_t v;
 
 	violation_init(&v, V_INVALID_FREE, api, addr, NULL, r, st);
-	if (accept != 0)
-		v.family = __builtin_ctz(accept);
+	v.family = accept;
 	violation_record(&v);
 }
 
