@@ -109,6 +109,13 @@ expect_rc librep 23
 expect_in librep err ": lib_leak (libprog.c:"
 expect_not_in librep err "alloc_common"
 expect_not_in librep err "contract_"
+# The shim's annotations go through the library's contracts: their
+# stacks start in the program as well.
+run annot "$AUDIT" "$TPD" violations 0
+expect_in annot err "== transfer_while_shared: cw_annotate_transfer of 0x"
+expect_in annot err ": scenario_violations (tp_driver.c:"
+expect_not_in annot err "contract_transfer"
+expect_not_in annot err "(annotate.c:"
 # 6. ... and the coverage line says what is true of it.
 expect_in librep err "== COVERAGE: 1 process audited, using CUDA through libcuwarden (no shim: no hook counts)"
 expect_not_in librep err "no CUDA activity"
