@@ -104,6 +104,9 @@ typedef struct au_finding_s {
 	char *kind;       /* memory kind ("device", ...); may be "" */
 	char *family;     /* violations of unknown kind: the kind the call
 	                   * frees (report "family"); NULL when none */
+	bool has_range;   /* out_of_bounds: [range_off, range_off +
+	                   * range_len) from the allocation's base */
+	uint64_t range_off, range_len;
 	char *api;
 	char *owner;      /* "" when none */
 	char *cuda_error; /* violations; NULL when none */

@@ -202,6 +202,26 @@ ingest_violation(ingest_rd_t *r, au_model_t *m, const json_t *o,
 	f->cuda_error = cerr[0] ? xstrdup(cerr) : NULL;
 	f->family = family[0] ? xstrdup(family) : NULL;
 	f->count = 1;
+	{
+		const json_t *rg = json_object_get(o, "range");
+		char wr[80];
+
+		snprintf(wr, sizeof(wr), "%s.range", w);
+		if (json_is_object(rg)) {
+			if (ingest_get_uint(r, rg, wr, "offset", true, 0,
+			    &f->range_off) ||
+			    ingest_get_uint(r, rg, wr, "length", true, 0,
+			    &f->range_len)) {
+				finding_free(f);
+				return true;
+			}
+			f->has_range = true;
+		} else if (rg != NULL && !json_is_null(rg)) {
+			finding_free(f);
+			return ingest_fail(r, "%s: expected an object or null",
+			    wr);
+		}
+	}
 	if (addr[0])
 		finding_add_address(f, addr);
 	if (read_origin(r, o, w, f)) {

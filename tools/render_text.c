@@ -243,6 +243,11 @@ print_violation(FILE *out, const au_finding_t *f, int limit)
 	fprintf(out, "== %s: %s", tx(f->type), f->api[0] ? tx(f->api) : "?");
 	if (f->naddresses > 0)
 		fprintf(out, " of %s", tx(f->addresses[0]));
+	if (f->has_range) /* the library's form, ungrouped */
+		fprintf(out, " [%llu, %llu + %llu)",
+		    (unsigned long long)f->range_off,
+		    (unsigned long long)f->range_off,
+		    (unsigned long long)f->range_len);
 	if (f->kind[0] != '\0' || f->size > 0) {
 		fputs(" (", out);
 		if (f->kind[0] != '\0')

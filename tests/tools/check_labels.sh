@@ -121,6 +121,15 @@ expect_in librep err "== COVERAGE: 1 process audited, using CUDA through libcuwa
 expect_not_in librep err "no CUDA activity"
 expect_not_in librep err "hooks active in 0"
 expect_in librep err "== invalid_free: cw_free of 0x7777, 1 time [pid "
+expect_in librep err "== out_of_bounds: cw_upload of 0x"
+grep -F "== out_of_bounds: cw_upload of 0x" "$WORK/librep.err" |
+    grep -qF " [60, 60 + 8) (device allocation of 64 bytes)" ||
+    fail "librep: no range in the out_of_bounds header"
+# The range survives the merged document.
+run libjson "$AUDIT" --json "$WORK/libm.json" report "$WORK/lib.json"
+"${PY:-python3}" "$TT/check_json.py" "$TT/audit.schema.json" "$WORK/libm.json" || fail "libjson: schema"
+run libback "$AUDIT" report "$WORK/libm.json"
+expect_in libback err " [60, 60 + 8) (device allocation of 64 bytes)"
 
 # 7. Digits grouped in every line of the tool's text; --plain-summary
 # gives compute-sanitizer's summary lines.
