@@ -97,7 +97,7 @@ alloc_common(const char *fn, cw_buf_t *buf, size_t size, cw_kind_t kind,
 	rec.base = addr;
 	rec.size = size;
 	rec.api = fn;
-	rec.alloc_stack = stack_capture(0);
+	rec.alloc_stack = stack_capture_outside();
 	rec.owner = owner;
 	rec.refcount = 1;
 	rec.flags = REC_F_LIBRARY;
@@ -157,7 +157,7 @@ free_common(cw_buf_t h, bool async, cw_stream_t stream, const char *fn)
 	if (h == CW_BUF_NONE)
 		return lasterr_set(CW_EINVAL, fn, "handle is CW_BUF_NONE");
 
-	stack_id_t st = stack_capture(1);
+	stack_id_t st = stack_capture_outside();
 	if ((r = contract_remove(h, st, fn, &out)) != CW_OK)
 		return r;
 
@@ -336,7 +336,7 @@ cw_view(cw_buf_t *view, cw_buf_t parent, size_t offset, size_t len)
 	rec.aux = (t.addr - arec.base) + offset;
 	rec.parent = t.alloc;
 	rec.api = fn;
-	rec.alloc_stack = stack_capture(0);
+	rec.alloc_stack = stack_capture_outside();
 	rec.owner = arec.owner;
 	rec.refcount = 1;
 	rec.flags = REC_F_LIBRARY;

@@ -18,9 +18,12 @@
 #include "lasterr.h"
 #include "stackdepot.h"
 
-int
-contract_violation(int status, vtype_t type, const char *api,
-    uint64_t h, const reg_rec_t *rec, bool tomb, int cuda_error)
+/* contract_violation, with an out_of_bounds's range (off, n) when
+ * range is true. */
+static int
+violation_at(int status, vtype_t type, const char *api, uint64_t h,
+    const reg_rec_t *rec, bool tomb, int cuda_error, bool range,
+    size_t off, size_t n)
 {
 	violation_t v;
 
@@ -33,9 +36,16 @@ contract_violation(int status, vtype_t type, const char *api,
 	v.device = rec != NULL ? rec->device : -1;
 	v.owner = rec != NULL ? rec->owner : 0;
 	v.cuda_error = cuda_error;
-	v.stack = stack_capture(1);
+	v.stack = stack_capture_outside();
 	v.alloc_stack = rec != NULL ? rec->alloc_stack : 0;
 	v.free_stack = rec != NULL && tomb ? rec->free_stack : 0;
+	if (range) {
+		v.off = off;
+		v.len = n;
+	}
+	/* Where the phrase does not say that nothing was done. */
+	if (type == V_OUT_OF_BOUNDS || type == V_FREE_WHILE_REFERENCED)
+		v.outcome = V_OUTCOME_REFUSED;
 	violation_record(&v);
 
 	if (rec == NULL) {
@@ -97,6 +107,14 @@ contract_violation(int status, vtype_t type, const char *api,
 	if (cuda_error != 0)
 		e->cuda_error_name = driver_error_name((CUresult)cuda_error);
 	return status;
+}
+
+int
+contract_violation(int status, vtype_t type, const char *api,
+    uint64_t h, const reg_rec_t *rec, bool tomb, int cuda_error)
+{
+	return violation_at(status, type, api, h, rec, tomb, cuda_error,
+	    false, 0, 0);
 }
 
 int
@@ -171,8 +189,8 @@ contract_check_range(uint64_t h, const contract_target_t *t, size_t off,
 {
 	if (off <= t->size && n <= t->size - off)
 		return CW_OK;
-	contract_violation(CW_EBOUNDS, V_OUT_OF_BOUNDS, api, h, &t->rec, false,
-	    0);
+	violation_at(CW_EBOUNDS, V_OUT_OF_BOUNDS, api, h, &t->rec, false, 0,
+	    true, off, n);
 	fmt_snprintf(lasterr_get()->message, sizeof(lasterr_get()->message),
 	    "out_of_bounds: [%zu, %zu + %zu) outside handle %#llx of %zu "
 	    "bytes; nothing done", off, off, n, (unsigned long long)h,

@@ -53,7 +53,8 @@ enum {
 	F_ZERO = 0x2,
 	F_ALT = 0x4,
 	F_PLUS = 0x8,
-	F_SPACE = 0x10
+	F_SPACE = 0x10,
+	F_GROUP = 0x20  /* ' : decimal digits in groups of three, with ',' */
 };
 
 /* A padded field: sign/prefix, zeros for precision, digits. */
@@ -70,6 +71,8 @@ put_number(fmtbuf_t *b, unsigned long long v, bool neg, unsigned base,
 	int total;
 
 	while (v != 0) {
+		if ((flags & F_GROUP) && base == 10 && nd % 4 == 3)
+			tmp[nd++] = ',';
 		tmp[nd++] = digits[v % base];
 		v /= base;
 	}
@@ -151,6 +154,8 @@ fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 				flags |= F_PLUS;
 			else if (*p == ' ')
 				flags |= F_SPACE;
+			else if (*p == '\'')
+				flags |= F_GROUP;
 			else
 				break;
 		}

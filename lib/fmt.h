@@ -11,8 +11,10 @@
 #include <stddef.h>
 
 /* snprintf into buf without malloc (a subset: %s %d %i %u %ld %lu %lld
- * %llu %zu %zd %x %lx %llx %p %c %%, widths, '-', '0', '#'). Returns the
- * length it would have written, as snprintf does. */
+ * %llu %zu %zd %x %lx %llx %p %c %%, widths, '-', '0', '#', and '\'' for
+ * decimal digits grouped by three with ',' whatever the locale:
+ * "3,407,872"). Returns the length it would have written, as snprintf
+ * does. */
 int fmt_snprintf(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);

@@ -96,7 +96,7 @@ seg_free_failed(const pool_t *p, uintptr_t addr, size_t size)
 		.device = p->device,
 		.owner = 0,
 		.cuda_error = lasterr_get()->cuda_error,
-		.stack = stack_capture(0),
+		.stack = stack_capture_outside(),
 	};
 	violation_record(&v);
 }

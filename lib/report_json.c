@@ -265,8 +265,20 @@ json_violation(wr_t *w, const violation_t *v, bool comma)
 		w_jstr(w, report_kname(v->kind));
 	else
 		report_puts(w, "null");
+	report_puts(w, ", \"family\": ");
+	if ((v->kind < 0 || v->kind >= KIND_COUNT) &&
+	    violation_family(v) >= 0)
+		w_jstr(w, report_kname(violation_family(v)));
+	else
+		report_puts(w, "null");
 	report_printf(w, ", \"device\": %d, \"owner\": ", v->device);
 	w_jstr(w, report_owner_str(v->owner));
+	if (v->type == V_OUT_OF_BOUNDS)
+		report_printf(w, ", \"range\": {\"offset\": %llu, "
+		    "\"length\": %llu}", (unsigned long long)v->off,
+		    (unsigned long long)v->len);
+	else
+		report_puts(w, ", \"range\": null");
 	report_puts(w, ", \"cuda_error\": ");
 	if (v->cuda_error == 0) {
 		report_puts(w, "null");

@@ -163,8 +163,8 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	report_puts(w, "\ncommand: ");
 	report_proc_args(p, text_arg, w);
 	report_coverage_read(&cov);
-	report_printf(w, "\ncoverage: hooks %s, %llu allocations and %llu "
-	    "frees seen, %llu untracked frees\n\n",
+	report_printf(w, "\ncoverage: hooks %s, %'llu allocations and %'llu "
+	    "frees seen, %'llu untracked frees\n\n",
 	    cov.hooks_active ? "active" : "inactive",
 	    (unsigned long long)cov.allocations,
 	    (unsigned long long)cov.frees,
@@ -175,16 +175,16 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		const char *own = report_owner_str(l->owner);
 
 		if (l->cat == REPORT_CAT_RANGE)
-			report_printf(w, "%llu bytes%s in %llu address "
-			    "range%s of %llu bytes never freed",
+			report_printf(w, "%'llu bytes%s in %'llu address "
+			    "range%s of %'llu bytes never freed",
 			    (unsigned long long)gv[g].bytes,
 			    gv[g].saturated ? " (the sum overflowed)" : "",
 			    (unsigned long long)gv[g].count,
 			    gv[g].count == 1 ? "" : "s",
 			    (unsigned long long)l->size);
 		else
-			report_printf(w, "%llu bytes%s in %llu %s "
-			    "allocation%s of %llu bytes %s",
+			report_printf(w, "%'llu bytes%s in %'llu %s "
+			    "allocation%s of %'llu bytes %s",
 			    (unsigned long long)gv[g].bytes,
 			    gv[g].saturated ? " (the sum overflowed)" : "",
 			    (unsigned long long)gv[g].count,
@@ -213,15 +213,23 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		w_tstr(w, v->api);
 		report_printf(w, "(0x%lx)", (unsigned long)v->address);
 		if (v->kind >= 0 && v->kind < KIND_COUNT)
-			report_printf(w, " on %s memory of %llu bytes",
+			report_printf(w, " on %s memory of %'llu bytes",
 			    report_kname(v->kind),
 			    (unsigned long long)v->size);
+		else if (violation_family(v) >= 0)
+			report_printf(w, ", a free of %s memory",
+			    report_kname(violation_family(v)));
 		if (v->device >= 0)
 			report_printf(w, ", device %d", v->device);
 		if (v->owner != 0) {
 			report_puts(w, ", owner ");
 			w_tstr(w, report_owner_str(v->owner));
 		}
+		/* The library's form; ungrouped, so that the commas of
+		 * the interval stay the only ones. */
+		if (v->type == V_OUT_OF_BOUNDS)
+			report_printf(w, ", range [%zu, %zu + %zu)", v->off,
+			    v->off, v->len);
 		if (v->cuda_error != 0) {
 			if (en != NULL)
 				report_printf(w, ", driver returned %s", en);
@@ -266,11 +274,11 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 			report_puts(w, "\n");
 	}
 	if (nviol > V->n)
-		report_printf(w, "(%llu more violations not kept)\n\n",
+		report_printf(w, "(%'llu more violations not kept)\n\n",
 		    (unsigned long long)(nviol - V->n));
 	if (ledger_failures() > 0)
-		report_printf(w, "FAILED FREES: %llu (%llu addresses kept, "
-		    "%llu not kept)\n", (unsigned long long)ledger_failures(),
+		report_printf(w, "FAILED FREES: %'llu (%'llu addresses kept, "
+		    "%'llu not kept)\n", (unsigned long long)ledger_failures(),
 		    (unsigned long long)ledger_size(),
 		    (unsigned long long)ledger_overflow());
 	if (stack_dropped() > 0)
@@ -283,7 +291,7 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		    log_lost_count());
 	if (bytes_sat)
 		report_printf(w, "LEAKED BYTES: the sum overflowed: at least "
-		    "%llu bytes\n", (unsigned long long)bytes);
+		    "%'llu bytes\n", (unsigned long long)bytes);
 	if (nowait_active() && nowait_skipped() != 0)
 		report_printf(w, "INCOMPLETE: %llu part%s left out: the "
 		    "program exited from a signal handler that interrupted a "
@@ -291,22 +299,22 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		    (unsigned long long)nowait_skipped(),
 		    nowait_skipped() == 1 ? "" : "s");
 	if (L->count[REPORT_CAT_TEARDOWN] > 0 || teardown_dropped() > 0)
-		report_printf(w, "FREED ONLY BY CONTEXT TEARDOWN: %llu bytes "
-		    "in %llu allocations (counted as leaks; %llu more not "
+		report_printf(w, "FREED ONLY BY CONTEXT TEARDOWN: %'llu bytes "
+		    "in %'llu allocations (counted as leaks; %'llu more not "
 		    "kept)\n",
 		    (unsigned long long)L->bytes[REPORT_CAT_TEARDOWN],
 		    (unsigned long long)L->count[REPORT_CAT_TEARDOWN],
 		    (unsigned long long)teardown_dropped());
 	if (L->count[REPORT_CAT_RANGE] > 0)
-		report_printf(w, "ADDRESS RANGES NEVER FREED: %llu bytes of "
-		    "address space in %llu ranges (not memory: not counted "
+		report_printf(w, "ADDRESS RANGES NEVER FREED: %'llu bytes of "
+		    "address space in %'llu ranges (not memory: not counted "
 		    "as leaks)\n",
 		    (unsigned long long)L->bytes[REPORT_CAT_RANGE],
 		    (unsigned long long)L->count[REPORT_CAT_RANGE]);
-	report_printf(w, "LEAK SUMMARY: %llu bytes leaked in %llu "
+	report_printf(w, "LEAK SUMMARY: %'llu bytes leaked in %'llu "
 	    "allocations\n", (unsigned long long)bytes,
 	    (unsigned long long)nleaks);
-	report_printf(w, "ERROR SUMMARY: %llu errors (%llu leaked allocations, "
-	    "%llu violations)\n", (unsigned long long)(nleaks + nviol),
+	report_printf(w, "ERROR SUMMARY: %'llu errors (%'llu leaked "
+	    "allocations, %'llu violations)\n", (unsigned long long)(nleaks + nviol),
 	    (unsigned long long)nleaks, (unsigned long long)nviol);
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "mutex.h"
 #include "options.h"
@@ -53,6 +54,18 @@ violation_name(vtype_t type)
 	return names[type];
 }
 
+/* One line, as it happens: what was called on what, what is wrong
+ * (the type's phrase), the range of an out_of_bounds, what the call did
+ * when the phrase does not say it, and the driver's answer when there is
+ * one. */
+int
+violation_family(const violation_t *v)
+{
+	unsigned f = v->family & ((1u << KIND_COUNT) - 1);
+
+	return f != 0 ? __builtin_ctz(f) : -1;
+}
+
 static void
 log_one(const violation_t *v)
 {
@@ -60,25 +73,31 @@ log_one(const violation_t *v)
 	const char *name = violation_name(v->type);
 	const char *phrase =
 	    (unsigned)v->type < V_COUNT ? phrases[v->type] : "";
+	char what[96], range[96] = "", res[32] = "";
+	static const char *const outcomes[] = {
+		[V_OUTCOME_UNSAID] = "",
+		[V_OUTCOME_REFUSED] = "; refused, nothing done",
+		[V_OUTCOME_FORWARDED] = "; forwarded to the driver",
+		[V_OUTCOME_DONE] = "; done all the same",
+	};
+	const char *outcome = (unsigned)v->outcome <= V_OUTCOME_DONE ?
+	    outcomes[v->outcome] : "";
 
-	if (v->kind == KIND_VIEW) {
-		log_printf("%s: %s(%#lx) of a view (%zu bytes) %s", name, api,
-		    (unsigned long)v->address, v->size, phrase);
-	} else if (v->kind >= 0 && v->kind < KIND_COUNT) {
-		if (v->cuda_error != 0)
-			log_printf("%s: %s(%#lx) of %s memory (%zu bytes) %s "
-			    "(CUresult %d)", name, api,
-			    (unsigned long)v->address,
-			    kind_name((kind_t)v->kind), v->size, phrase,
-			    v->cuda_error);
-		else
-			log_printf("%s: %s(%#lx) of %s memory (%zu bytes) %s",
-			    name, api, (unsigned long)v->address,
-			    kind_name((kind_t)v->kind), v->size, phrase);
-	} else {
-		log_printf("%s: %s(%#lx) %s", name, api,
-		    (unsigned long)v->address, phrase);
-	}
+	if (v->kind == KIND_VIEW)
+		fmt_snprintf(what, sizeof(what), " of a view (%zu bytes)",
+		    v->size);
+	else if (v->kind >= 0 && v->kind < KIND_COUNT)
+		fmt_snprintf(what, sizeof(what), " of %s memory (%zu bytes)",
+		    kind_name((kind_t)v->kind), v->size);
+	else
+		what[0] = '\0';
+	if (v->type == V_OUT_OF_BOUNDS)
+		fmt_snprintf(range, sizeof(range), ": [%zu, %zu + %zu)",
+		    v->off, v->off, v->len);
+	if (v->cuda_error != 0)
+		fmt_snprintf(res, sizeof(res), " (CUresult %d)", v->cuda_error);
+	log_printf("%s: %s(%#lx)%s%s %s%s%s", name, api,
+	    (unsigned long)v->address, what, range, phrase, outcome, res);
 }
 
 void

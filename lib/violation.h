@@ -24,6 +24,16 @@ typedef enum vtype_e {
 	V_COUNT
 } vtype_t;
 
+/* What the call that broke the contract did, when its phrase (vtypes.h)
+ * does not say it: the library refuses (nothing done), the shim forwards
+ * the call to the driver all the same (doc/shim.md). */
+typedef enum voutcome_e {
+	V_OUTCOME_UNSAID = 0,
+	V_OUTCOME_REFUSED,    /* nothing done */
+	V_OUTCOME_FORWARDED,  /* the call went to the driver */
+	V_OUTCOME_DONE        /* done all the same (the shim's free) */
+} voutcome_t;
+
 typedef struct violation_s {
 	vtype_t type;
 	const char *api;       /* static string: the call that broke it */
@@ -38,6 +48,14 @@ typedef struct violation_s {
 	stack_id_t stack;      /* where it happened */
 	stack_id_t alloc_stack;/* where the allocation was made, or 0 */
 	stack_id_t free_stack; /* where it was first freed, or 0 */
+	unsigned family;       /* kind -1 (an invalid free): the kinds the
+	                        * call frees, one bit (1u << kind_t) each
+	                        * (cuMemFree_v2: device, managed, ...;
+	                        * cuMemFreeHost: pinned); 0 when unknown.
+	                        * Reports name the first (violation_family) */
+	size_t off, len;       /* out_of_bounds: the range [off, off + len),
+	                        * from the allocation's base */
+	voutcome_t outcome;
 } violation_t;
 
 /* Records v (copied), logs one line, aborts after it with
@@ -46,6 +64,8 @@ typedef struct violation_s {
  * callback): the output callback may call back into cuwarden. */
 void violation_record(const violation_t *v);
 const char *violation_name(vtype_t type); /* "double_free", ... */
+/* The kind_t that names v's family (its first kind), or -1. */
+int violation_family(const violation_t *v);
 uint64_t violation_count(void);
 /* Violations recorded but not printed (VIOLATION_SHOW per type). */
 uint64_t violation_not_shown(void);

@@ -13,8 +13,10 @@
  *           and the SARIF rule id "cuwarden.violation.<name>"
  *   rule    the SARIF rule's PascalCase name
  *   text    the SARIF rule's description
- *   phrase  what the log says happened, after "<api>(0x...) of <kind>
- *           memory (N bytes)"
+ *   phrase  what the log says is wrong, after "<api>(0x...) of <kind>
+ *           memory (N bytes)" (and an out_of_bounds's range); what the
+ *           call then did, where the phrase does not say it, is the
+ *           violation's outcome (violation.h)
  */
 #ifndef CUWARDEN_VTYPES_H
 #define CUWARDEN_VTYPES_H
@@ -37,7 +39,7 @@
 	    "FreeWhileReferenced", \
 	    "An allocation was freed while references (views) were still " \
 	    "held.", \
-	    "refused: references are still held") \
+	    "while references are still held") \
 	X(TRANSFER_WHILE_SHARED, "transfer_while_shared", \
 	    "TransferWhileShared", \
 	    "Ownership was transferred while more than one reference was " \
@@ -51,7 +53,7 @@
 	    "used after it was freed") \
 	X(OUT_OF_BOUNDS, "out_of_bounds", "OutOfBounds", \
 	    "A copy or memset reached outside its allocation.", \
-	    "range outside it, nothing done") \
+	    "outside it") \
 	X(FAILED_FREE, "failed_free", "FailedFree", \
 	    "The driver failed to free an allocation; its memory stays lost.", \
 	    "the driver did not free it")

@@ -28,9 +28,10 @@ bounds(void)
 	return b != 0;
 }
 
-/* [p, p + n) against the tracked allocation containing p, if any. */
+/* [p, p + n) against the tracked allocation containing p, if any, for a
+ * call the shim refuses (refused) or forwards. */
 static void
-check_range(const char *api, uintptr_t p, size_t n)
+check_range(const char *api, uintptr_t p, size_t n, bool refused)
 {
 	reg_handle_t h;
 	reg_rec_t rec;
@@ -41,7 +42,7 @@ check_range(const char *api, uintptr_t p, size_t n)
 		return; /* not ours to judge (untracked, VMM, host) */
 	if (n <= rec.size && p - rec.base <= rec.size - n)
 		return;
-	shim_report_violation(V_OUT_OF_BOUNDS, api, p, &rec, CUDA_SUCCESS,
+	shim_report_out_of_bounds(api, p, n, &rec, refused,
 	    stack_capture_outside());
 }
 
@@ -74,12 +75,15 @@ static bool
 copy_refused(const char *api, uintptr_t dst, bool dst_dev, uintptr_t src,
     bool src_dev, size_t n)
 {
-	if (unlikely(bounds())) {
-		check_range(api, dst, n);
-		check_range(api, src, n);
-	}
-	return shim_pool_mode() && ((dst_dev && pool_range_refused(dst, n)) ||
+	bool refused = shim_pool_mode() &&
+	    ((dst_dev && pool_range_refused(dst, n)) ||
 	    (src_dev && pool_range_refused(src, n)));
+
+	if (unlikely(bounds())) {
+		check_range(api, dst, n, refused);
+		check_range(api, src, n, refused);
+	}
+	return refused;
 }
 
 /* The same for a set of count elements of size bytes. */

@@ -145,7 +145,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 	if (ns == NS_ADDR && graphmem_node_unlaunched(addr))
 		/* Graph memory no launch made live (H200: the driver refuses
 		 * it, CUDA_ERROR_INVALID_VALUE). */
-		shim_report_violation(V_INVALID_FREE, api, addr, NULL, r, st);
+		shim_report_invalid_free(api, addr, accept, r, st);
 	else if (!registry_tomb_find(ns, addr, &rec))
 		shim_report_violation(V_DOUBLE_FREE, api, addr, &rec, r, st);
 	else if (ns == NS_ADDR &&
@@ -154,5 +154,5 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		 * are opaque values. */
 		shim_report_violation(V_INTERIOR_FREE, api, addr, &rec, r, st);
 	else
-		shim_report_violation(V_INVALID_FREE, api, addr, NULL, r, st);
+		shim_report_invalid_free(api, addr, accept, r, st);
 }

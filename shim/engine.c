@@ -185,27 +185,64 @@ shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
 		stats_on_free((kind_t)old.kind, old.size);
 }
 
+/* v for a violation of type by api on addr (rec: its record, or NULL),
+ * the driver's answer r, the stack st. */
+static void
+violation_init(violation_t *v, vtype_t type, const char *api, uintptr_t addr,
+    const reg_rec_t *rec, CUresult r, stack_id_t st)
+{
+	memset(v, 0, sizeof(*v));
+	v->type = type;
+	v->api = api;
+	v->address = addr;
+	v->kind = -1;
+	v->device = -1;
+	v->cuda_error = (int)r;
+	v->stack = st;
+	if (rec != NULL) {
+		v->size = rec->size;
+		v->kind = rec->kind;
+		v->device = rec->device;
+		v->owner = rec->owner;
+		v->alloc_stack = rec->alloc_stack;
+		v->free_stack = rec->free_stack;
+	}
+	/* The shim frees what the driver freed, references or not. */
+	if (type == V_FREE_WHILE_REFERENCED)
+		v->outcome = V_OUTCOME_DONE;
+}
+
 void
 shim_report_violation(vtype_t type, const char *api, uintptr_t addr,
     const reg_rec_t *rec, CUresult r, stack_id_t st)
 {
 	violation_t v;
 
-	memset(&v, 0, sizeof(v));
-	v.type = type;
-	v.api = api;
-	v.address = addr;
-	v.kind = -1;
-	v.device = -1;
-	v.cuda_error = (int)r;
-	v.stack = st;
-	if (rec != NULL) {
-		v.size = rec->size;
-		v.kind = rec->kind;
-		v.device = rec->device;
-		v.owner = rec->owner;
-		v.alloc_stack = rec->alloc_stack;
-		v.free_stack = rec->free_stack;
-	}
+	violation_init(&v, type, api, addr, rec, r, st);
+	violation_record(&v);
+}
+
+void
+shim_report_invalid_free(const char *api, uintptr_t addr, unsigned accept,
+    CUresult r, stack_id_t st)
+{
+	violation_t v;
+
+	violation_init(&v, V_INVALID_FREE, api, addr, NULL, r, st);
+	v.family = accept;
+	violation_record(&v);
+}
+
+void
+shim_report_out_of_bounds(const char *api, uintptr_t p, size_t n,
+    const reg_rec_t *rec, bool refused, stack_id_t st)
+{
+	violation_t v;
+
+	violation_init(&v, V_OUT_OF_BOUNDS, api, p, rec,
+	    refused ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS, st);
+	v.off = p - rec->base;
+	v.len = n;
+	v.outcome = refused ? V_OUTCOME_REFUSED : V_OUTCOME_FORWARDED;
 	violation_record(&v);
 }

@@ -87,6 +87,13 @@ void shim_record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, 
 void shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags, stack_id_t st);
 void shim_remove_rec(reg_handle_t h, stack_id_t st);
 void shim_report_violation(vtype_t type, const char *api, uintptr_t addr, const reg_rec_t *rec, CUresult r, stack_id_t st);
+/* An invalid free by a call that frees the kinds in accept (KBIT): the
+ * report names the family of the call (violation_t.family). */
+void shim_report_invalid_free(const char *api, uintptr_t addr, unsigned accept, CUresult r, stack_id_t st);
+/* [p, p + n) reaches outside rec; refused: the shim answers
+ * CUDA_ERROR_INVALID_VALUE itself (pool mode), else the call is
+ * forwarded. */
+void shim_report_out_of_bounds(const char *api, uintptr_t p, size_t n, const reg_rec_t *rec, bool refused, stack_id_t st);
 bool shim_stream_capturing(const char *api, CUstream s, CUgraph *g);
 CUstream shim_stream_of(const char *api, CUstream s);
 bool shim_unknown_to_driver(CUresult r);

@@ -168,7 +168,7 @@ shim_pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 	else
 		/* A block freed so long ago that its tombstone is gone, or
 		 * an address the pools never handed out. */
-		shim_report_violation(V_INVALID_FREE, api, addr, NULL,
+		shim_report_invalid_free(api, addr, accept,
 		    CUDA_ERROR_INVALID_VALUE, st);
 	*res = CUDA_ERROR_INVALID_VALUE;
 	return true;

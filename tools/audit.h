@@ -104,6 +104,11 @@ typedef struct au_finding_s {
 	au_cat_t cat;     /* leaks; AU_CAT_LEAK for violations */
 	char *type;       /* violation type; for leaks the kind again */
 	char *kind;       /* memory kind ("device", ...); may be "" */
+	char *family;     /* violations of unknown kind: the kind the call
+	                   * frees (report "family"); NULL when none */
+	bool has_range;   /* out_of_bounds: [range_off, range_off +
+	                   * range_len) from the allocation's base */
+	uint64_t range_off, range_len;
 	char *api;
 	char *owner;      /* "" when none */
 	char *cuda_error; /* violations; NULL when none */

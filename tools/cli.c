@@ -31,6 +31,7 @@ enum {
 	OPT_TOMBSTONES, OPT_SHIM_LOG, OPT_NUM_CALLERS, OPT_NO_WAIT, OPT_HELP,
 	OPT_VERSION, OPT_REQUIRE_CUDA, OPT_ACCEPT_TEARDOWN, OPT_ALLOW_MISSING,
 	OPT_BASELINE_MATCH,
+	OPT_PLAIN_SUMMARY,
 };
 
 static const struct option long_opts[] = {
@@ -60,6 +61,7 @@ static const struct option long_opts[] = {
 	{ "tombstones", required_argument, NULL, OPT_TOMBSTONES },
 	{ "shim-log-file", required_argument, NULL, OPT_SHIM_LOG },
 	{ "num-callers", required_argument, NULL, OPT_NUM_CALLERS },
+	{ "plain-summary", no_argument, NULL, OPT_PLAIN_SUMMARY },
 	{ "no-wait-descendants", no_argument, NULL, OPT_NO_WAIT },
 	{ "require-cuda", no_argument, NULL, OPT_REQUIRE_CUDA },
 	{ "accept-teardown", no_argument, NULL, OPT_ACCEPT_TEARDOWN },
@@ -83,6 +85,8 @@ static const char usage_text[] =
 "  --html FILE              one self-contained HTML page\n"
 "                           (these four: FILE - is standard output)\n"
 "  --num-callers N          frames printed per stack in text (0 = all)\n"
+"  --plain-summary          LEAK and ERROR SUMMARY numbers ungrouped, as\n"
+"                           compute-sanitizer writes them (for scripts)\n"
 "  --require-cuda           fail (125) when no process used CUDA\n"
 "  --allow-missing-reports  a process that used CUDA and left no report\n"
 "                           (killed by SIGKILL) is listed, not a failure\n"
@@ -411,6 +415,9 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			break;
 		case OPT_REQUIRE_CUDA:
 			c->require_cuda = true;
+			break;
+		case OPT_PLAIN_SUMMARY:
+			c->plain_summary = true;
 			break;
 		case OPT_ACCEPT_TEARDOWN:
 			c->accept_teardown = true;

@@ -22,6 +22,7 @@ typedef struct au_cfg_s {
 	bool accept_teardown; /* teardown leaks accepted, not counted */
 	au_bmatch_t baseline_match; /* --baseline-match (exact) */
 	bool baseline_match_set;
+	bool plain_summary;   /* the summary lines' numbers ungrouped */
 	long error_exitcode;
 	long num_callers;
 	int verbose;

@@ -180,7 +180,7 @@ ingest_violation(ingest_rd_t *r, au_model_t *m, const json_t *o,
 {
 	au_finding_t *f;
 	const char *type = "", *api = "", *addr = "", *kind = "";
-	const char *owner = "", *cerr = "";
+	const char *owner = "", *cerr = "", *family = "";
 	uint64_t size = 0;
 	long long dev = -1;
 	char w[64];
@@ -192,6 +192,7 @@ ingest_violation(ingest_rd_t *r, au_model_t *m, const json_t *o,
 	    ingest_get_str(r, o, w, "api", "", &api) ||
 	    ingest_get_str(r, o, w, "address", "", &addr) ||
 	    ingest_get_str(r, o, w, "kind", "", &kind) ||
+	    ingest_get_str(r, o, w, "family", "", &family) ||
 	    ingest_get_str(r, o, w, "owner", "", &owner) ||
 	    ingest_get_str(r, o, w, "cuda_error", "", &cerr) ||
 	    ingest_get_uint(r, o, w, "size", false, 0, &size) ||
@@ -199,7 +200,28 @@ ingest_violation(ingest_rd_t *r, au_model_t *m, const json_t *o,
 		return true;
 	f = new_finding(AU_VIOLATION, type, kind, api, owner, dev, size);
 	f->cuda_error = cerr[0] ? xstrdup(cerr) : NULL;
+	f->family = family[0] ? xstrdup(family) : NULL;
 	f->count = 1;
+	{
+		const json_t *rg = json_object_get(o, "range");
+		char wr[80];
+
+		snprintf(wr, sizeof(wr), "%s.range", w);
+		if (json_is_object(rg)) {
+			if (ingest_get_uint(r, rg, wr, "offset", true, 0,
+			    &f->range_off) ||
+			    ingest_get_uint(r, rg, wr, "length", true, 0,
+			    &f->range_len)) {
+				finding_free(f);
+				return true;
+			}
+			f->has_range = true;
+		} else if (rg != NULL && !json_is_null(rg)) {
+			finding_free(f);
+			return ingest_fail(r, "%s: expected an object or null",
+			    wr);
+		}
+	}
 	if (addr[0])
 		finding_add_address(f, addr);
 	if (read_origin(r, o, w, f)) {

@@ -203,6 +203,7 @@ main(int argc, char **argv)
 	ro.supp = supp;
 	ro.baseline = c.baseline;
 	ro.stack_limit = (int)c.num_callers;
+	ro.plain_summary = c.plain_summary;
 	render_text(&m, &ro, log);
 	if (c.gen_supp && c.gen_supp_file == NULL)
 		supp_generate(&m, (size_t)c.num_callers, log);
@@ -242,7 +243,7 @@ main(int argc, char **argv)
 		/* Why the job failed, where CI shows it: the last line. */
 		fprintf(log, "== EXIT STATUS: %d (%s reported", status,
 		    fmt_sum(t.errors, t.errors == 1 ? "error" : "errors",
-		    false, b1, sizeof(b1)));
+		    true, b1, sizeof(b1)));
 		if (m.ran && m.exit_status >= 0)
 			fprintf(log, "; the program exited with %d",
 			    m.exit_status);

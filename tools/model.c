@@ -136,6 +136,7 @@ finding_free(au_finding_t *f)
 
 	free(f->type);
 	free(f->kind);
+	free(f->family);
 	free(f->api);
 	free(f->owner);
 	free(f->cuda_error);

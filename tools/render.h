@@ -18,6 +18,8 @@ typedef struct au_render_opts_s {
 	const au_supp_t *supp;    /* for the used-rule table; may be NULL */
 	const char *baseline;     /* --baseline path or NULL */
 	int stack_limit;          /* frames printed per stack in text, 0 all */
+	bool plain_summary;       /* LEAK and ERROR SUMMARY ungrouped
+	                           * (compute-sanitizer's numbers) */
 } au_render_opts_t;
 
 void render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out);

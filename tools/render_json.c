@@ -105,6 +105,14 @@ finding_json(const au_finding_t *f)
 	} else {
 		json_object_set_new(o, "type", json_utf8(f->type));
 		json_object_set_new(o, "kind", json_utf8(f->kind));
+		if (f->family != NULL)
+			json_object_set_new(o, "family", json_utf8(f->family));
+		if (f->has_range)
+			json_object_set_new(o, "range", json_pack("{s:I,s:I}",
+			    "offset", (json_int_t)(f->range_off > INT64_MAX ?
+			    INT64_MAX : f->range_off), "length",
+			    (json_int_t)(f->range_len > INT64_MAX ? INT64_MAX :
+			    f->range_len)));
 	}
 	json_object_set_new(o, "api", json_utf8(f->api));
 	json_object_set_new(o, "owner", json_utf8(f->owner));

@@ -22,6 +22,7 @@
 
 #include "audit.h"
 #include "json.h"
+#include "kinds.h"
 #include "model.h"
 #include "num.h"
 #include "path.h"
@@ -118,23 +119,47 @@ print_stack(FILE *out, const au_stack_t *s, int limit)
 	if (first > 0)
 		fprintf(out, "==    (%zu frame%s inside the static CUDA "
 		    "runtime not shown)\n", first, first == 1 ? "" : "s");
-	for (i = first; i < s->n; i++) {
+	/* Like valgrind: nothing below main (the C library's start code);
+	 * the JSON keeps every frame.  end: past the last frame shown. */
+	size_t end = first;
+	while (end < s->n && !(s->frames[end].function != NULL &&
+	    strcmp(s->frames[end].function, "main") == 0))
+		end++;
+	end = end < s->n ? end + 1 : s->n;
+	for (i = first; i < end; i++) {
 		if (limit > 0 && i - first == (size_t)limit) {
-			fprintf(out, "==    ... %zu more frames\n", s->n - i);
+			/* What --num-callers hides of what would show. */
+			fprintf(out, "==    ... %zu more frame%s\n", end - i,
+			    end - i == 1 ? "" : "s");
 			break;
 		}
 		print_frame(out, &s->frames[i], i == first);
-		/* Like valgrind: nothing below main (the C library's start
-		 * code); the JSON keeps every frame. */
-		if (s->frames[i].function != NULL &&
-		    strcmp(s->frames[i].function, "main") == 0)
-			break;
 	}
 }
 
+/* Whether memory of kind k (a report's kind name) is host memory
+ * (kinds.h). */
+static bool
+host_kind(const char *k)
+{
+#define KIND_HOST(e, name, leaks, host, rule, text) \
+	if (host && strcmp(k, name) == 0) \
+		return true;
+	KIND_LIST(KIND_HOST)
+#undef KIND_HOST
+	return false;
+}
+
+/* Where the memory is: its device(s), "host" for host memory, "device"
+ * for device memory of an unknown device; for a violation of unknown
+ * kind (an invalid free), the family of the call that freed it.  Then
+ * the API (with_api) and the pids, comma-separated. */
 static void
 print_where(FILE *out, const au_finding_t *f, bool with_api)
 {
+	const char *k = f->kind[0] != '\0' ? f->kind :
+	    f->family != NULL ? f->family : "";
+	const char *sep = "";
 	size_t i;
 
 	/* A reservation belongs to no device until memory is mapped in. */
@@ -147,12 +172,19 @@ print_where(FILE *out, const au_finding_t *f, bool with_api)
 		fputs("devices ", out);
 		for (i = 0; i < f->ndevices; i++)
 			fprintf(out, "%s%d", i ? "," : "", f->devices[i]);
-	} else
+	} else if (host_kind(k))
 		fputs("host", out);
-	if (with_api && f->api[0] != '\0')
-		fprintf(out, ", %s", tx(f->api));
+	else if (k[0] != '\0')
+		fputs("device", out);
+	else
+		sep = NULL; /* nothing known of the memory: say nothing */
+	sep = sep != NULL ? ", " : "";
+	if (with_api && f->api[0] != '\0') {
+		fprintf(out, "%s%s", sep, tx(f->api));
+		sep = ", ";
+	}
 	if (f->npids > 0) {
-		fprintf(out, ", pid%s ", f->npids > 1 ? "s" : "");
+		fprintf(out, "%spid%s ", sep, f->npids > 1 ? "s" : "");
 		for (i = 0; i < f->npids && i < 8; i++)
 			fprintf(out, "%s%ld", i ? "," : "", f->pids[i]);
 		if (f->npids > 8)
@@ -211,6 +243,11 @@ print_violation(FILE *out, const au_finding_t *f, int limit)
 	fprintf(out, "== %s: %s", tx(f->type), f->api[0] ? tx(f->api) : "?");
 	if (f->naddresses > 0)
 		fprintf(out, " of %s", tx(f->addresses[0]));
+	if (f->has_range) /* the library's form, ungrouped */
+		fprintf(out, " [%llu, %llu + %llu)",
+		    (unsigned long long)f->range_off,
+		    (unsigned long long)f->range_off,
+		    (unsigned long long)f->range_len);
 	if (f->kind[0] != '\0' || f->size > 0) {
 		fputs(" (", out);
 		if (f->kind[0] != '\0')
@@ -247,7 +284,7 @@ print_used(const char *rule, const char *origin, uint64_t count,
 	char b1[96], b2[96];
 
 	fprintf(out, "==    %s, %s: %s (%s)\n",
-	    fmt_sum(count, "x", false, b1, sizeof(b1)),
+	    fmt_sum(count, "x", true, b1, sizeof(b1)),
 	    fmt_sum(bytes, "bytes", true, b2, sizeof(b2)), tx(rule),
 	    tx(origin));
 }
@@ -462,6 +499,10 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	char b1[96], b2[96], b3[96];
 	size_t i;
 
+	/* Every number grouped (valgrind); the two summary lines as
+	 * compute-sanitizer writes them with --plain-summary. */
+	bool grouped = !o->plain_summary;
+
 	model_totals(m, &t);
 	/* Leaks, then those teardown freed, then the address ranges. */
 	for (int cat = AU_CAT_LEAK; cat <= AU_CAT_RANGE; cat++)
@@ -475,41 +516,41 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	print_processes(m, out);
 	print_owners(m, out);
 	fprintf(out, "== LEAK SUMMARY: %s leaked in %s (%llu group%s)\n",
-	    fmt_sum(t.leaked_bytes, "bytes", false, b1, sizeof(b1)),
-	    amount(t.leaked_allocations, "allocation", "allocations", false,
+	    fmt_sum(t.leaked_bytes, "bytes", grouped, b1, sizeof(b1)),
+	    amount(t.leaked_allocations, "allocation", "allocations", grouped,
 	    b2, sizeof(b2)),
 	    (unsigned long long)t.leak_groups, t.leak_groups == 1 ? "" : "s");
 	if (t.teardown_groups > 0)
 		fprintf(out, "==    of which freed only by context teardown: "
 		    "%s in %s (%llu group%s; --accept-teardown to accept "
 		    "them)\n",
-		    fmt_sum(t.teardown_bytes, "bytes", false, b1, sizeof(b1)),
+		    fmt_sum(t.teardown_bytes, "bytes", true, b1, sizeof(b1)),
 		    amount(t.teardown_allocations, "allocation",
-		    "allocations", false, b2, sizeof(b2)),
+		    "allocations", true, b2, sizeof(b2)),
 		    (unsigned long long)t.teardown_groups,
 		    t.teardown_groups == 1 ? "" : "s");
 	if (t.accepted_groups > 0)
 		fprintf(out, "== ACCEPTED: %s in %s freed only by context "
 		    "teardown (--accept-teardown), not counted\n",
-		    fmt_sum(t.accepted_bytes, "bytes", false, b1, sizeof(b1)),
+		    fmt_sum(t.accepted_bytes, "bytes", true, b1, sizeof(b1)),
 		    amount(t.accepted_allocations, "allocation",
-		    "allocations", false, b2, sizeof(b2)));
+		    "allocations", true, b2, sizeof(b2)));
 	if (t.range_groups > 0)
 		fprintf(out, "== ADDRESS RANGES NEVER FREED: %s of address "
 		    "space in %s (%llu group%s; not memory, not counted as "
 		    "leaks)\n",
-		    fmt_sum(t.range_bytes, "bytes", false, b1, sizeof(b1)),
-		    amount(t.ranges, "range", "ranges", false, b2, sizeof(b2)),
+		    fmt_sum(t.range_bytes, "bytes", true, b1, sizeof(b1)),
+		    amount(t.ranges, "range", "ranges", true, b2, sizeof(b2)),
 		    (unsigned long long)t.range_groups,
 		    t.range_groups == 1 ? "" : "s");
 	if (t.suppressed_leaks > 0 || t.suppressed_violations > 0) {
 		fprintf(out, "== SUPPRESSED: %s in %s, %s\n",
-		    fmt_sum(t.suppressed_bytes, "bytes", false, b1,
+		    fmt_sum(t.suppressed_bytes, "bytes", true, b1,
 		    sizeof(b1)),
 		    amount(t.suppressed_leaks, "allocation", "allocations",
-		    false, b2, sizeof(b2)),
+		    true, b2, sizeof(b2)),
 		    amount(t.suppressed_violations, "violation", "violations",
-		    false, b3, sizeof(b3)));
+		    true, b3, sizeof(b3)));
 		supp_foreach_used(o->supp, print_used, out);
 	}
 	if (o->baseline != NULL)
@@ -520,24 +561,32 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 		    (unsigned long long)t.baseline_violations,
 		    t.baseline_violations == 1 ? "" : "s", tx(o->baseline));
 	fprintf(out, "== ERROR SUMMARY: %s (%s, %s)\n",
-	    amount(t.errors, "error", "errors", false, b1, sizeof(b1)),
-	    amount(t.leaked_allocations, "leak", "leaks", false, b2,
+	    amount(t.errors, "error", "errors", grouped, b1, sizeof(b1)),
+	    amount(t.leaked_allocations, "leak", "leaks", grouped, b2,
 	    sizeof(b2)),
-	    amount(t.violations, "violation", "violations", false, b3,
+	    amount(t.violations, "violation", "violations", grouped, b3,
 	    sizeof(b3)));
 	fprintf(out, "== COVERAGE: %llu process%s audited",
 	    (unsigned long long)t.processes, t.processes == 1 ? "" : "es");
-	/* libcuwarden's reports have no shim counts: say whose these are. */
+	/* libcuwarden's reports have no shim counts: only theirs, nothing
+	 * of the shim to say; with others, say whose the counts are. */
+	if (t.library > 0 && t.library == t.processes) {
+		fputs(", using CUDA through libcuwarden (no shim: no hook "
+		    "counts)\n", out);
+		print_incomplete(m, out);
+		print_lost(m, out);
+		return;
+	}
 	if (t.library > 0)
 		fprintf(out, " (%llu through libcuwarden, not counted below)",
 		    (unsigned long long)t.library);
 	fprintf(out, ", %s seen%s, hooks active in %llu",
-	    amount(t.allocations, "allocation", "allocations", false, b1,
+	    amount(t.allocations, "allocation", "allocations", true, b1,
 	    sizeof(b1)), t.library > 0 ? " by the shim" : "",
 	    (unsigned long long)t.hooks_active);
 	if (t.untracked_frees > 0)
 		fprintf(out, ", %s", amount(t.untracked_frees,
-		    "untracked free", "untracked frees", false, b1,
+		    "untracked free", "untracked frees", true, b1,
 		    sizeof(b1)));
 	if (t.cuda_active == 0)
 		fputs(": no CUDA activity seen", out);

@@ -79,7 +79,7 @@ for name in /dev/stderr - /dev/fd/2; do
 	CUWARDEN_REPORT=$name CUWARDEN_REPORT_FORMAT=text run "se$i" "$TF" leak
 	expect_rc 0 "CUWARDEN_REPORT=$name"
 	pid=$(sed -n 's/^pid=//p' "$WORK/se$i.out")
-	grep -q '^LEAK SUMMARY: 1048576 bytes leaked in 1 allocations$' "$WORK/se$i.err" && pass "$name: the report on standard error" || { fail "$name: no report on standard error"; cat "$WORK/se$i.err"; }
+	grep -q '^LEAK SUMMARY: 1,048,576 bytes leaked in 1 allocations$' "$WORK/se$i.err" && pass "$name: the report on standard error" || { fail "$name: no report on standard error"; cat "$WORK/se$i.err"; }
 	[ ! -e "/dev/stderr.$pid" ] && [ ! -e "$D/-" ] && pass "$name: no file made" || { fail "$name: a file made"; rm -f "/dev/stderr.$pid"; }
 done
 cd "$WORK" || exit 99

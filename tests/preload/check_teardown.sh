@@ -32,8 +32,8 @@ check "$R" -V "$WORK/td.out" \
 T=$WORK/td.txt
 CUWARDEN_REPORT=$T CUWARDEN_REPORT_FORMAT=text run tdt "$TP/tp_driver" teardown
 expect_rc 0 "teardown under the shim, text report"
-for l in '^24576 bytes in 1 device allocation of 24576 bytes freed only by context teardown' \
-    '^FREED ONLY BY CONTEXT TEARDOWN: 45056 bytes in 5 allocations' \
+for l in '^24,576 bytes in 1 device allocation of 24,576 bytes freed only by context teardown' \
+    '^FREED ONLY BY CONTEXT TEARDOWN: 45,056 bytes in 5 allocations' \
     '^ERROR SUMMARY: 8 errors (8 leaked allocations, 0 violations)$'; do
 	grep -q "$l" "$T" && pass "text: $l" || { fail "text: no $l"; cat "$T"; }
 done

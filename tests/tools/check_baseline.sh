@@ -21,7 +21,7 @@ B="$WORK/base.json"
 run base "$AUDIT" --json "$B" "$P" line1
 expect_rc base 23
 expect_in base err ": leak_here (layerprog.c:$l1)"
-expect_in base err "== LEAK SUMMARY: 196608 bytes leaked in 3 allocations (1 group)"
+expect_in base err "== LEAK SUMMARY: 196,608 bytes leaked in 3 allocations (1 group)"
 
 # An identical run: hidden, whatever the match.
 for how in "" "--baseline-match=exact" "--baseline-match=function"; do

@@ -15,9 +15,9 @@ run cat "$AUDIT" --json "$WORK/c.json" --sarif "$WORK/c.sarif" report "$C"
 expect_rc cat 23
 expect_in cat err "== 4,096 bytes in 1 device allocation freed only by context teardown, made by /srv/vmm/vmmprog [device 0, cuMemAlloc_v2, pid 5151]"
 expect_in cat err "== 2,097,152 bytes in 1 address range never freed, reserved by /srv/vmm/vmmprog [address range, cuMemAddressReserve, pid 5151]"
-expect_in cat err "== LEAK SUMMARY: 3149824 bytes leaked in 3 allocations (3 groups)"
-expect_in cat err "==    of which freed only by context teardown: 4096 bytes in 1 allocation (1 group; --accept-teardown to accept them)"
-expect_in cat err "== ADDRESS RANGES NEVER FREED: 2097152 bytes of address space in 1 range (1 group; not memory, not counted as leaks)"
+expect_in cat err "== LEAK SUMMARY: 3,149,824 bytes leaked in 3 allocations (3 groups)"
+expect_in cat err "==    of which freed only by context teardown: 4,096 bytes in 1 allocation (1 group; --accept-teardown to accept them)"
+expect_in cat err "== ADDRESS RANGES NEVER FREED: 2,097,152 bytes of address space in 1 range (1 group; not memory, not counted as leaks)"
 expect_in cat err "== ERROR SUMMARY: 3 errors (3 leaks, 0 violations)"
 expect_not_in cat err "[host"
 # Leaks first, then teardown's, then the ranges.
@@ -58,8 +58,8 @@ expect_rc py 0
 # The merged document read back keeps the categories.
 run back "$AUDIT" report "$WORK/c.json"
 expect_rc back 23
-expect_in back err "== LEAK SUMMARY: 3149824 bytes leaked in 3 allocations (3 groups)"
-expect_in back err "== ADDRESS RANGES NEVER FREED: 2097152 bytes"
+expect_in back err "== LEAK SUMMARY: 3,149,824 bytes leaked in 3 allocations (3 groups)"
+expect_in back err "== ADDRESS RANGES NEVER FREED: 2,097,152 bytes"
 
 # Teardown leaks alone fail the audit; accepted, they do not, and the
 # address range never does.
@@ -68,7 +68,7 @@ expect_rc td 23
 expect_in td err "== ERROR SUMMARY: 1 error (1 leak, 0 violations)"
 run acc "$AUDIT" --accept-teardown --json "$WORK/acc.json" report "$T"
 expect_rc acc 0
-expect_in acc err "== ACCEPTED: 4096 bytes in 1 allocation freed only by context teardown (--accept-teardown), not counted"
+expect_in acc err "== ACCEPTED: 4,096 bytes in 1 allocation freed only by context teardown (--accept-teardown), not counted"
 expect_in acc err "== LEAK SUMMARY: 0 bytes leaked in 0 allocations (0 groups)"
 expect_in acc err "== ERROR SUMMARY: 0 errors (0 leaks, 0 violations)"
 run accpy "$PY" - "$WORK/acc.json" <<'P'

@@ -68,7 +68,7 @@ expect_not_in short err "unknown option $AUDIT"
 cd "$WORK" || exit 99
 run json "$AUDIT" --json - report "$A"
 expect_rc json 23
-expect_in json err "== LEAK SUMMARY: 3407872 bytes"
+expect_in json err "== LEAK SUMMARY: 3,407,872 bytes"
 expect_not_in json out "== "
 "$PY" -c '
 import json, sys
@@ -77,7 +77,7 @@ assert d["format"] == "cuwarden-audit" and len(d["processes"]) == 1, d.keys()
 ' "$WORK/json.out" || fail "json: stdout is not the merged document"
 run sarif "$AUDIT" --sarif - report "$A"
 expect_rc sarif 23
-expect_in sarif err "== LEAK SUMMARY: 3407872 bytes"
+expect_in sarif err "== LEAK SUMMARY: 3,407,872 bytes"
 "$PY" -c '
 import json, sys
 assert json.load(open(sys.argv[1]))["version"] == "2.1.0"
@@ -90,7 +90,7 @@ expect_in html out "</html>"
 # The text report to stdout, when asked for.
 run log "$AUDIT" --log-file - report "$A"
 expect_rc log 23
-expect_in log out "== LEAK SUMMARY: 3407872 bytes"
+expect_in log out "== LEAK SUMMARY: 3,407,872 bytes"
 expect_not_in log err "== LEAK SUMMARY"
 # One to stdout, others to files: each where it was sent.
 run mixed "$AUDIT" --json - --sarif "$WORK/m.sarif" report "$A"
@@ -104,7 +104,7 @@ expect_rc mixed 23
 run prog "$AUDIT" --json - sh -c "echo program-output; exec \"\$0\" leak" "$P"
 expect_rc prog 23
 expect_in prog err "program-output"
-expect_in prog err "== LEAK SUMMARY: 2097152 bytes"
+expect_in prog err "== LEAK SUMMARY: 2,097,152 bytes"
 "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$WORK/prog.out" ||
 	fail "prog: stdout is not the merged document"
 # Without "-", the program's stdout is left alone.

@@ -154,7 +154,7 @@ expect_in again2 err "== COVERAGE: 3 processes audited, 22 allocations seen"
 run twice "$AUDIT" report "$WORK/a.json" "$WORK/a.json"
 expect_rc twice 23
 expect_in twice err "every process in it was read already"
-expect_in twice err "== LEAK SUMMARY: 4456448 bytes leaked in 5 allocations (2 groups)"
+expect_in twice err "== LEAK SUMMARY: 4,456,448 bytes leaked in 5 allocations (2 groups)"
 printf '{"format": "cuwarden-audit", "version": 1, "processes": [{"pid": 1}],\n "leaks": [{"kind": "device", "count": 1, "pids": [1], "stack": [{"module": 7, "offset": "0x1"}]}]}\n' >"$WORK/badm.json"
 run badm "$AUDIT" report "$WORK/badm.json"
 expect_rc badm 125
@@ -168,7 +168,7 @@ expect_in badm err "badm.json: leaks[0].stack[0].module: expected a path or null
 O="$DATA/overflow.json"
 run ovf "$AUDIT" --json "$WORK/ovf.json" --sarif "$WORK/ovf.sarif" report "$O"
 expect_rc ovf 23
-expect_in ovf err "== LEAK SUMMARY: at least 18446744073709551615 bytes (the sum overflowed) leaked in 4 allocations (4 groups)"
+expect_in ovf err "== LEAK SUMMARY: at least 18,446,744,073,709,551,615 bytes (the sum overflowed) leaked in 4 allocations (4 groups)"
 expect_in ovf err "== 4,611,686,018,427,387,904 bytes in 1 device allocation leaked by /opt/app/huge"
 run ovfschema "$PY" "$TT/check_json.py" "$TT/audit.schema.json" "$WORK/ovf.json"
 expect_rc ovfschema 0

@@ -52,9 +52,9 @@ grep -qxE '   (fun|obj):|   (leak|violation):[^:]*:' "$WORK/gen.supp" &&
 run regen "$AUDIT" --suppressions "$WORK/gen.supp" report "$R"
 expect_rc regen 23
 expect_not_in regen err "malformed suppression"
-expect_in regen err "== SUPPRESSED: 61440 bytes in 4 allocations, 3 violations"
+expect_in regen err "== SUPPRESSED: 61,440 bytes in 4 allocations, 3 violations"
 expect_in regen err "== ERROR SUMMARY: 3 errors (2 leaks, 1 violation)"
-expect_in regen err "== LEAK SUMMARY: 49152 bytes leaked in 2 allocations (2 groups)"
+expect_in regen err "== LEAK SUMMARY: 49,152 bytes leaked in 2 allocations (2 groups)"
 
 # Names that try to forge report lines: a command argument, a module path
 # and an owner holding "\n== LEAK SUMMARY: 0 bytes ..." and escape

@@ -25,7 +25,7 @@ for what in fifo adir dev; do
 	run "mod_$what" "${T[@]}" "$AUDIT" report "$WORK/mod_$what.json"
 	expect_rc "mod_$what" 23
 	expect_in "mod_$what" err "==    at 0x1a2b: ??? (in $mod, not a regular file)"
-	expect_in "mod_$what" err "== LEAK SUMMARY: 3407872 bytes leaked in 4 allocations (2 groups)"
+	expect_in "mod_$what" err "== LEAK SUMMARY: 3,407,872 bytes leaked in 4 allocations (2 groups)"
 done
 
 # A report, a suppressions file, a baseline that is not a regular file.

@@ -42,7 +42,7 @@ for f in a.json a.sarif a.html a.txt; do
 		fail "links: $f is mode $(mode "$WORK/out/$f"), expected 600"
 	fi
 done
-grep -qF "== LEAK SUMMARY: 3407872 bytes" "$WORK/out/a.txt" ||
+grep -qF "== LEAK SUMMARY: 3,407,872 bytes" "$WORK/out/a.txt" ||
 	fail "links: no text report in a.txt"
 
 # Again onto the same files: each replaced by the new output.
@@ -67,7 +67,7 @@ expect_rc devnull 23
 ln -s /proc/self/fd/2 "$WORK/myerr"
 run myerr "$AUDIT" --log-file "$WORK/myerr" report "$A"
 expect_rc myerr 23
-expect_in myerr err "== LEAK SUMMARY: 3407872 bytes"
+expect_in myerr err "== LEAK SUMMARY: 3,407,872 bytes"
 [ -L "$WORK/myerr" ] || fail "myerr: the link to stderr was replaced"
 
 # A text report that cannot be written is a failed audit (as --json).

@@ -32,7 +32,7 @@ expect_rc leak 23
 expect_in leak err "== 2,097,152 bytes in 2 device allocations (1,048,576 each) leaked by $P [device 0, cuMemAlloc_v2, pid "
 expect_in leak err ": alloc_buf (cuprog.c:$alloc)"
 expect_in leak err ": leak_some (cuprog.c:$leak)"
-expect_in leak err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+expect_in leak err "== LEAK SUMMARY: 2,097,152 bytes leaked in 2 allocations (1 group)"
 python3 "$TT/check_json.py" "$TT/audit.schema.json" "$WORK/leak.json" || fail "leak: JSON schema"
 run leak0 "$AUDIT" --error-exitcode 0 "$P" leak
 expect_rc leak0 0
@@ -63,11 +63,11 @@ fi
 run fork "$AUDIT" "$P" fork
 expect_rc fork 23
 expect_in fork err "== COVERAGE: 2 processes audited, 3 allocations seen, hooks active in 2"
-expect_in fork err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 groups)"
+expect_in fork err "== LEAK SUMMARY: 3,145,728 bytes leaked in 3 allocations (2 groups)"
 # An orphan, re-parented to the tool, is waited for.
 run orphan "$AUDIT" "$P" orphan
 expect_rc orphan 23
-expect_in orphan err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+expect_in orphan err "== LEAK SUMMARY: 2,097,152 bytes leaked in 2 allocations (1 group)"
 # Exit statuses in PROCESSES: never "-1".  The orphan was reaped by the
 # tool (a child subreaper), so its status is known even where its report
 # has none; the child of "fork" was reaped by its parent: known only if
@@ -145,7 +145,7 @@ if head -c4 "$AUDIT" | grep -q ELF; then
 		cp "$SHIM" "$pre/$libdir/cuwarden/"
 		run moved "$pre/bin/cuwarden-audit" --json "$WORK/moved.json" "$P" leak
 		expect_rc moved 23
-		expect_in moved err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+		expect_in moved err "== LEAK SUMMARY: 2,097,152 bytes leaked in 2 allocations (1 group)"
 	done
 fi
 
@@ -165,7 +165,7 @@ fi
 # Pool mode: the same findings, the mode recorded.
 run pool "$AUDIT" --mode pool --json "$WORK/pool.json" "$P" leak
 expect_rc pool 23
-expect_in pool err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+expect_in pool err "== LEAK SUMMARY: 2,097,152 bytes leaked in 2 allocations (1 group)"
 python3 -c '
 import json, sys
 assert json.load(open(sys.argv[1]))["processes"][0]["mode"] == "pool"
@@ -204,7 +204,7 @@ expect_in relenv out "R=$WORK/rel/tmp/cuwarden-audit."
 	>"$WORK/relcd.out" 2>"$WORK/relcd.err"
 rc=$?
 expect_rc relcd 23
-expect_in relcd err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+expect_in relcd err "== LEAK SUMMARY: 2,097,152 bytes leaked in 2 allocations (1 group)"
 left=$(find "$WORK/rel/tmp" "$WORK/rel/elsewhere" -mindepth 1)
 [ -z "$left" ] || fail "relcd: files left: $left"
 
@@ -220,7 +220,7 @@ assert all(p["report"].startswith(sys.argv[2] + "/") for p in d["processes"]), d
 ' "$WORK/keep.json" "$WORK/kept" || fail "keep: processes[].report does not name the kept copies"
 run rekeep "$AUDIT" report "$WORK/kept"
 expect_rc rekeep 23
-expect_in rekeep err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 groups)"
+expect_in rekeep err "== LEAK SUMMARY: 3,145,728 bytes leaked in 3 allocations (2 groups)"
 
 # Every regular file of the report directory not starting with '.' is
 # read, whatever its name (the shim names a second report of one pid
@@ -228,7 +228,7 @@ expect_in rekeep err "== LEAK SUMMARY: 3145728 bytes leaked in 3 allocations (2 
 # shim's unfinished ".name" files are not read, and are removed.
 run names "$AUDIT" -- sh -c 'd=${CUWARDEN_REPORT%/*}; cp "$1" "$d/report.101.json"; cp "$1" "$d/report.101.json.101-1"; printf "{" >"$d/.report.7.json.tmp"' sh "$DATA/proc_b.json"
 expect_rc names 23
-expect_in names err "== LEAK SUMMARY: 2097152 bytes leaked in 2 allocations (1 group)"
+expect_in names err "== LEAK SUMMARY: 2,097,152 bytes leaked in 2 allocations (1 group)"
 n=$(grep -c "^==    pid 101 (parent 100): ./trainer --worker" "$WORK/names.err")
 [ "$n" = 2 ] || fail "names: pid 101 listed $n times in PROCESSES, expected 2"
 
@@ -263,7 +263,7 @@ if [ -x "$top_builddir/examples/leaky" ]; then
 	run readme "$AUDIT" "$top_builddir/examples/leaky"
 	expect_rc readme 23
 	expect_in readme err "== 3,145,728 bytes in 3 device allocations (1,048,576 each) leaked by $top_builddir/examples/leaky [device 0, cuMemAlloc_v2, pid"
-	expect_in readme err "== LEAK SUMMARY: 3407872 bytes leaked in 4 allocations (2 groups)"
+	expect_in readme err "== LEAK SUMMARY: 3,407,872 bytes leaked in 4 allocations (2 groups)"
 	expect_in readme err "== ERROR SUMMARY: 5 errors (4 leaks, 1 violation)"
 	expect_in readme err ": device_buffer (leaky.c:"
 fi

@@ -64,14 +64,14 @@ d=$(sed -n '/^{$/{n;p}' "$WORK/leaks.supp" | sort | uniq -d)
 run regen "$AUDIT" --suppressions "$WORK/leaks.supp" report "$WORK/leaks"
 expect_rc regen 0
 expect_in regen err "== LEAK SUMMARY: 0 bytes leaked in 0 allocations (0 groups)"
-expect_in regen err "== SUPPRESSED: 1179648 bytes in 3 allocations, 0 violations"
+expect_in regen err "== SUPPRESSED: 1,179,648 bytes in 3 allocations, 0 violations"
 # The path_a rule alone hides path_a's leak, not path_b's, though both
 # leak from alloc_buf (the one-line leak:alloc_buf hides both).
 awk '/^{$/ { b = $0 "\n"; next } b != "" { b = b $0 "\n" }
 	/^}$/ { if (b ~ /path_a/) printf "%s", b; b = "" }' "$WORK/leaks.supp" >"$WORK/a.supp"
 run onlya "$AUDIT" --suppressions "$WORK/a.supp" report "$WORK/leaks"
 expect_rc onlya 23
-expect_in onlya err "== LEAK SUMMARY: 131072 bytes leaked in 2 allocations"
+expect_in onlya err "== LEAK SUMMARY: 131,072 bytes leaked in 2 allocations"
 expect_in onlya err ": path_b (chainprog.c:"
 expect_not_in onlya err ": path_a (chainprog.c:"
 printf 'leak:alloc_buf\n' >"$WORK/old.supp"
@@ -151,17 +151,17 @@ hides() {
 	fi
 }
 supp dots leak:device:cuMemAlloc_v2 fun:alloc_buf ... fun:main
-hides dots 1179648
+hides dots 1,179,648
 supp nodots leak:device:cuMemAlloc_v2 fun:alloc_buf fun:main
 hides nodots 0
 supp lead leak:device ... 'fun:path_b obj:chain*'
-hides lead 131072
+hides lead 131,072
 supp glob leak:dev* 'fun:alloc_* obj:chainpro?' 'fun:path_[a]'
-hides glob 1048576
+hides glob 1,048,576
 supp objs 'leak:*:cuMem*' obj:chainprog obj:chainprog obj:chainprog
-hides objs 1179648
+hides objs 1,179,648
 supp path 'leak:*' "obj:$(realpath "$P")" "fun:path_a obj:*/tests/tools/chainprog"
-hides path 1048576
+hides path 1,048,576
 supp wrongobj leak:device 'fun:alloc_buf obj:cuprog'
 hides wrongobj 0
 supp wrongkind leak:pinned fun:alloc_buf
@@ -175,7 +175,7 @@ hides wrongclass 0
 supp deep leak:device fun:alloc_buf fun:path_a fun:main fun:main
 hides deep 0
 supp any leak:device ...
-hides any 1179648
+hides any 1,179,648
 # The rule's name is what the summary and the JSON name.
 run named "$AUDIT" --suppressions "$WORK/dots.rules" --json "$WORK/named.json" report "$WORK/leaks"
 expect_in named err "3 x, 1,179,648 bytes: dots ($WORK/dots.rules:1)"
@@ -187,7 +187,7 @@ assert all(s["suppressed_by"] == "dots" for s in d["suppressed"]), d["suppressed
 P
 # Comments and blank lines inside a rule; one-line rules around it.
 printf '# head\nleak:nothing_like_this\n{\n  # a note\n   mixed # its name\n\n   leak:device\n   fun:alloc_buf\n   fun:path_b\n}\nowner:nobody\n' >"$WORK/mixed.rules"
-hides mixed 131072
+hides mixed 131,072
 
 # --- Bad files: FILE:LINE, exit 125, before anything runs -------------
 # bad NAME TEXT MESSAGE

@@ -24,8 +24,12 @@
  *              dies of SIGKILL, another execs "cuprog idle" and is
  *              killed by SIGKILL; waits for both, exits 0 (nothing lost)
  *   idle       never touches CUDA, sleeps up to 10 s
+ *   badfrees   frees, with every free entry point, a pointer or handle
+ *              never allocated (the driver refuses each: invalid_free);
+ *              leaks nothing
  */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +88,27 @@ clean(void)
 	check(cuMemFree(p), "cuMemFree");
 }
 
+/* One invalid free per free entry point, each refused by the driver
+ * (a fake handle, 0xdead... and up). */
+static void
+bad_frees(void)
+{
+	CUstream s;
+
+	check(cuStreamCreate(&s, 0), "cuStreamCreate");
+	(void)cuMemFree((CUdeviceptr)0xdead0000);
+	(void)cuMemFreeAsync((CUdeviceptr)0xdead1000, s);
+	(void)cuStreamSynchronize(s);
+	(void)cuMemFreeHost((void *)(uintptr_t)0xdead2000);
+	(void)cuMemHostUnregister((void *)(uintptr_t)0xdead3000);
+	(void)cuIpcCloseMemHandle((CUdeviceptr)0xdead4000);
+	(void)cuMemRelease((CUmemGenericAllocationHandle)0xdead5000);
+	(void)cuMemAddressFree((CUdeviceptr)0xdead6000, 4096);
+	(void)cuMemUnmap((CUdeviceptr)0xdead7000, 4096);
+	(void)cuArrayDestroy((CUarray)(uintptr_t)0xdead8000);
+	check(cuStreamDestroy(s), "cuStreamDestroy");
+}
+
 static void
 exec_self(const char *self, const char *mode)
 {
@@ -118,6 +143,11 @@ main(int argc, char **argv)
 		return 0;
 	}
 	setup();
+	if (strcmp(mode, "badfrees") == 0) {
+		setup();
+		bad_frees();
+		return 0;
+	}
 	if (strcmp(mode, "clean") == 0) {
 		clean();
 		return 0;

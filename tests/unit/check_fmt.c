@@ -185,6 +185,31 @@ START_TEST(test_fmt_edge)
 }
 END_TEST
 
+/* ' groups decimal digits by three with ',' whatever the locale (the
+ * report's numbers: "3,407,872 bytes"). */
+START_TEST(test_fmt_grouped)
+{
+	static const struct {
+		unsigned long long v;
+		const char *want;
+	} cases[] = {
+		{ 0, "0" }, { 7, "7" }, { 999, "999" }, { 1000, "1,000" },
+		{ 65536, "65,536" }, { 100000, "100,000" },
+		{ 3407872, "3,407,872" },
+		{ 18446744073709551615ULL, "18,446,744,073,709,551,615" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < CW_ARRAY_SIZE(cases); i++) {
+		fmt_snprintf(buf, sizeof(buf), "%'llu", cases[i].v);
+		ck_assert_str_eq(buf, cases[i].want);
+	}
+	fmt_snprintf(buf, sizeof(buf), "%'d|%'zu|%'5u", -1234567,
+	    (size_t)1048576, 12u);
+	ck_assert_str_eq(buf, "-1,234,567|1,048,576|   12");
+}
+END_TEST
+
 static Suite *
 make_fmt_suite(void)
 {
@@ -195,6 +220,7 @@ make_fmt_suite(void)
 	tcase_add_test(tc, test_fmt_strings);
 	tcase_add_test(tc, test_fmt_random);
 	tcase_add_test(tc, test_fmt_edge);
+	tcase_add_test(tc, test_fmt_grouped);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -655,14 +655,14 @@ START_TEST(test_multidevice_leaks)
 	free(doc);
 
 	doc = report_text(CW_FORMAT_TEXT);
-	ck_assert_ptr_nonnull(strstr(doc, "device allocation of 40960 bytes "
+	ck_assert_ptr_nonnull(strstr(doc, "device allocation of 40,960 bytes "
 	    "leaked on device 0"));
-	ck_assert_ptr_nonnull(strstr(doc, "managed allocations of 5000 "
+	ck_assert_ptr_nonnull(strstr(doc, "managed allocations of 5,000 "
 	    "bytes leaked on device 1"));
-	ck_assert_ptr_nonnull(strstr(doc, "pinned allocation of 7000 bytes "
+	ck_assert_ptr_nonnull(strstr(doc, "pinned allocation of 7,000 bytes "
 	    "leaked on device 1"));
-	ck_assert_ptr_nonnull(strstr(doc, "12800 bytes leaked on device 0"));
-	ck_assert_ptr_nonnull(strstr(doc, "12800 bytes leaked on device 1"));
+	ck_assert_ptr_nonnull(strstr(doc, "12,800 bytes leaked on device 0"));
+	ck_assert_ptr_nonnull(strstr(doc, "12,800 bytes leaked on device 1"));
 	free(doc);
 
 	/* Freeing device 1's leaks leaves device 0's reported as before. */

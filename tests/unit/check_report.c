@@ -492,20 +492,39 @@ START_TEST(test_report_text)
 	v.address = 0xdead0000;
 	v.kind = -1;
 	v.device = -1;
+	v.family = 1u << KIND_DEVICE | 1u << KIND_MANAGED;
+	v.stack = s1;
+	violation_record(&v);
+	memset(&v, 0, sizeof(v));
+	v.type = V_OUT_OF_BOUNDS;
+	v.api = "cuMemcpyHtoD_v2";
+	v.address = 0x10000ff0;
+	v.kind = KIND_DEVICE;
+	v.size = MIB;
+	v.device = 0;
+	v.off = 1048560;
+	v.len = 4096;
 	v.stack = s1;
 	violation_record(&v);
 
 	t = render(CW_FORMAT_TEXT, &meta);
+	/* Digits grouped, in the summary as in the groups (valgrind). */
 	ck_assert_ptr_nonnull(strstr(t,
-	    "LEAK SUMMARY: 5242880 bytes leaked in 3 allocations\n"));
-	ck_assert_ptr_nonnull(strstr(t, "ERROR SUMMARY: 4 errors"));
+	    "LEAK SUMMARY: 5,242,880 bytes leaked in 3 allocations\n"));
+	ck_assert_ptr_nonnull(strstr(t, "ERROR SUMMARY: 5 errors"));
 	/* Largest first: the pinned group (3 MiB) before the device one. */
-	ck_assert_ptr_nonnull(strstr(t, "3145728 bytes in 1 pinned"));
-	ck_assert_ptr_nonnull(strstr(t, "2097152 bytes in 2 device"));
-	ck_assert(strstr(t, "3145728 bytes in 1 pinned") <
-	    strstr(t, "2097152 bytes in 2 device"));
+	ck_assert_ptr_nonnull(strstr(t, "3,145,728 bytes in 1 pinned"));
+	ck_assert_ptr_nonnull(strstr(t, "2,097,152 bytes in 2 device"));
+	ck_assert(strstr(t, "3,145,728 bytes in 1 pinned") <
+	    strstr(t, "2,097,152 bytes in 2 device"));
+	/* An invalid free names the family of its call; an out_of_bounds
+	 * its range, in the library's form. */
 	ck_assert_ptr_nonnull(strstr(t,
-	    "invalid_free: cuMemFree_v2(0xdead0000)"));
+	    "invalid_free: cuMemFree_v2(0xdead0000), a free of device "
+	    "memory\n"));
+	ck_assert_ptr_nonnull(strstr(t, "out_of_bounds: cuMemcpyHtoD_v2("
+	    "0x10000ff0) on device memory of 1,048,576 bytes, device 0, "
+	    "range [1048560, 1048560 + 4096)\n"));
 	ck_assert_ptr_nonnull(strstr(t, "#0  check_report+0x"));
 	/* The modules the frames name, with their paths and build-ids. */
 	{
@@ -792,7 +811,7 @@ START_TEST(test_report_env_files)
 
 		unit_read_text(child, buf, sizeof(buf));
 		ck_assert_ptr_nonnull(strstr(buf,
-		    "LEAK SUMMARY: 4096 bytes leaked in 1 allocations"));
+		    "LEAK SUMMARY: 4,096 bytes leaked in 1 allocations"));
 	}
 	unlink(child);
 
@@ -1011,7 +1030,7 @@ START_TEST(test_report_env_stderr)
 		use_report(names[i]);
 		ck_assert(!report_write_env(&meta));
 		unit_read_text(err, buf, sizeof(buf));
-		ck_assert_msg(strstr(buf, "LEAK SUMMARY: 4096 bytes leaked in "
+		ck_assert_msg(strstr(buf, "LEAK SUMMARY: 4,096 bytes leaked in "
 		    "1 allocations") != NULL, "%s: %s", names[i], buf);
 		ck_assert_int_ne(access("-", F_OK), 0);
 		ck_assert_int_ne(access(devpid, F_OK), 0);
@@ -1181,13 +1200,13 @@ START_TEST(test_report_sum_saturates)
 	json_decref(doc);
 
 	text = render(CW_FORMAT_TEXT, NULL);
-	ck_assert_ptr_nonnull(strstr(text, "18446744073709551615 bytes (the "
-	    "sum overflowed) in 4 vmm allocations of 4611686018427387904 "
-	    "bytes"));
+	ck_assert_ptr_nonnull(strstr(text, "18,446,744,073,709,551,615 bytes "
+	    "(the sum overflowed) in 4 vmm allocations of "
+	    "4,611,686,018,427,387,904 bytes"));
 	ck_assert_ptr_nonnull(strstr(text, "the sum overflowed: at least "
-	    "18446744073709551615 bytes"));
-	ck_assert_ptr_nonnull(strstr(text, "LEAK SUMMARY: 18446744073709551615 "
-	    "bytes leaked in 5 allocations\n"));
+	    "18,446,744,073,709,551,615 bytes"));
+	ck_assert_ptr_nonnull(strstr(text, "LEAK SUMMARY: "
+	    "18,446,744,073,709,551,615 bytes leaked in 5 allocations\n"));
 	reset_all();
 }
 END_TEST

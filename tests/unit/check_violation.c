@@ -154,6 +154,56 @@ START_TEST(test_violation_log_line)
 	violation_record(&v);
 	ck_assert_msg(strstr(last_line, "CUresult 700") != NULL, "line: %s",
 	    last_line);
+
+	/* The driver's answer on every line that has one, whatever is
+	 * known of the memory. */
+	v = make(V_INVALID_FREE, 0xbeef);
+	v.kind = -1;
+	v.cuda_error = 1;
+	violation_record(&v);
+	ck_assert_msg(strstr(last_line, "invalid_free: cuMemFree_v2(0xbeef) "
+	    "was never allocated (CUresult 1)") != NULL, "line: %s",
+	    last_line);
+}
+END_TEST
+
+/* An out_of_bounds gives its range in the library's form and says what
+ * the call did: refused (the library), forwarded (the shim, audit mode);
+ * a shim free while referenced was done all the same. */
+START_TEST(test_violation_log_outcome)
+{
+	log_set_output(capture, NULL);
+	violation_t v = make(V_OUT_OF_BOUNDS, 0x2000);
+	v.api = "cw_upload";
+	v.size = 64;
+	v.off = 60;
+	v.len = 8;
+	v.outcome = V_OUTCOME_REFUSED;
+	violation_record(&v);
+	ck_assert_msg(strstr(last_line, "cuwarden: out_of_bounds: "
+	    "cw_upload(0x2000) of device memory (64 bytes): [60, 60 + 8) "
+	    "outside it; refused, nothing done") != NULL, "line: %s",
+	    last_line);
+	v.api = "cuMemcpyHtoD_v2";
+	v.outcome = V_OUTCOME_FORWARDED;
+	violation_record(&v);
+	ck_assert_msg(strstr(last_line, "[60, 60 + 8) outside it; forwarded "
+	    "to the driver") != NULL, "line: %s", last_line);
+	ck_assert_ptr_null(strstr(last_line, "nothing done"));
+	v = make(V_FREE_WHILE_REFERENCED, 0x3000);
+	v.outcome = V_OUTCOME_DONE;
+	violation_record(&v);
+	ck_assert_msg(strstr(last_line, "while references are still held; "
+	    "done all the same") != NULL, "line: %s", last_line);
+	ck_assert_ptr_null(strstr(last_line, "refused"));
+	/* The family: the first kind of the call. */
+	v = make(V_INVALID_FREE, 0x4000);
+	v.kind = -1;
+	ck_assert_int_eq(violation_family(&v), -1);
+	v.family = 1u << KIND_PINNED;
+	ck_assert_int_eq(violation_family(&v), KIND_PINNED);
+	v.family = 1u << KIND_DEVICE | 1u << KIND_GRAPH;
+	ck_assert_int_eq(violation_family(&v), KIND_DEVICE);
 }
 END_TEST
 
@@ -264,6 +314,7 @@ make_violation_suite(void)
 	tcase_add_test(tc, test_violation_record_kept_and_counted);
 	tcase_add_test(tc, test_violation_record_is_a_copy);
 	tcase_add_test(tc, test_violation_log_line);
+	tcase_add_test(tc, test_violation_log_outcome);
 	tcase_add_test(tc, test_violation_keep_limit);
 	tcase_add_test(tc, test_violation_reset);
 	tcase_add_test(tc, test_violation_threads_count_exactly);
