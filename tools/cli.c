@@ -555,6 +555,7 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 		snprintf(buf, sizeof(buf), "%d", c->shim_verbose);
 		set_env(c, "CUWARDEN_VERBOSE", buf);
 	}
+	c->run.quiet = c->verbosity < 0;
 	c->args = argv + optind;
 	c->nargs = argc - optind;
 	/* A document on our stdout: the program's goes to stderr. */

@@ -189,6 +189,9 @@ main(int argc, char **argv)
 		}
 		log_open = true;
 		log = logout.fp;
+		/* valgrind's log file has everything: the shim's messages
+		 * too (run.h). */
+		c.run.shim_lines = log;
 	}
 
 	if (c.report_cmd) {
