@@ -73,42 +73,43 @@ static int advise_bound(const driver_fns_t *d, const contract_target_t *t,
 static int prefetch_bound(const driver_fns_t *d, const contract_target_t *t,
     int device, cw_stream_t stream);
 
-/* The public calls bind the buffer's device, call, and put the thread's
- * context back: a thread never finds itself on another device after. */
-int
-cw_advise(cw_buf_t buf, cw_advice_t advice, int device)
+/* The public calls bind the buffer's device, call (cw_prefetch if
+ * prefetch, else cw_advise), and put the thread's context back: a thread
+ * never finds itself on another device after. */
+static int
+bound_call(cw_buf_t buf, int device, const char *fn, bool prefetch,
+    cw_advice_t advice, cw_stream_t stream)
 {
-	static const char fn[] = "cw_advise";
 	const driver_fns_t *d;
 	contract_target_t t;
 	CUcontext prev;
 	int r;
 
-	if ((int)advice < CW_ADVISE_SET_READ_MOSTLY ||
-	    (int)advice > CW_ADVISE_UNSET_ACCESSED_BY)
-		return lasterr_set(CW_EINVAL, fn, "advice %d is not a "
-		    "cw_advice_t", (int)advice);
 	if ((r = prepare(buf, device, fn, &t, &d, &prev)) != CW_OK)
 		return r;
-	r = advise_bound(d, &t, advice, device);
+	r = prefetch ? prefetch_bound(d, &t, device, stream) :
+	    advise_bound(d, &t, advice, device);
 	driver_restore(prev);
 	return r;
 }
 
 int
+cw_advise(cw_buf_t buf, cw_advice_t advice, int device)
+{
+	static const char fn[] = "cw_advise";
+
+	if ((int)advice < CW_ADVISE_SET_READ_MOSTLY ||
+	    (int)advice > CW_ADVISE_UNSET_ACCESSED_BY)
+		return lasterr_set(CW_EINVAL, fn, "advice %d is not a "
+		    "cw_advice_t", (int)advice);
+	return bound_call(buf, device, fn, false, advice, NULL);
+}
+
+int
 cw_prefetch(cw_buf_t buf, int device, cw_stream_t stream)
 {
-	static const char fn[] = "cw_prefetch";
-	const driver_fns_t *d;
-	contract_target_t t;
-	CUcontext prev;
-	int r;
-
-	if ((r = prepare(buf, device, fn, &t, &d, &prev)) != CW_OK)
-		return r;
-	r = prefetch_bound(d, &t, device, stream);
-	driver_restore(prev);
-	return r;
+	return bound_call(buf, device, "cw_prefetch", true, (cw_advice_t)0,
+	    stream);
 }
 
 static int

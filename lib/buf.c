@@ -147,6 +147,21 @@ cw_alloc_async(cw_buf_t *buf, size_t size, cw_kind_t kind, int device,
 	    true, stream);
 }
 
+/* buf's live record into *rec: its parent's for a view, if parent.
+ * Returns CW_OK, or the status of the error set (CW_EINVAL for
+ * CW_BUF_NONE; contract_not_live's for a handle not live). */
+static int
+live_rec(cw_buf_t buf, const char *fn, bool parent, reg_rec_t *rec)
+{
+	if (buf == CW_BUF_NONE)
+		return lasterr_set(CW_EINVAL, fn, "handle is CW_BUF_NONE");
+	if (registry_get(buf, rec))
+		return contract_not_live(buf, fn, false);
+	if (parent && rec->kind == KIND_VIEW && registry_get(rec->parent, rec))
+		return contract_not_live(buf, fn, false);
+	return CW_OK;
+}
+
 static int
 free_common(cw_buf_t h, bool async, cw_stream_t stream, const char *fn)
 {
@@ -225,14 +240,8 @@ cw_refcount(cw_buf_t buf)
 {
 	reg_rec_t rec;
 
-	if (buf == CW_BUF_NONE)
-		return lasterr_set(CW_EINVAL, "cw_refcount",
-		    "handle is CW_BUF_NONE");
-	if (registry_get(buf, &rec))
-		return contract_not_live(buf, "cw_refcount", false);
-	if (rec.kind == KIND_VIEW && registry_get(rec.parent, &rec))
-		return contract_not_live(buf, "cw_refcount", false);
-	return rec.refcount;
+	int r = live_rec(buf, "cw_refcount", true, &rec);
+	return r != CW_OK ? r : rec.refcount;
 }
 
 /* ------------------------------------------------------------- owners */
@@ -283,12 +292,9 @@ cw_owner_of(cw_buf_t buf, cw_owner_t *owner)
 
 	if (owner == NULL)
 		return lasterr_set(CW_EINVAL, fn, "owner is NULL");
-	if (buf == CW_BUF_NONE)
-		return lasterr_set(CW_EINVAL, fn, "handle is CW_BUF_NONE");
-	if (registry_get(buf, &rec))
-		return contract_not_live(buf, fn, false);
-	if (rec.kind == KIND_VIEW && registry_get(rec.parent, &rec))
-		return contract_not_live(buf, fn, false);
+	int r = live_rec(buf, fn, true, &rec);
+	if (r != CW_OK)
+		return r;
 	*owner = rec.owner;
 	return CW_OK;
 }
@@ -361,15 +367,8 @@ cw_ptr(cw_buf_t buf)
 {
 	reg_rec_t rec;
 
-	if (buf == CW_BUF_NONE || registry_get(buf, &rec)) {
-		if (buf == CW_BUF_NONE)
-			lasterr_set(CW_EINVAL, "cw_ptr",
-			    "handle is CW_BUF_NONE");
-		else
-			contract_not_live(buf, "cw_ptr", false);
-		return NULL;
-	}
-	return (void *)rec.base;
+	return live_rec(buf, "cw_ptr", false, &rec) != CW_OK ? NULL :
+	    (void *)rec.base;
 }
 
 size_t
@@ -377,15 +376,8 @@ cw_size(cw_buf_t buf)
 {
 	reg_rec_t rec;
 
-	if (buf == CW_BUF_NONE || registry_get(buf, &rec)) {
-		if (buf == CW_BUF_NONE)
-			lasterr_set(CW_EINVAL, "cw_size",
-			    "handle is CW_BUF_NONE");
-		else
-			contract_not_live(buf, "cw_size", false);
-		return 0;
-	}
-	return rec.size;
+	return live_rec(buf, "cw_size", false, &rec) != CW_OK ? 0 :
+	    rec.size;
 }
 
 int
@@ -393,14 +385,8 @@ cw_kind(cw_buf_t buf)
 {
 	reg_rec_t rec;
 
-	if (buf == CW_BUF_NONE)
-		return lasterr_set(CW_EINVAL, "cw_kind",
-		    "handle is CW_BUF_NONE");
-	if (registry_get(buf, &rec))
-		return contract_not_live(buf, "cw_kind", false);
-	if (rec.kind == KIND_VIEW && registry_get(rec.parent, &rec))
-		return contract_not_live(buf, "cw_kind", false);
-	return rec.kind;
+	int r = live_rec(buf, "cw_kind", true, &rec);
+	return r != CW_OK ? r : rec.kind;
 }
 
 int
@@ -408,11 +394,9 @@ cw_device(cw_buf_t buf)
 {
 	reg_rec_t rec;
 
-	if (buf == CW_BUF_NONE)
-		return lasterr_set(CW_EINVAL, "cw_device",
-		    "handle is CW_BUF_NONE");
-	if (registry_get(buf, &rec))
-		return contract_not_live(buf, "cw_device", false);
+	int r = live_rec(buf, "cw_device", false, &rec);
+	if (r != CW_OK)
+		return r;
 	if (rec.device < 0)
 		return lasterr_set(CW_ENODEV, "cw_device", "handle %#llx has "
 		    "no device", (unsigned long long)buf);

@@ -35,7 +35,7 @@ enum {
 
 typedef struct cb_ctx_s {
 	reg_rec_t rec;   /* the record as the callback saw it */
-	owner_id_t to;   /* transfer / set_owner target */
+	owner_id_t to;   /* contract_transfer / contract_set_owner target */
 } cb_ctx_t;
 
 /* ------------------------------------------------------------ callbacks */

@@ -160,6 +160,19 @@ devpool_bf_alloc(devpool_t *dp, size_t size, bool grow, block_t **out)
 	return DEVPOOL_OK;
 }
 
+/* lo takes in hi, its next neighbour in the segment, which goes (the
+ * caller has taken the one of them that was free out of the size tree). */
+static void
+absorb(devpool_t *dp, block_t *lo, block_t *hi)
+{
+	devpool_addr_remove(dp, hi);
+	lo->size += hi->size;
+	lo->next = hi->next;
+	if (hi->next != NULL)
+		hi->next->prev = lo;
+	devpool_blk_delete(dp, hi);
+}
+
 void
 devpool_bf_free(devpool_t *dp, block_t *b)
 {
@@ -168,22 +181,12 @@ devpool_bf_free(devpool_t *dp, block_t *b)
 	block_t *n = b->next;
 	if (n != NULL && n->state == B_FREE) {
 		devpool_size_remove(dp, n);
-		devpool_addr_remove(dp, n);
-		b->size += n->size;
-		b->next = n->next;
-		if (n->next != NULL)
-			n->next->prev = b;
-		devpool_blk_delete(dp, n);
+		absorb(dp, b, n);
 	}
 	block_t *p = b->prev;
 	if (p != NULL && p->state == B_FREE) {
 		devpool_size_remove(dp, p);
-		devpool_addr_remove(dp, b);
-		p->size += b->size;
-		p->next = b->next;
-		if (b->next != NULL)
-			b->next->prev = p;
-		devpool_blk_delete(dp, b);
+		absorb(dp, p, b);
 		b = p;
 	}
 	devpool_size_insert(dp, b);

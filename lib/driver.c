@@ -11,10 +11,10 @@
  * forked flag and the init lock both files take.
  *
  * Invariants:
- *  - Every pointer in the table comes from real_dlsym(handle, name): never
- *    from the public dlsym, which the preload shim interposes (it would hand
- *    back the shim's own hooks, and our calls would be recorded as the
- *    program's).
+ *  - Every pointer in the table comes from the real dlsym
+ *    (get_real_dlsym), never from the public dlsym, which the preload shim
+ *    interposes (it would hand back the shim's own hooks, and our calls
+ *    would be recorded as the program's).
  *  - The table is published (state LOAD_OK) only once complete; readers load
  *    the state with acquire and then read the table without a lock.
  *  - After driver_postfork_child, nothing here or in driver_ctx.c calls

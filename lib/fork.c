@@ -81,28 +81,32 @@ prefork(void)
 			h[i]->prefork();
 }
 
+/* The child's or the parent's hooks, in reverse rank order. */
 static void
-postfork_parent(void)
+postfork(bool child)
 {
 	const fork_hooks_t *h[LIB_HOOKS + MAX_ADDED];
 	size_t n = ordered(h);
 
-	for (size_t i = n; i-- > 0; )
-		if (h[i]->postfork_parent != NULL)
-			h[i]->postfork_parent();
+	for (size_t i = n; i-- > 0; ) {
+		void (*fn)(void) = child ? h[i]->postfork_child :
+		    h[i]->postfork_parent;
+		if (fn != NULL)
+			fn();
+	}
 	lockrank_fork_done();
+}
+
+static void
+postfork_parent(void)
+{
+	postfork(false);
 }
 
 static void
 postfork_child(void)
 {
-	const fork_hooks_t *h[LIB_HOOKS + MAX_ADDED];
-	size_t n = ordered(h);
-
-	for (size_t i = n; i-- > 0; )
-		if (h[i]->postfork_child != NULL)
-			h[i]->postfork_child();
-	lockrank_fork_done();
+	postfork(true);
 }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

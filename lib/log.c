@@ -71,24 +71,7 @@ static const char *(*src_file)(void);
 bool
 log_write_all(int fd, const void *buf, size_t len)
 {
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return true;
-		}
-		if (n == 0) {
-			errno = EIO;
-			return true;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return false;
+	return outfile_write_within(fd, buf, len, 0);
 }
 
 bool

@@ -174,6 +174,12 @@ outfile_is(int fd, const outfile_id_t *id)
 bool
 outfile_write_all(int fd, const void *buf, size_t len)
 {
+	return outfile_write_within(fd, buf, len, OUTFILE_WAIT_MS);
+}
+
+bool
+outfile_write_within(int fd, const void *buf, size_t len, int wait_ms)
+{
 	const char *p = buf;
 
 	while (len > 0) {
@@ -185,10 +191,11 @@ outfile_write_all(int fd, const void *buf, size_t len)
 
 			if (errno == EINTR)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			if ((errno != EAGAIN && errno != EWOULDBLOCK) ||
+			    wait_ms == 0)
 				return true;
 			do
-				r = poll(&pfd, 1, OUTFILE_WAIT_MS);
+				r = poll(&pfd, 1, wait_ms);
 			while (r < 0 && errno == EINTR);
 			if (r <= 0 || (pfd.revents & (POLLERR | POLLNVAL))) {
 				if (r == 0)

@@ -84,6 +84,9 @@ bool outfile_is(int fd, const outfile_id_t *id);
  * OUTFILE_WAIT_MS without progress.  Returns true on error. */
 #define OUTFILE_WAIT_MS 10000
 bool outfile_write_all(int fd, const void *buf, size_t len);
+/* The same, waiting at most wait_ms; with 0 a full fd is an error
+ * (EAGAIN): log_write_all's way. */
+bool outfile_write_within(int fd, const void *buf, size_t len, int wait_ms);
 
 /* ------------------------------------------------------------ a report */
 

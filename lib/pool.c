@@ -138,7 +138,7 @@ pool_init_locked(pool_t *p, kind_t kind, int device, unsigned arena,
 	 * convoy. */
 	pthread_mutexattr_t ma;
 	pthread_mutexattr_init(&ma);
-#ifndef CW_PLAIN_POOL_LOCK /* for comparison builds */
+#ifndef CW_PLAIN_POOL_LOCK /* comparison builds (doc/benchmarks.md, Threads) */
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 #endif
 	cw_mutex_init_attr(&p->lock, &ma, LOCK_RANK_POOL);
@@ -391,7 +391,7 @@ pool_alloc(kind_t kind, int device, size_t size, uintptr_t *addr,
 			if (hit)
 				goto done;
 		}
-#ifndef CW_NO_MISS_WAIT /* for comparison builds */
+#ifndef CW_NO_MISS_WAIT /* comparison builds (doc/benchmarks.md, Threads) */
 		/* A barrier running now covers this class's oldest pending
 		 * block: waiting for it (a microsecond on an idle device) is
 		 * cheaper than a refill under the pool lock, which with many

@@ -113,6 +113,39 @@ seg_unheld(pool_t *p, uintptr_t addr, size_t size)
 	return CW_ENOMEM;
 }
 
+/* A new segment from the driver, held in the address map.  On failure
+ * (its status), the budget budget_take raised is lowered again. */
+static int
+seg_from_driver(pool_t *p, size_t size, uintptr_t *addr)
+{
+	int r = direct_alloc(p->kind, p->device, size, addr);
+	if (r == CW_OK && poolmap_hold(*addr, size))
+		r = seg_unheld(p, *addr, size);
+	if (r != CW_OK)
+		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+	return r;
+}
+
+/* A segment of a pool being forgotten: the driver freed it already. */
+static void
+seg_forget(pool_t *p, uintptr_t addr, size_t size)
+{
+	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
+	poolmap_release(addr, size);
+}
+
+/* A segment back to the driver, p->lock not held.  Whatever the driver
+ * says, the engine drops it.  Returns true if the driver refused. */
+static bool
+seg_to_driver(pool_t *p, uintptr_t addr, size_t size)
+{
+	poolmap_release(addr, size);
+	int r = direct_free(p->kind, p->device, addr, size);
+	if (r == CW_ECUDA)
+		seg_free_failed(p, addr, size);
+	return r != CW_OK;
+}
+
 /* Device provider: called by devpool with p->lock held; drops it. */
 bool
 pool_dev_seg_alloc(void *arg, size_t size, uintptr_t *addr)
@@ -124,12 +157,9 @@ pool_dev_seg_alloc(void *arg, size_t size, uintptr_t *addr)
 	}
 	p->grow_limited = false;
 	cw_mutex_unlock(&p->lock);
-	int r = direct_alloc(KIND_DEVICE, p->device, size, addr);
-	if (r == CW_OK && poolmap_hold(*addr, size))
-		r = seg_unheld(p, *addr, size);
+	int r = seg_from_driver(p, size, addr);
 	cw_mutex_lock(&p->lock);
 	if (r != CW_OK) {
-		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
 		p->driver_allocs++;
 		p->grow_status = r;
 		return true;
@@ -142,20 +172,15 @@ bool
 pool_dev_seg_free(void *arg, uintptr_t addr, size_t size)
 {
 	pool_t *p = arg;
-	if (p->forgetting) { /* already freed by the driver */
-		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		poolmap_release(addr, size);
+	if (p->forgetting) {
+		seg_forget(p, addr, size);
 		return false;
 	}
 	seg_account(p, size, false);
 	cw_mutex_unlock(&p->lock);
-	/* Whatever the driver says, the engine drops the segment. */
-	poolmap_release(addr, size);
-	int r = direct_free(KIND_DEVICE, p->device, addr, size);
-	if (r == CW_ECUDA)
-		seg_free_failed(p, addr, size);
+	bool refused = seg_to_driver(p, addr, size);
 	cw_mutex_lock(&p->lock);
-	return r != CW_OK;
+	return refused;
 }
 
 /* Host provider: called from jemalloc's hooks, p->lock not held. */
@@ -167,16 +192,12 @@ pool_host_seg_alloc(void *arg, size_t size, uintptr_t *addr)
 		__atomic_store_n(&p->grow_limited, true, __ATOMIC_RELAXED);
 		return true;
 	}
-	int r = direct_alloc(p->kind, p->device, size, addr);
-	if (r == CW_OK && poolmap_hold(*addr, size))
-		r = seg_unheld(p, *addr, size);
+	int r = seg_from_driver(p, size, addr);
+	__atomic_fetch_add(&p->driver_allocs, 1, __ATOMIC_RELAXED);
 	if (r != CW_OK) {
-		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&p->driver_allocs, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&p->grow_status, r, __ATOMIC_RELAXED);
 		return true;
 	}
-	__atomic_fetch_add(&p->driver_allocs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->res_total, size, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->seg_total, 1, __ATOMIC_RELAXED);
 	return false;
@@ -186,18 +207,13 @@ bool
 pool_host_seg_free(void *arg, uintptr_t addr, size_t size)
 {
 	pool_t *p = arg;
-	if (p->forgetting) { /* already freed by the driver */
-		__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-		poolmap_release(addr, size);
+	if (p->forgetting) {
+		seg_forget(p, addr, size);
 		return false;
 	}
 	__atomic_fetch_add(&p->driver_frees, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(budget_of(p), size, __ATOMIC_RELAXED);
-	poolmap_release(addr, size);
-	int r = direct_free(p->kind, p->device, addr, size);
-	if (r == CW_ECUDA)
-		seg_free_failed(p, addr, size);
-	return r != CW_OK;
+	return seg_to_driver(p, addr, size);
 }
 
 /* --------------------------------------------------------------- engine */

@@ -160,10 +160,13 @@ pool_stats(kind_t kind, cw_pool_stats_t *out)
 		    free_total;
 }
 
-void
-pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
+/* Every thread cache's counters of kind, the retired threads' included:
+ * hits, misses and slow paths, under each arena's tcl_lock. */
+static void
+tcache_sums(kind_t kind, uint64_t *hits, uint64_t *misses, pool_slow_t *slow)
 {
 	*hits = *misses = 0;
+	memset(slow, 0, sizeof(*slow));
 	if (!pool_kind_pooled(kind))
 		return;
 	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
@@ -176,29 +179,28 @@ pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
 				    __ATOMIC_RELAXED);
 				*misses += __atomic_load_n(&t->misses,
 				    __ATOMIC_RELAXED);
+				pool_slow_sum(slow, &t->slow);
 			}
 			*hits += p->retired_hits;
 			*misses += p->retired_misses;
+			pool_slow_sum(slow, &p->retired_slow);
 			cw_mutex_unlock(&p->tcl_lock);
 		}
 	}
 }
 
 void
+pool_cache_counters(kind_t kind, uint64_t *hits, uint64_t *misses)
+{
+	pool_slow_t slow;
+
+	tcache_sums(kind, hits, misses, &slow);
+}
+
+void
 pool_slow_counters(kind_t kind, pool_slow_t *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (!pool_kind_pooled(kind))
-		return;
-	for (int d = 0; d < POOL_MAX_DEVICES; d++) {
-		pool_t *p;
-		FOR_ARENAS(p, kind, d) {
-			cw_mutex_lock(&p->tcl_lock);
-			for (tcache_t *t = p->tcaches; t != NULL;
-			    t = t->next)
-				pool_slow_sum(out, &t->slow);
-			pool_slow_sum(out, &p->retired_slow);
-			cw_mutex_unlock(&p->tcl_lock);
-		}
-	}
+	uint64_t hits, misses;
+
+	tcache_sums(kind, &hits, &misses, out);
 }

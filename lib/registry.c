@@ -63,16 +63,24 @@ registry_state(reg_handle_t h)
 	    __atomic_load_n(&registry_slot_at(slot)->seq, __ATOMIC_ACQUIRE));
 }
 
-/* Locks h's stripe and returns its live slot, or returns NULL with no
- * lock held and *err = -REG_FREED / -REG_INVALID. */
-static slot_t *
-live_lock(reg_handle_t h, stripe_t **stp, uint32_t *slotp, int *err)
+/* A live record found by its handle, its stripe locked (live_lock). */
+typedef struct live_s {
+	stripe_t *st;
+	slot_t *sl;
+	uint32_t slot;
+	int err;     /* when not live: -REG_FREED or -REG_INVALID */
+} live_t;
+
+/* Locks h's stripe and fills *l with its live slot.  Returns true, with
+ * no lock held and l->err set, if h names no live record. */
+static bool
+live_lock(reg_handle_t h, live_t *l)
 {
 	uint32_t slot, gen;
 	unsigned s;
 	if (registry_handle_split(h, &slot, &gen, &s)) {
-		*err = -(int)REG_INVALID;
-		return NULL;
+		l->err = -(int)REG_INVALID;
+		return true;
 	}
 	stripe_t *st = &registry_stripes[s];
 	h_lock(st);
@@ -80,12 +88,13 @@ live_lock(reg_handle_t h, stripe_t **stp, uint32_t *slotp, int *err)
 	reg_state_t state = state_of(gen, sl->seq);
 	if (state != REG_LIVE) {
 		h_unlock(st);
-		*err = -(int)state;
-		return NULL;
+		l->err = -(int)state;
+		return true;
 	}
-	*stp = st;
-	*slotp = slot;
-	return sl;
+	l->st = st;
+	l->sl = sl;
+	l->slot = slot;
+	return false;
 }
 
 /* Lock held: takes a live slot out of every index, leaves a tombstone,
@@ -180,26 +189,22 @@ registry_insert(const reg_rec_t *rec, reg_handle_t *handle,
 bool
 registry_get(reg_handle_t h, reg_rec_t *out)
 {
-	stripe_t *st;
-	uint32_t i;
-	int err;
-	slot_t *sl = live_lock(h, &st, &i, &err);
-	if (sl == NULL)
+	live_t l;
+	if (live_lock(h, &l))
 		return true;
-	registry_slot_to_rec(sl, out);
-	h_unlock(st);
+	registry_slot_to_rec(l.sl, out);
+	h_unlock(l.st);
 	return false;
 }
 
 bool
 registry_find(ns_t ns, uintptr_t base, reg_handle_t *h, reg_rec_t *out)
 {
-	if ((unsigned)ns >= NS_KEYED || registry_init())
+	uint64_t hh;
+	stripe_t *st = registry_key_lock(ns, base, &hh);
+	if (st == NULL)
 		return true;
-	uint64_t hh = registry_key_hash(ns, base);
-	stripe_t *st = &registry_stripes[registry_hash_stripe(hh)];
 	bool miss = true;
-	h_lock(st);
 	if (st->nbuckets != 0) {
 		uint32_t n = *registry_hash_link(st, ns, base, hh);
 		if (n != 0) {
@@ -253,12 +258,10 @@ registry_find_containing(ns_t ns, uintptr_t p, reg_handle_t *h,
 int
 registry_update(reg_handle_t h, reg_update_fn fn, void *arg)
 {
-	stripe_t *st;
-	uint32_t i;
-	int err;
-	slot_t *sl = live_lock(h, &st, &i, &err);
-	if (sl == NULL)
-		return err;
+	live_t l;
+	if (live_lock(h, &l))
+		return l.err;
+	slot_t *sl = l.sl;
 	reg_rec_t tmp;
 	registry_slot_to_rec(sl, &tmp);
 	int r = fn(&tmp, arg);
@@ -270,9 +273,9 @@ registry_update(reg_handle_t h, reg_update_fn fn, void *arg)
 		if (sl->ns == NS_NONE)
 			sl->size = size;
 		else
-			registry_tree_resize(i, size);
+			registry_tree_resize(l.slot, size);
 	}
-	h_unlock(st);
+	h_unlock(l.st);
 	return r;
 }
 
@@ -280,27 +283,24 @@ int
 registry_remove(reg_handle_t h, reg_update_fn check, void *arg,
     stack_id_t free_stack, reg_rec_t *out)
 {
-	stripe_t *st;
-	uint32_t i;
-	int err;
-	slot_t *sl = live_lock(h, &st, &i, &err);
-	if (sl == NULL)
-		return err;
+	live_t l;
+	if (live_lock(h, &l))
+		return l.err;
 	if (check != NULL) {
 		reg_rec_t tmp;
-		registry_slot_to_rec(sl, &tmp);
+		registry_slot_to_rec(l.sl, &tmp);
 		int r = check(&tmp, arg);
 		if (r != 0) {
-			h_unlock(st);
+			h_unlock(l.st);
 			return r;
 		}
 	}
 	if (out != NULL) {
-		registry_slot_to_rec(sl, out);
+		registry_slot_to_rec(l.sl, out);
 		out->free_stack = free_stack;
 	}
-	remove_locked(st, i, free_stack, NULL);
-	h_unlock(st);
+	remove_locked(l.st, l.slot, free_stack, NULL);
+	h_unlock(l.st);
 	return 0;
 }
 

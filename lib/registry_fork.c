@@ -15,49 +15,52 @@
 
 #include "registry_int.h"
 
+/* fn on every lock of the registry: in rank order (the stripes, then
+ * the tree locks) to take them, in reverse to let them go. */
+static void
+each_lock(void (*fn)(cw_mutex_t *), bool reverse)
+{
+	if (!reverse) {
+		for (unsigned s = 0; s < NSTRIPES; s++)
+			fn(&registry_stripes[s].lock);
+		for (unsigned t = 0; t < TLOCKS; t++)
+			fn(&registry_tlocks[t].lock);
+		return;
+	}
+	for (unsigned t = TLOCKS; t-- > 0;)
+		fn(&registry_tlocks[t].lock);
+	for (unsigned s = NSTRIPES; s-- > 0;)
+		fn(&registry_stripes[s].lock);
+}
+
 void
 registry_lock_all(void)
 {
-	for (unsigned s = 0; s < NSTRIPES; s++)
-		cw_mutex_lock(&registry_stripes[s].lock);
-	for (unsigned t = 0; t < TLOCKS; t++)
-		cw_mutex_lock(&registry_tlocks[t].lock);
+	each_lock(cw_mutex_lock, false);
 }
 
 void
 registry_unlock_all(void)
 {
-	for (unsigned t = TLOCKS; t-- > 0;)
-		cw_mutex_unlock(&registry_tlocks[t].lock);
-	for (unsigned s = NSTRIPES; s-- > 0;)
-		cw_mutex_unlock(&registry_stripes[s].lock);
+	each_lock(cw_mutex_unlock, true);
 }
 
 void
 registry_prefork(void)
 {
-	for (unsigned s = 0; s < NSTRIPES; s++)
-		cw_mutex_prefork(&registry_stripes[s].lock);
-	for (unsigned t = 0; t < TLOCKS; t++)
-		cw_mutex_prefork(&registry_tlocks[t].lock);
+	each_lock(cw_mutex_prefork, false);
 }
 
 void
 registry_postfork_parent(void)
 {
-	for (unsigned t = TLOCKS; t-- > 0;)
-		cw_mutex_postfork_parent(&registry_tlocks[t].lock);
-	for (unsigned s = NSTRIPES; s-- > 0;)
-		cw_mutex_postfork_parent(&registry_stripes[s].lock);
+	each_lock(cw_mutex_postfork_parent, true);
 }
 
 void
 registry_postfork_child(void)
 {
-	for (unsigned t = TLOCKS; t-- > 0;)
-		cw_mutex_postfork_child(&registry_tlocks[t].lock);
-	for (unsigned s = NSTRIPES; s-- > 0;)
-		cw_mutex_postfork_child(&registry_stripes[s].lock);
+	each_lock(cw_mutex_postfork_child, true);
 }
 
 void

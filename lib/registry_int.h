@@ -197,6 +197,20 @@ registry_hash_stripe(uint64_t h)
 	return (unsigned)(h >> (64 - STRIPE_BITS));
 }
 
+/* Locks the stripe of the key (ns, base) and returns it, the key's hash
+ * in *hh; NULL, nothing locked, for a namespace without keys or a
+ * registry that cannot start. */
+static inline stripe_t *
+registry_key_lock(ns_t ns, uintptr_t base, uint64_t *hh)
+{
+	if ((unsigned)ns >= NS_KEYED || registry_init())
+		return NULL;
+	*hh = registry_key_hash(ns, base);
+	stripe_t *st = &registry_stripes[registry_hash_stripe(*hh)];
+	h_lock(st);
+	return st;
+}
+
 static inline uint32_t
 registry_gen_of_seq(uint32_t seq)
 {

@@ -162,12 +162,11 @@ registry_tomb_add(stripe_t *st, const slot_t *sl, reg_handle_t h,
 bool
 registry_tomb_find(ns_t ns, uintptr_t base, reg_rec_t *out)
 {
-	if ((unsigned)ns >= NS_KEYED || registry_init())
+	uint64_t hh;
+	stripe_t *st = registry_key_lock(ns, base, &hh);
+	if (st == NULL)
 		return true;
-	uint64_t hh = registry_key_hash(ns, base);
-	stripe_t *st = &registry_stripes[registry_hash_stripe(hh)];
 	bool miss = true;
-	h_lock(st);
 	if (st->tomb_cap != 0) {
 		uint32_t n = tomb_first(st, tomb_kbucket(st, ns, base), true);
 		for (; n != 0; n = tomb_next(st, n, true)) {

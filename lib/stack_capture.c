@@ -111,8 +111,9 @@ stack_capture_outside(void)
 		hi = __atomic_load_n(&self_hi, __ATOMIC_ACQUIRE);
 	}
 	lo = __atomic_load_n(&self_lo, __ATOMIC_RELAXED);
-	/* Unwind only what is kept plus room for our own frames: deep
-	 * stacks (Python) cost ~13 ns a frame. */
+	/* Unwind only what is kept plus room for our own frames: every
+	 * frame unwound costs time (doc/stacks.md, "Costs (measured)"), and
+	 * some stacks (Python's) are deep. */
 	n = unw_backtrace(buf, (int)depth + SELF_MAX);
 	while (first < n && (uintptr_t)buf[first] >= lo &&
 	    (uintptr_t)buf[first] < hi)

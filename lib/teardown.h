@@ -3,7 +3,7 @@
  * (cuCtxDestroy, cuDevicePrimaryCtxReset, the last primary release): the
  * program never freed them, the driver reclaimed them.  compute-sanitizer
  * reports them as leaks; the report lists them as their own category
- * (doc/report-schema.md, "freed only by context teardown").  The first
+ * (doc/report-schema.md, "leaks[]": category teardown).  The first
  * TEARDOWN_KEEP are kept with their stacks, the rest only counted.
  * Owner: infra.
  */

@@ -24,6 +24,8 @@
  *
  * Owns no state; no locks.  Never holds a lock across a driver call.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "contract.h"
@@ -103,10 +105,12 @@ prepare(uint64_t h, size_t off, size_t n, const char *fn, contract_target_t *t,
 	return CW_OK;
 }
 
-int
-cw_upload(cw_buf_t buf, size_t off, const void *src, size_t n)
+/* cw_upload (up: from host into the handle) and cw_download (from the
+ * handle out to host). */
+static int
+copy_host(cw_buf_t buf, size_t off, uintptr_t host, size_t n, bool up,
+    const char *fn)
 {
-	static const char fn[] = "cw_upload";
 	const driver_fns_t *d;
 	contract_target_t t;
 	path_t path;
@@ -114,51 +118,41 @@ cw_upload(cw_buf_t buf, size_t off, const void *src, size_t n)
 	CUcontext prev;
 	int r;
 
-	if (src == NULL && n > 0)
-		return lasterr_set(CW_EINVAL, fn, "src is NULL");
+	if (host == 0 && n > 0)
+		return lasterr_set(CW_EINVAL, fn, up ? "src is NULL" :
+		    "dst is NULL");
 	if ((r = prepare(buf, off, n, fn, &t, &path)) != CW_OK || n == 0)
 		return r;
+	uintptr_t at = t.addr + off;
+	uintptr_t to = up ? at : host, from = up ? host : at;
 	if (path == PATH_HOST) {
-		memcpy((void *)(t.addr + off), src, n);
+		memcpy((void *)to, (const void *)from, n);
 		return CW_OK;
 	}
 	if ((d = bound(t.device, fn, &r, &prev)) == NULL)
 		return r;
-	if (path == PATH_DEVICE) {
-		cr = d->cuMemcpyHtoD_v2((CUdeviceptr)(t.addr + off), src, n);
+	if (path == PATH_DEVICE && up) {
+		cr = d->cuMemcpyHtoD_v2((CUdeviceptr)at, (const void *)host, n);
 		return done(prev, cr, fn, "cuMemcpyHtoD_v2");
 	}
-	cr = d->cuMemcpy((CUdeviceptr)(t.addr + off), (CUdeviceptr)src, n);
+	if (path == PATH_DEVICE) {
+		cr = d->cuMemcpyDtoH_v2((void *)host, (CUdeviceptr)at, n);
+		return done(prev, cr, fn, "cuMemcpyDtoH_v2");
+	}
+	cr = d->cuMemcpy((CUdeviceptr)to, (CUdeviceptr)from, n);
 	return done(prev, cr, fn, "cuMemcpy");
+}
+
+int
+cw_upload(cw_buf_t buf, size_t off, const void *src, size_t n)
+{
+	return copy_host(buf, off, (uintptr_t)src, n, true, "cw_upload");
 }
 
 int
 cw_download(cw_buf_t buf, size_t off, void *dst, size_t n)
 {
-	static const char fn[] = "cw_download";
-	const driver_fns_t *d;
-	contract_target_t t;
-	path_t path;
-	CUresult cr;
-	CUcontext prev;
-	int r;
-
-	if (dst == NULL && n > 0)
-		return lasterr_set(CW_EINVAL, fn, "dst is NULL");
-	if ((r = prepare(buf, off, n, fn, &t, &path)) != CW_OK || n == 0)
-		return r;
-	if (path == PATH_HOST) {
-		memcpy(dst, (const void *)(t.addr + off), n);
-		return CW_OK;
-	}
-	if ((d = bound(t.device, fn, &r, &prev)) == NULL)
-		return r;
-	if (path == PATH_DEVICE) {
-		cr = d->cuMemcpyDtoH_v2(dst, (CUdeviceptr)(t.addr + off), n);
-		return done(prev, cr, fn, "cuMemcpyDtoH_v2");
-	}
-	cr = d->cuMemcpy((CUdeviceptr)dst, (CUdeviceptr)(t.addr + off), n);
-	return done(prev, cr, fn, "cuMemcpy");
+	return copy_host(buf, off, (uintptr_t)dst, n, false, "cw_download");
 }
 
 int

@@ -141,24 +141,28 @@ exit_report(const char *how, int status, bool by_thread)
 	}
 }
 
-void
-hook__exit(int status)
+/* _exit and _Exit: the report, then the real call, which never returns
+ * (the exit_group system call where there is none). */
+static __attribute__((noreturn)) void
+end_now(void (*real)(int), int status)
 {
 	exit_report("_exit", status, false);
-	if (preload_real_exit_fn != NULL)
-		preload_real_exit_fn(status);
+	if (real != NULL)
+		real(status);
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
 
 void
+hook__exit(int status)
+{
+	end_now(preload_real_exit_fn, status);
+}
+
+void
 hook__Exit(int status)
 {
-	exit_report("_exit", status, false);
-	if (preload_real_Exit_fn != NULL)
-		preload_real_Exit_fn(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	end_now(preload_real_Exit_fn, status);
 }
 
 /* Fatal signals: a process that dies of one still leaves its report.

@@ -155,6 +155,23 @@ cw_dlsym_slow(void *handle, const char *name)
 }
 
 #if defined(__x86_64__)
+/* Around the stub's calls into C: handle and name (rdi, rsi) kept, the
+ * stack 16-byte aligned, and unwind information that says so. */
+#define SAVE_ARGS \
+	"	pushq %rdi\n" \
+	"	.cfi_adjust_cfa_offset 8\n" \
+	"	pushq %rsi\n" \
+	"	.cfi_adjust_cfa_offset 8\n" \
+	"	subq $8, %rsp\n" \
+	"	.cfi_adjust_cfa_offset 8\n"
+#define RESTORE_ARGS \
+	"	addq $8, %rsp\n" \
+	"	.cfi_adjust_cfa_offset -8\n" \
+	"	popq %rsi\n" \
+	"	.cfi_adjust_cfa_offset -8\n" \
+	"	popq %rdi\n" \
+	"	.cfi_adjust_cfa_offset -8\n"
+
 /*
  * dlsym(handle, name), exported as dlsym@@GLIBC_2.34 and
  * dlsym@GLIBC_2.2.5.  Tail-jumps to glibc's dlsym unless handle is not
@@ -182,38 +199,19 @@ __asm__(
 	"	jne 2f\n"
 	"	cmpb $0x75, 1(%rsi)\n"         /* 'u' */
 	"	jne 2f\n"
-	"	pushq %rdi\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	pushq %rsi\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	subq $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset 8\n"
+	SAVE_ARGS
 	"	movq %rsi, %rdi\n"
 	"	call cw_dlsym_wants\n"
-	"	addq $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %rsi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %rdi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
+	RESTORE_ARGS
 	"	testl %eax, %eax\n"
 	"	js 4f\n"
 	"	jmp cw_dlsym_slow\n"
 	"4:	movq cw_real_dlsym_ptr(%rip), %rax\n"
 	"2:	jmp *%rax\n"
-	"3:	pushq %rdi\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	pushq %rsi\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	subq $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset 8\n"
+	"3:\n"
+	SAVE_ARGS
 	"	call cw_dlsym_resolve\n"
-	"	addq $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %rsi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq %rdi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
+	RESTORE_ARGS
 	"	testq %rax, %rax\n"
 	"	jnz 1b\n"
 	"	ret\n"

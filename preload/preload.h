@@ -76,7 +76,8 @@ extern CW_TLS volatile sig_atomic_t preload_deferred_signal;
 void preload_signal_deferred(void);
 void preload_signals_install(void);
 extern bool preload_signals_done; /* atomic */
-/* Leaving a wrapper: in_hook cleared, then a deferred signal taken. */
+/* Leaving a wrapper: preload_in_hook cleared, then a deferred signal
+ * taken (preload_signal_deferred). */
 #define HOOK_LEAVE(was) \
 	do { \
 		preload_in_hook = (was); \

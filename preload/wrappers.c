@@ -64,7 +64,8 @@ static pthread_once_t reals_once = PTHREAD_ONCE_INIT;
 CW_TLS bool preload_in_hook;
 
 /* A fatal signal sent while this thread was inside a wrapper (our locks
- * may be held): handled when the wrapper returns (signal_deferred). */
+ * may be held): handled when the wrapper returns
+ * (preload_signal_deferred). */
 CW_TLS volatile sig_atomic_t preload_deferred_signal;
 
 bool preload_signals_done; /* atomic */

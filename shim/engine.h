@@ -64,6 +64,17 @@ typedef enum pq_e {
 
 #define CALL(real, type, args) (((type)(real)) args)
 
+/* True if the driver refused an allocating call, which is then counted
+ * (the report's failed_calls): the caller returns the driver's answer. */
+static inline bool
+shim_refused(CUresult r)
+{
+	if (r == CUDA_SUCCESS)
+		return false;
+	STATS_INC(failed_calls);
+	return true;
+}
+
 
 struct dl_phdr_info;
 

@@ -219,14 +219,6 @@ typedef struct scan_s {
 	bool failed;
 } scan_t;
 
-static void *
-scan_map(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static void
 scan_graph(const driver_fns_t *d, CUgraph g, scan_t *sc, int depth)
 {
@@ -236,7 +228,7 @@ scan_graph(const driver_fns_t *d, CUgraph g, scan_t *sc, int depth)
 	    d->cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS || n == 0)
 		return;
 	size_t bytes = n * sizeof(CUgraphNode);
-	CUgraphNode *nodes = scan_map(bytes);
+	CUgraphNode *nodes = graphmem_map(bytes);
 	if (nodes == NULL) {
 		sc->failed = true;
 		return;
@@ -298,7 +290,7 @@ model_exec(CUgraphExec e, CUgraph g)
 	 * and at least 1024. */
 	scan_t sc = { .cap = n * 4 < 1024 ? 1024 : n * 4 };
 	size_t bytes = sc.cap * (sizeof(gm_alloc_t) + sizeof(uintptr_t));
-	void *buf = scan_map(bytes);
+	void *buf = graphmem_map(bytes);
 	if (buf == NULL)
 		return;
 	sc.allocs = buf;

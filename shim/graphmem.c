@@ -43,8 +43,8 @@ static gm_exec_t **execs;
 static size_t nexecs, cap_execs;
 
 
-static void *
-map(size_t bytes)
+void *
+graphmem_map(size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -59,7 +59,7 @@ grow(void **arr, size_t *cap, size_t n, size_t esize)
 	if (n < *cap)
 		return false;
 	size_t ncap = *cap == 0 ? 4096 / esize : *cap * 2;
-	void *p = map(ncap * esize);
+	void *p = graphmem_map(ncap * esize);
 	if (p == NULL)
 		return true;
 	if (*arr != NULL) {
@@ -186,7 +186,7 @@ graphmem_exec_add(CUgraphExec e, const gm_alloc_t *allocs, size_t na,
 {
 	size_t ha = (sizeof(gm_exec_t) + 15) & ~(size_t)15;
 	size_t bytes = ha + na * sizeof(gm_alloc_t) + nf * sizeof(uintptr_t);
-	gm_exec_t *x = map(bytes);
+	gm_exec_t *x = graphmem_map(bytes);
 
 	if (x == NULL)
 		return true;

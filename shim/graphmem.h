@@ -19,7 +19,8 @@
  * What is live is the registry's (kind KIND_GRAPH); shim/graph.c turns a
  * launch into records and removals.  Both tables are small (graphs are
  * few and long-lived) and under one mutex (leaf), never held across a
- * driver call.  Memory: the private jemalloc.  Owner: shim.
+ * driver call.  Memory: anonymous mmap (graphmem_map), never the
+ * program's malloc.  Owner: shim.
  */
 #ifndef CUWARDEN_GRAPHMEM_H
 #define CUWARDEN_GRAPHMEM_H
@@ -73,6 +74,10 @@ void graphmem_exec_release(const gm_exec_t *x);
 size_t graphmem_exec_allocs(const gm_exec_t *x, const gm_alloc_t **allocs);
 size_t graphmem_exec_frees(const gm_exec_t *x, const uintptr_t **frees);
 void graphmem_exec_destroyed(CUgraphExec e);
+
+/* Anonymous read-write memory of bytes (munmap it): the tables' storage
+ * and shim/graph.c's scans of a graph.  NULL if mmap failed. */
+void *graphmem_map(size_t bytes);
 
 /* Fork child, tests. */
 void graphmem_reset(void);

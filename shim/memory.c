@@ -65,10 +65,8 @@ track_mem_alloc(void *real, const char *api, CUdeviceptr *dptr,
 	    bytesize, 0, api, &r))
 		return r;
 	r = CALL(real, fn_t, (dptr, bytesize));
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	record_addr(KIND_DEVICE, (uintptr_t)*dptr, bytesize, 0, api);
 	return r;
 }
@@ -81,10 +79,8 @@ track_mem_alloc_pitch(void *real, const char *api, CUdeviceptr *dptr,
 	    unsigned int);
 	CUresult r = CALL(real, fn_t, (dptr, pitch, width, height, elem));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	record_addr(KIND_DEVICE, (uintptr_t)*dptr, *pitch * height, *pitch,
 	    api);
 	return r;
@@ -102,10 +98,8 @@ track_mem_alloc_managed(void *real, const char *api, CUdeviceptr *dptr,
 	    &r))
 		return r;
 	r = CALL(real, fn_t, (dptr, bytesize, flags));
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	record_addr(KIND_MANAGED, (uintptr_t)*dptr, bytesize, flags, api);
 	return r;
 }
@@ -130,10 +124,8 @@ track_mem_alloc_async(void *real, const char *api, CUdeviceptr *dptr,
 	typedef CUresult (*fn_t)(CUdeviceptr *, size_t, CUstream);
 	CUresult r = CALL(real, fn_t, (dptr, bytesize, stream));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	if (captured_alloc(api, stream, *dptr, bytesize))
 		return r;
 	/* Stream-ordered memory belongs to no context (survives teardown). */
@@ -150,10 +142,8 @@ track_mem_alloc_from_pool(void *real, const char *api, CUdeviceptr *dptr,
 	    CUstream);
 	CUresult r = CALL(real, fn_t, (dptr, bytesize, pool, stream));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	if (captured_alloc(api, stream, *dptr, bytesize))
 		return r;
 	shim_record(NS_ADDR, KIND_ASYNC, (uintptr_t)*dptr, bytesize,
@@ -177,10 +167,8 @@ track_mem_host_alloc(void *real, const char *api, void **pp, size_t bytesize,
 	    &r))
 		return r;
 	r = CALL(real, fn_t, (pp, bytesize, flags));
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	record_addr(KIND_PINNED, (uintptr_t)*pp, bytesize, flags, api);
 	return r;
 }
@@ -195,10 +183,8 @@ track_mem_alloc_host(void *real, const char *api, void **pp, size_t bytesize)
 	    bytesize, 0, api, &r))
 		return r;
 	r = CALL(real, fn_t, (pp, bytesize));
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	record_addr(KIND_PINNED, (uintptr_t)*pp, bytesize, 0, api);
 	return r;
 }
@@ -210,10 +196,8 @@ track_mem_host_register(void *real, const char *api, void *p,
 	typedef CUresult (*fn_t)(void *, size_t, unsigned int);
 	CUresult r = CALL(real, fn_t, (p, bytesize, flags));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	/* The registration belongs to the context (teardown drops it). */
 	shim_record(NS_ADDR, KIND_REGISTERED, (uintptr_t)p, bytesize, -1,
 	    shim_current_ctx(), flags, api, 0);
@@ -228,10 +212,8 @@ track_mem_pool_import(void *real, const char *api, CUdeviceptr *ptr_out,
 	    CUmemPoolPtrExportData *);
 	CUresult r = CALL(real, fn_t, (ptr_out, pool, data));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	shim_record(NS_ADDR, KIND_ASYNC, (uintptr_t)*ptr_out,
 	    shim_driver_size_of(*ptr_out), shim_current_device(),
 	    NULL, (uintptr_t)pool, api, 0);
@@ -245,10 +227,8 @@ track_ipc_open(void *real, const char *api, CUdeviceptr *pdptr,
 	typedef CUresult (*fn_t)(CUdeviceptr *, CUipcMemHandle, unsigned int);
 	CUresult r = CALL(real, fn_t, (pdptr, handle, flags));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	shim_record(NS_ADDR, KIND_IPC, (uintptr_t)*pdptr, shim_driver_size_of(*pdptr),
 	    shim_current_device(),
 	    shim_current_ctx(), 0, api, 0);

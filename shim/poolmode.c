@@ -146,7 +146,7 @@ shim_pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 		}
 		stats_on_free((kind_t)out.kind, out.size);
 		int dev = POOL_AUX_DEV(out.aux);
-		int cm = capture_relax(); /* as in pool_try_alloc */
+		int cm = capture_relax(); /* as in shim_pool_try_alloc */
 		int r = async ? pool_free_async((kind_t)out.kind, dev, addr,
 		    out.size, stream) :
 		    pool_free((kind_t)out.kind, dev, addr, out.size);

@@ -22,10 +22,8 @@ track_mem_create(void *real, const char *api,
 	    const CUmemAllocationProp *, unsigned long long);
 	CUresult r = CALL(real, fn_t, (handle, size, prop, flags));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	int dev = prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ?
 	    prop->location.id : -1;
 	shim_record(NS_VMM, KIND_VMM, (uintptr_t)*handle, size, dev, NULL, 0, api,
@@ -42,10 +40,8 @@ track_mem_import(void *real, const char *api,
 	    CUmemAllocationHandleType);
 	CUresult r = CALL(real, fn_t, (handle, os_handle, type));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	shim_record(NS_VMM, KIND_VMM, (uintptr_t)*handle, 0, -1, NULL, 0, api, 0);
 	return r;
 }
@@ -147,6 +143,21 @@ track_mem_release(void *real, const char *api,
 	return r;
 }
 
+/* A VA free or an unmap refused when its size is not the record's: the
+ * driver still holds the whole, which stays live (a failed free is
+ * recorded).  Returns true if so. */
+static bool
+kept_for_size(const char *api, CUdeviceptr ptr, size_t size, CUresult r,
+    const pre_t *pre)
+{
+	if (r == CUDA_SUCCESS || !pre->found || size == pre->rec.size)
+		return false;
+	STATS_INC(frees);
+	shim_failed_keep(api, (uintptr_t)ptr, &pre->rec, r,
+	    stack_capture_outside());
+	return true;
+}
+
 CUresult
 track_mem_address_reserve(void *real, const char *api, CUdeviceptr *ptr,
     size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags)
@@ -155,10 +166,8 @@ track_mem_address_reserve(void *real, const char *api, CUdeviceptr *ptr,
 	    unsigned long long);
 	CUresult r = CALL(real, fn_t, (ptr, size, alignment, addr, flags));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	shim_record(NS_VA, KIND_VA, (uintptr_t)*ptr, size, -1, NULL, 0, api, 0);
 	return r;
 }
@@ -172,20 +181,16 @@ track_mem_address_free(void *real, const char *api, CUdeviceptr ptr,
 
 	shim_pre_lookup(NS_VA, (uintptr_t)ptr, &pre);
 	CUresult r = CALL(real, fn_t, (ptr, size));
-	if (r != CUDA_SUCCESS && pre.found && size != pre.rec.size) {
-		/* Refused for the size (the driver frees only a whole
-		 * reservation): it still holds it. */
-		STATS_INC(frees);
-		shim_failed_keep(api, (uintptr_t)ptr, &pre.rec, r, stack_capture_outside());
+	/* The driver frees only a whole reservation: it still holds it. */
+	if (kept_for_size(api, ptr, size, r, &pre))
 		return r;
-	}
 	if (shim_unknown_to_driver(r) && pre.found &&
 	    range_mapped((uintptr_t)ptr, pre.rec.size)) {
 		/* Refused because memory is still mapped in it (the H200's
 		 * driver 580 answers CUDA_ERROR_INVALID_VALUE: probe.c):
 		 * neither a double free nor a lost reservation.  Nothing
 		 * changes.  Any other refusal is the driver failing to free
-		 * live memory: classify_free makes it a failed_free. */
+		 * live memory: shim_classify_free makes it a failed_free. */
 		STATS_INC(frees);
 		return r;
 	}
@@ -204,10 +209,8 @@ track_mem_map(void *real, const char *api, CUdeviceptr ptr, size_t size,
 	reg_rec_t hrec;
 	reg_handle_t h;
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	bool known = !registry_find(NS_VMM, (uintptr_t)handle, &h, &hrec);
 	shim_record(NS_MAP, KIND_MAPPING, (uintptr_t)ptr, size,
 	    known ? hrec.device : -1, NULL, (uintptr_t)handle, api, 0);
@@ -224,13 +227,10 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 
 	shim_pre_lookup(NS_MAP, (uintptr_t)ptr, &pre);
 	CUresult r = CALL(real, fn_t, (ptr, size));
-	if (r != CUDA_SUCCESS && pre.found && size != pre.rec.size) {
-		/* Refused for the size (a part of a mapping, or past the
-		 * mappings that start here): nothing was unmapped. */
-		STATS_INC(frees);
-		shim_failed_keep(api, (uintptr_t)ptr, &pre.rec, r, stack_capture_outside());
+	/* A part of a mapping, or past the mappings that start here:
+	 * nothing was unmapped. */
+	if (kept_for_size(api, ptr, size, r, &pre))
 		return r;
-	}
 	shim_classify_free(NS_MAP, KBIT(KIND_MAPPING), (uintptr_t)ptr, r, api,
 	    &pre);
 	if (r != CUDA_SUCCESS || !pre.found)
@@ -285,10 +285,8 @@ track_array_create(void *real, const char *api, CUarray *handle,
 	typedef CUresult (*fn_t)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *);
 	CUresult r = CALL(real, fn_t, (handle, desc));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	shim_record(NS_ARRAY, KIND_ARRAY, (uintptr_t)*handle,
 	    array_bytes(desc->Width, desc->Height, 1, desc->Format,
 	    desc->NumChannels), shim_current_device(), shim_current_ctx(), 0, api, 0);
@@ -302,10 +300,8 @@ track_array3d_create(void *real, const char *api, CUarray *handle,
 	typedef CUresult (*fn_t)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
 	CUresult r = CALL(real, fn_t, (handle, desc));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	shim_record(NS_ARRAY, KIND_ARRAY, (uintptr_t)*handle,
 	    array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format,
 	    desc->NumChannels), shim_current_device(), shim_current_ctx(), 0, api, 0);
@@ -320,10 +316,8 @@ track_mipmapped_create(void *real, const char *api, CUmipmappedArray *handle,
 	    const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int);
 	CUresult r = CALL(real, fn_t, (handle, desc, levels));
 
-	if (r != CUDA_SUCCESS) {
-		STATS_INC(failed_calls);
+	if (shim_refused(r))
 		return r;
-	}
 	/* Level 0's size (the whole chain is at most 4/3 of it). */
 	shim_record(NS_ARRAY, KIND_ARRAY, (uintptr_t)*handle,
 	    array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format,
@@ -334,7 +328,7 @@ track_mipmapped_create(void *real, const char *api, CUmipmappedArray *handle,
 /* Arrays and mipmapped arrays share NS_ARRAY; the record's aux tells
  * them apart (1: mipmapped).  A live handle of the other sort given to a
  * destroy is a mismatched free: the driver refuses it and frees nothing,
- * so the record stays live (classify_free would take the refusal of a
+ * so the record stays live (shim_classify_free would take the refusal of a
  * live handle for a double free and drop it). */
 static void
 classify_array_free(uintptr_t handle, uintptr_t aux, CUresult r,

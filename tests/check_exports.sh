@@ -43,7 +43,10 @@ fi
 # The shim's engine (shim/) is linked into the shim only: libcuwarden.so
 # holds none of its functions, exported or hidden.
 so=$top_builddir/lib/.libs/libcuwarden.so
-engine=$(nm "$so" 2>/dev/null | awk '$2 ~ /^[TtDdBb]$/ {print $3}' | grep -E '^(track_|shim_|graphmem_)' | head -5)
+nm "$so" > "$tmpd/nm" || { echo "ERROR: nm $so failed"; exit 99; }
+# Its local symbols must be there to be looked at (not a stripped object).
+grep -q ' t registry_find$' "$tmpd/nm" || { echo "ERROR: $so has no symbol table (stripped?)"; exit 99; }
+engine=$(awk '$2 ~ /^[TtDdBb]$/ {print $3}' "$tmpd/nm" | grep -E '^(track_|shim_|graphmem_)' | head -5)
 if [ -n "$engine" ]; then
 	echo "FAIL: $so holds the shim's engine:"; echo "$engine" | sed 's/^/  /'; rc=1
 else

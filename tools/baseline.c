@@ -41,13 +41,27 @@ fnv(uint64_t h, const char *s)
 	return hash_fnv(h, "\xff", 1);
 }
 
-void
-fingerprint_compute(au_finding_t *f)
+static uint64_t
+fnv_offset(uint64_t h, uint64_t offset)
+{
+	char off[24];
+
+	snprintf(off, sizeof(off), "%llx", (unsigned long long)offset);
+	return fnv(h, off);
+}
+
+/* The fingerprint's hash (symbolic: the symbolic one's). */
+static uint64_t
+fp_hash(const au_finding_t *f, bool symbolic)
 {
 	uint64_t h = HASH_FNV_OFFSET;
-	size_t i;
+	size_t i, k;
 
-	h = fnv(h, f->cls == AU_LEAK ? "leak" : "violation");
+	if (symbolic)
+		h = fnv(h, f->cls == AU_LEAK ? "leak/symbolic" :
+		    "violation/symbolic");
+	else
+		h = fnv(h, f->cls == AU_LEAK ? "leak" : "violation");
 	/* Teardown leaks are findings of their own; the other categories
 	 * keep the fingerprints they had before categories (kind va is the
 	 * address ranges). */
@@ -57,21 +71,35 @@ fingerprint_compute(au_finding_t *f)
 	h = fnv(h, f->api);
 	for (i = 0; i < f->stack.n; i++) {
 		const au_frame_t *fr = &f->stack.frames[i];
-		char off[24];
 
 		if (fr->module == NULL) {
 			h = fnv(h, "?");
 			continue;
 		}
 		h = fnv(h, base_name(fr->module));
-		h = fnv(h, fr->build_id ? fr->build_id : "");
-		snprintf(off, sizeof(off), "%llx",
-		    (unsigned long long)fr->offset);
-		h = fnv(h, off);
+		if (!symbolic) {
+			h = fnv(h, fr->build_id ? fr->build_id : "");
+			h = fnv_offset(h, fr->offset);
+			continue;
+		}
+		if (fr->function == NULL) {
+			h = fnv_offset(h, fr->offset);
+			continue;
+		}
+		for (k = 0; k < fr->ninlined; k++)
+			h = fnv(h, fr->inlined[k].function ?
+			    fr->inlined[k].function : "?");
+		h = fnv(h, fr->function);
 	}
-	f->fp = h;
+	return h;
+}
+
+void
+fingerprint_compute(au_finding_t *f)
+{
+	f->fp = fp_hash(f, false);
 	snprintf(f->fingerprint, sizeof(f->fingerprint), "%016llx",
-	    (unsigned long long)h);
+	    (unsigned long long)f->fp);
 }
 
 static bool
@@ -108,36 +136,8 @@ fingerprint_same(const au_finding_t *a, const au_finding_t *b)
 static void
 symbolic_one(au_finding_t *f)
 {
-	uint64_t h = HASH_FNV_OFFSET;
-	size_t i, k;
-
-	h = fnv(h, f->cls == AU_LEAK ? "leak/symbolic" : "violation/symbolic");
-	if (f->cat == AU_CAT_TEARDOWN)
-		h = fnv(h, "teardown");
-	h = fnv(h, f->type);
-	h = fnv(h, f->api);
-	for (i = 0; i < f->stack.n; i++) {
-		const au_frame_t *fr = &f->stack.frames[i];
-		char off[24];
-
-		if (fr->module == NULL) {
-			h = fnv(h, "?");
-			continue;
-		}
-		h = fnv(h, base_name(fr->module));
-		if (fr->function == NULL) {
-			snprintf(off, sizeof(off), "%llx",
-			    (unsigned long long)fr->offset);
-			h = fnv(h, off);
-			continue;
-		}
-		for (k = 0; k < fr->ninlined; k++)
-			h = fnv(h, fr->inlined[k].function ?
-			    fr->inlined[k].function : "?");
-		h = fnv(h, fr->function);
-	}
 	snprintf(f->sym_fingerprint, sizeof(f->sym_fingerprint), "%016llx",
-	    (unsigned long long)h);
+	    (unsigned long long)fp_hash(f, true));
 }
 
 void
