@@ -177,6 +177,7 @@ for w in 1400 800; do
 	expect_probe "p$w" tip_text "python3.11+0x2000 | /usr/bin/python3.11 | 3,407,872 bytes (3.25 MiB), 92.9% of all leaked bytes"
 	expect_probe "p$w" zoom_in yes
 	expect_probe "p$w" zoom_out "all leaked bytes"
+	expect_probe "p$w" zoom_key yes
 	# Processes: pid 300 (no CUDA) hidden, then shown; sorting.
 	expect_probe "p$w" procs_hidden 300
 	expect_probe "p$w" procs_hidden_after_toggle ""

@@ -59,6 +59,12 @@
     put('zoom_in', yes(q('#cw-graph').dataset.zoom === name));
     q('#cw-graph .cw-cell').click();
     put('zoom_out', q('#cw-graph').dataset.zoom);
+    /* Enter on a cell zooms too, and the focus goes to the top row. */
+    const keyed = qa('.cw-cell')[1], keyedName = keyed.dataset.name;
+    keyed.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    put('zoom_key', yes(q('#cw-graph').dataset.zoom === keyedName &&
+      document.activeElement === q('#cw-graph').firstChild));
+    q('#cw-graph .cw-cell').click();
 
     /* Processes: those without CUDA activity hidden until asked for;
      * sorted by a header's button. */

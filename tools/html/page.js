@@ -227,13 +227,13 @@
   /* The static CUDA runtime's insides. */
   function cudart(f) { return /^libcudart_static_/.test(f.function || ''); }
 
-  function node(name, where, parent) {
-    return { name, where, parent, value: 0, kids: new Map() };
+  function node(name, where) {
+    return { name, where, value: 0, kids: new Map() };
   }
   /* Each group's bytes go down its own stack, from main (or the
    * outermost frame) to the allocating call: a cell holds exactly the
    * bytes leaked through its call path. */
-  const root = node('all leaked bytes', 'every process', null);
+  const root = node('all leaked bytes', 'every process');
   for (const l of memory) {
     const names = [];
     let top = l.stack.length - 1, n = root;
@@ -251,7 +251,7 @@
     root.value += l.bytes;
     for (const [name, where] of names) {
       const key = name + '\u0000' + where;
-      if (!n.kids.has(key)) n.kids.set(key, node(name, where, n));
+      if (!n.kids.has(key)) n.kids.set(key, node(name, where));
       n = n.kids.get(key);
       n.value += l.bytes;
     }
@@ -313,7 +313,11 @@
       c.setAttribute('aria-label', tipText(n, top).replace(/\n/g, '; '));
       add(c, el('span', 'cw-cell-name', n.name),
         el('span', 'cw-cell-num', human(n.value) + ' \u00b7 ' + pct(n.value, root.value)));
-      const zoom = () => { draw(n === top ? root : n); const f = $('cw-graph').firstChild; if (f) f.focus(); };
+      /* From the keyboard, the focus goes to the new top row. */
+      const zoom = (kbd) => {
+        draw(n === top ? root : n);
+        if (kbd) $('cw-graph').firstChild.focus();
+      };
       c.addEventListener('mousemove', (e) => showTip(tipText(n, top), e.clientX, e.clientY));
       c.addEventListener('mouseleave', hideTip);
       c.addEventListener('focus', () => {
@@ -321,9 +325,9 @@
         showTip(tipText(n, top), Math.max(r.left, 0) + 8, r.bottom - 10);
       });
       c.addEventListener('blur', hideTip);
-      c.addEventListener('click', zoom);
+      c.addEventListener('click', () => zoom(false));
       c.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); zoom(); }
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); zoom(true); }
         else if (e.key === 'Escape') hideTip();
       });
       g.append(c);
