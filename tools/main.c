@@ -147,6 +147,7 @@ main(int argc, char **argv)
 	FILE *log = stderr;
 	bool log_open = false;
 	int rc, status, m_signal = 0;
+	bool no_cuda, lost;
 	size_t i;
 
 	memset(&m, 0, sizeof(m));
@@ -219,6 +220,15 @@ main(int argc, char **argv)
 		baseline_apply(base, &m);
 	model_sort(&m);
 
+	/* The exit status, known before the outputs (the HTML page shows
+	 * it); its messages come after them, on the last lines. */
+	model_totals(&m, &t);
+	no_cuda = c.require_cuda && t.cuda_active == 0;
+	lost = run_lost_count(&m) > 0 && !c.run.allow_missing;
+	status = m.ran && m.exit_status >= 0 ? m.exit_status : 0;
+	if (t.errors > 0 && c.error_exitcode != 0)
+		status = (int)c.error_exitcode;
+
 	memset(&ro, 0, sizeof(ro));
 	ro.supp = supp;
 	ro.baseline = c.baseline;
@@ -228,6 +238,7 @@ main(int argc, char **argv)
 	ro.print_limit = (size_t)c.print_limit;
 	ro.show_kinds = c.show_kinds;
 	ro.color = use_color(&c, log);
+	ro.exit_status = no_cuda || lost ? AU_EXIT_AUDIT_FAILED : status;
 	render_text(&m, &ro, log);
 	if (c.gen_supp && c.gen_supp_file == NULL)
 		supp_generate(&m, (size_t)c.num_callers, log);
@@ -240,8 +251,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 
-	model_totals(&m, &t);
-	if (c.require_cuda && t.cuda_active == 0) {
+	if (no_cuda) {
 		au_error("--require-cuda: no CUDA activity seen in %llu "
 		    "process%s: nothing GPU-related was audited",
 		    (unsigned long long)t.processes,
@@ -249,7 +259,7 @@ main(int argc, char **argv)
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
 	}
-	if (run_lost_count(&m) > 0 && !c.run.allow_missing) {
+	if (lost) {
 		size_t k = run_lost_count(&m);
 
 		/* Where CI shows it: the last line. */
@@ -259,11 +269,8 @@ main(int argc, char **argv)
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
 	}
-	status = m.ran && m.exit_status >= 0 ? m.exit_status : 0;
-	if (t.errors > 0 && c.error_exitcode != 0) {
-		status = (int)c.error_exitcode;
+	if (t.errors > 0 && c.error_exitcode != 0)
 		render_text_status(&m, &ro, status, t.errors, log);
-	}
 	rc = status;
 out:
 	m_signal = m.term_signal;

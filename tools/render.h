@@ -21,6 +21,8 @@ typedef struct au_render_opts_s {
 	int stack_limit;          /* frames printed per stack in text, 0 all */
 	bool plain_summary;       /* LEAK and ERROR SUMMARY ungrouped
 	                           * (compute-sanitizer's numbers) */
+	int exit_status;          /* the audit's own (the HTML page's
+	                           * banner) */
 	/* The text report only; zero is the default of each. */
 	int verbosity;            /* -1 -q: errors only; 1 -v: more */
 	size_t print_limit;       /* finding groups printed; 0 all */

@@ -1,354 +1,109 @@
 /*
- * render_html.c -- one self-contained HTML page: the merged document is
- * embedded as JSON (every '<' written as \u003c, so nothing in it can end
- * the script element) and drawn by the inline script: summary cards,
- * leaked bytes by owner (bars), leaked bytes by stack (an icicle graph in
- * inline SVG, outermost frame on top, click to zoom), the leak and
- * violation groups with their stacks, the processes.  No external script,
- * style, font or image; a Content-Security-Policy forbids any network
- * fetch, so the page works offline and is safe to attach to CI runs.
+ * render_html.c -- one self-contained HTML page (doc/audit.md, "The HTML
+ * page").  The page itself -- tools/html/page.html with page.css and
+ * page.js inside -- is embedded at build time (tools/html/embed.sh makes
+ * tools/html_page.h); here its two places are filled: @CW_DATA@ with the
+ * merged document and @CW_PAGE@ with what the document does not hold
+ * (the audit's exit status, when the page was written).  Both are JSON
+ * with every '<' written as \u003c, so nothing in them can end their
+ * script element.
  */
 #include "config.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "audit.h"
 #include "diag.h"
 #include "out.h"
 #include "render.h"
+#include "tools/html_page.h"
 
-static const char page_head[] =
-"<!DOCTYPE html>\n"
-"<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-"style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
-"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-"<title>cuwarden-audit report</title>\n<style>\n"
-"body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;"
-"color:#1d2330;background:#f6f7f9}\n"
-"header{background:#1d2330;color:#fff;padding:14px 24px}\n"
-"header h1{margin:0;font-size:20px}header p{margin:4px 0 0;color:#c9cfdb;"
-"font-family:ui-monospace,monospace;font-size:13px;word-break:break-all}\n"
-"main{padding:8px 24px 40px;max-width:1400px}\n"
-"h2{font-size:16px;margin:24px 0 8px}\n"
-".cw-cards{display:flex;flex-wrap:wrap;gap:10px}\n"
-".cw-card{background:#fff;border:1px solid #dde1e8;border-radius:6px;"
-"padding:10px 14px;min-width:150px}\n"
-".cw-card .cw-num{display:block;font-size:22px;font-weight:600}\n"
-".cw-card .cw-label{color:#5b6475;font-size:12px}\n"
-".cw-card.cw-bad .cw-num{color:#b3261e}.cw-card.cw-ok .cw-num{color:#1e7b34}\n"
-".cw-status{margin:12px 0 0;font-weight:600}\n"
-".cw-bar{display:flex;align-items:center;margin:3px 0}\n"
-".cw-bar .cw-bar-name{width:380px;overflow:hidden;text-overflow:ellipsis;"
-"white-space:nowrap;font-family:ui-monospace,monospace;font-size:12px}\n"
-".cw-bar .cw-bar-fill{height:16px;background:#d9534f;border-radius:2px;"
-"margin-right:8px;min-width:2px}\n"
-"#cw-icicle svg{background:#fff;border:1px solid #dde1e8;width:100%}\n"
-".cw-cell{stroke:#fff;stroke-width:.5;cursor:pointer}\n"
-".cw-cell-label{font:11px ui-monospace,monospace;pointer-events:none;"
-"fill:#1d2330}\n"
-"#cw-tip{font-family:ui-monospace,monospace;font-size:12px;min-height:18px;"
-"color:#394150}\n"
-".cw-finding{background:#fff;border:1px solid #dde1e8;border-left:4px "
-"solid #d9534f;border-radius:4px;margin:8px 0;padding:8px 12px}\n"
-".cw-finding.cw-violation{border-left-color:#8e44ad}\n"
-".cw-finding h3{margin:0 0 6px;font-size:14px}\n"
-".cw-stack{margin:2px 0 6px;padding-left:22px;font-family:ui-monospace,"
-"monospace;font-size:12px}\n"
-".cw-stack .cw-inl{color:#7a4f9a}.cw-stack .cw-nodbg{color:#6b7280}\n"
-".cw-sub{font-size:12px;color:#5b6475;margin:4px 0 0}\n"
-"table{border-collapse:collapse;background:#fff}td,th{border:1px solid "
-"#dde1e8;padding:4px 8px;font-size:12px;text-align:left}\n"
-".cw-none{color:#5b6475;font-style:italic}\n"
-"</style>\n</head>\n<body>\n"
-"<header><h1>cuwarden-audit report</h1><p id=\"cw-command\"></p></header>\n"
-"<main>\n"
-"<section><h2>Summary</h2><div id=\"cw-summary\" class=\"cw-cards\"></div>"
-"<p id=\"cw-status\" class=\"cw-status\"></p><p id=\"cw-coverage\" "
-"class=\"cw-sub\"></p></section>\n"
-"<section><h2>Leaked bytes by owner</h2><div id=\"cw-owners\"></div>"
-"</section>\n"
-"<section><h2>Leaked bytes by stack</h2><p class=\"cw-sub\">Icicle graph: "
-"the program's outermost frames on top, the allocating call at the bottom; "
-"width is leaked bytes.  Click a cell to zoom, the top row to zoom out."
-"</p><div id=\"cw-icicle\"></div><div id=\"cw-tip\"></div></section>\n"
-"<section><h2>Leaks</h2><div id=\"cw-leaks\"></div></section>\n"
-"<section><h2>Violations</h2><div id=\"cw-violations\"></div></section>\n"
-"<section><h2>Processes</h2><div id=\"cw-lost\"></div>"
-"<div id=\"cw-processes\"></div></section>\n"
-"</main>\n<script type=\"application/json\" id=\"cw-data\">";
+/* s, JSON, inside a script element. */
+static void
+put_json(const char *s, FILE *fp)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '<')
+			fputs("\\u003c", fp);
+		else
+			fputc(*s, fp);
+	}
+}
 
-static const char page_tail[] =
-"</script>\n<script>\n"
-"'use strict';\n"
-"(function () {\n"
-"var D = JSON.parse(document.getElementById('cw-data').textContent);\n"
-"var S = D.summary, C = D.coverage;\n"
-"function fmt(n) { return Number(n).toLocaleString('en-US'); }\n"
-"function el(tag, cls, text) { var e = document.createElement(tag);\n"
-"  if (cls) e.className = cls; if (text != null) e.textContent = text;\n"
-"  return e; }\n"
-"/* A saturated sum (doc/audit.md): the value is a lower bound. */\n"
-"function atLeast(o, k) { return o && (o.saturated || []).indexOf(k) >= 0 ? "
-"'at least ' : ''; }\n"
-"function base(p) { return p ? String(p).replace(/^.*\\//, '') : '?'; }\n"
-"function frameName(f) { return f.function || (base(f.module) + '+' + "
-"f.offset); }\n"
-"function frameText(f, inl) {\n"
-"  var t = inl ? (inl.function || '?\?\?') : (f.function || '?\?\?');\n"
-"  var file = inl ? inl.file : f.file, line = inl ? inl.line : f.line;\n"
-"  if (file && line > 0) t += ' (' + base(file) + ':' + line + ')';\n"
-"  else t += ' (in ' + (f.module || 'unknown module') + (f.note ? ', ' + "
-"f.note : '') + ')';\n"
-"  return f.offset + ': ' + t + (inl ? ' [inlined]' : ''); }\n"
-"document.getElementById('cw-command').textContent =\n"
-"  (D.command && D.command.length ? D.command.join(' ') : 'saved reports') +"
-"\n  ' \\u2014 ' + D.tool;\n"
-"var cards = [\n"
-"  ['leaked_bytes', S.leaked_bytes, 'bytes leaked', S.leaked_bytes > 0],\n"
-"  ['leaked_allocations', S.leaked_allocations, 'allocations leaked', "
-"S.leaked_allocations > 0],\n"
-"  ['leak_groups', S.leak_groups, 'leak groups', S.leak_groups > 0],\n"
-"  ['teardown_allocations', S.teardown_allocations || 0, 'of them freed only "
-"by context teardown', S.teardown_allocations > 0],\n"
-"  ['address_ranges', S.address_ranges || 0, 'address ranges never freed',"
-" false],\n"
-"  ['violations', S.violations, 'violations', S.violations > 0],\n"
-"  ['errors', S.errors, 'errors', S.errors > 0],\n"
-"  ['suppressed_bytes', S.suppressed_bytes, 'bytes suppressed', false],\n"
-"  ['processes', C.processes, 'processes audited', false],\n"
-"  ['allocations', C.allocations, 'allocations seen', false]];\n"
-"var sum = document.getElementById('cw-summary');\n"
-"cards.forEach(function (c) {\n"
-"  var d = el('div', 'cw-card ' + (c[3] ? 'cw-bad' : (c[0] === 'errors' ? "
-"'cw-ok' : '')));\n"
-"  d.setAttribute('data-key', c[0]); d.setAttribute('data-value', "
-"String(c[1]));\n"
-"  d.appendChild(el('span', 'cw-num', atLeast(c[0] === 'processes' || c[0] === "
-"'allocations' ? C : S, c[0]) + fmt(c[1])));\n"
-"  d.appendChild(el('span', 'cw-label', c[2])); sum.appendChild(d); });\n"
-"document.getElementById('cw-status').textContent = S.errors > 0 ?\n"
-"  'LEAK SUMMARY: ' + atLeast(S, 'leaked_bytes') + S.leaked_bytes +\n"
-"  ' bytes leaked in ' + "
-"S.leaked_allocations + ' allocations (' + S.leak_groups + ' groups); ' +"
-"\n  'ERROR SUMMARY: ' + S.errors + ' errors (' + S.leaked_allocations + "
-"(S.leaked_allocations === 1 ? ' leak, ' : ' leaks, ') + S.violations + "
-"(S.violations === 1 ? ' violation)' : ' violations)') :\n"
-"  'No leaks or violations reported.';\n"
-"document.getElementById('cw-coverage').textContent = 'Coverage: ' + "
-"C.processes + ' process(es) audited, ' + C.allocations + ' allocations "
-"seen, hooks active in ' + C.hooks_active_processes +\n"
-"  (C.untracked_frees ? ', ' + C.untracked_frees + ' untracked frees' : '') +"
-"\n  (C.cuda_active || (C.cuda_active == null && C.hooks_active) ? '' : "
-"': no CUDA activity seen') +\n"
-"  (S.suppressed_leaks || S.suppressed_violations ? '. Suppressed: ' + "
-"S.suppressed_bytes + ' bytes in ' + S.suppressed_leaks + ' allocations, ' "
-"+ S.suppressed_violations + ' violations' : '') + '.';\n"
-/* owners */
-"var owners = {}, total = 0;\n"
-"D.leaks.forEach(function (l) { var o = l.owner || '(unknown owner)';\n"
-"  if (l.category === 'address_range') return;\n"
-"  owners[o] = (owners[o] || 0) + l.bytes; total += l.bytes; });\n"
-"var ob = document.getElementById('cw-owners');\n"
-"var onames = Object.keys(owners).sort(function (a, b) { return owners[b] "
-"- owners[a]; });\n"
-"if (!onames.length) ob.appendChild(el('p', 'cw-none', 'Nothing leaked.'));"
-"\n"
-"onames.forEach(function (o) { var r = el('div', 'cw-bar');\n"
-"  r.setAttribute('data-owner', o);\n"
-"  var n = el('span', 'cw-bar-name', o); n.title = o; r.appendChild(n);\n"
-"  var f = el('span', 'cw-bar-fill'); f.style.width = Math.max(0.3, "
-"60 * owners[o] / total) + '%'; r.appendChild(f);\n"
-"  r.appendChild(el('span', null, fmt(owners[o]) + ' bytes')); "
-"ob.appendChild(r); });\n"
-/* icicle */
-"function node(name, where) { return { name: name, where: where, value: 0, "
-"kids: {}, order: [] }; }\n"
-"var root = node('all leaked bytes', 'every process');\n"
-"D.leaks.forEach(function (l) { var n = root;\n"
-"  if (l.category === 'address_range') return; n.value += l.bytes;\n"
-"  var names = [], top = l.stack.length - 1;\n"
-"  for (var m = 0; m < l.stack.length; m++) if (l.stack[m].function === "
-"'main') { top = m; break; }\n"
-"  for (var i = top; i >= 0; i--) { var f = l.stack[i];\n"
-"    if (cudart(f)) continue; /* the static CUDA runtime's insides */\n"
-"    /* Keyed by function and module: two programs' main stay apart. */\n"
-"    names.push([frameName(f), f.module || 'unknown module']);\n"
-"    if (f.inlined) for (var k = f.inlined.length - 1; k >= 0; k--)\n"
-"      names.push([(f.inlined[k].function || '(unknown)') + ' [inlined]', "
-"f.module || 'unknown module']); }\n"
-"  names.push([l.kind + ' ' + l.api, 'owner ' + (l.owner || 'unknown')]);\n"
-"  names.forEach(function (nw) { var key = nw[0] + '\\u0000' + nw[1];\n"
-"    if (!n.kids[key]) { n.kids[key] = node(nw[0], nw[1]); "
-"n.order.push(key); }\n"
-"    n = n.kids[key]; n.value += l.bytes; }); });\n"
-"function depth(n) { var d = 0; n.order.forEach(function (k) { "
-"d = Math.max(d, depth(n.kids[k])); }); return d + 1; }\n"
-"var SVGNS = 'http://www.w3.org/2000/svg', W = 1200, H = 20;\n"
-"function color(name) { var h = 0; for (var i = 0; i < name.length; i++) "
-"h = (h * 31 + name.charCodeAt(i)) >>> 0;\n"
-"  return 'hsl(' + (10 + h % 40) + ',' + (70 + h % 20) + '%,' + (55 + (h >> 8)"
-" % 15) + '%)'; }\n"
-"var tip = document.getElementById('cw-tip');\n"
-"function draw(top) { var box = document.getElementById('cw-icicle');\n"
-"  box.textContent = '';\n"
-"  if (!root.value) { box.appendChild(el('p', 'cw-none', 'Nothing leaked.'));"
-" return; }\n"
-"  var rows = depth(top), svg = document.createElementNS(SVGNS, 'svg');\n"
-"  svg.setAttribute('viewBox', '0 0 ' + W + ' ' + rows * H);\n"
-"  svg.setAttribute('id', 'cw-icicle-svg');\n"
-"  function put(n, x, y, w) { if (w < 0.5) return; /* too thin to see */\n"
-"    var g = document.createElementNS(SVGNS, 'g');\n"
-"    var r = document.createElementNS(SVGNS, 'rect');\n"
-"    r.setAttribute('class', 'cw-cell'); r.setAttribute('x', x); "
-"r.setAttribute('y', y);\n"
-"    r.setAttribute('width', Math.max(w, 0.5)); r.setAttribute('height', H - 1"
-");\n"
-"    r.setAttribute('fill', n === root ? '#9aa3b2' : color(n.name));\n"
-"    r.setAttribute('data-name', n.name); r.setAttribute('data-bytes', "
-"n.value);\n"
-"    var t = document.createElementNS(SVGNS, 'title');\n"
-"    t.textContent = n.name + ' (' + n.where + '): ' + fmt(n.value) + "
-"' bytes'; "
-"r.appendChild(t);\n"
-"    r.addEventListener('mouseover', function () { tip.textContent = "
-"t.textContent; });\n"
-"    r.addEventListener('click', function () { draw(n === top ? root : n); "
-"});\n"
-"    g.appendChild(r);\n"
-"    if (w > 40) { var s = document.createElementNS(SVGNS, 'text');\n"
-"      s.setAttribute('class', 'cw-cell-label'); s.setAttribute('x', x + 3);"
-" s.setAttribute('y', y + 14);\n"
-"      var lab = n.name, max = Math.floor((w - 6) / 6.6);\n"
-"      s.textContent = lab.length > max ? lab.slice(0, Math.max(0, max - 1)) "
-"+ '\\u2026' : lab; g.appendChild(s); }\n"
-"    svg.appendChild(g);\n"
-"    var cx = x; n.order.forEach(function (k) { var c = n.kids[k];\n"
-"      var cw = w * c.value / n.value; put(c, cx, y + H, cw); cx += cw; }); }\n"
-"  put(top, 0, 0, W); box.appendChild(svg); }\n"
-"draw(root);\n"
-/* findings */
-"function cudart(f) { return /^libcudart_static_/.test(f.function || ''); }\n"
-"function stackList(st) { var ol = el('ol', 'cw-stack');\n"
-"  if (!st || !st.length) { ol.appendChild(el('li', 'cw-none', "
-"'(no stack recorded)')); return ol; }\n"
-"  var j0 = 0; while (j0 < st.length - 1 && cudart(st[j0])) j0++;\n"
-"  if (j0) ol.appendChild(el('li', 'cw-none', j0 + ' frame(s) inside the "
-"static CUDA runtime not shown'));\n"
-"  for (var j = j0; j < st.length; j++) { var f = st[j];\n"
-"    (f.inlined || []).forEach(function (i) {\n"
-"      ol.appendChild(el('li', 'cw-inl', frameText(f, i))); });\n"
-"    ol.appendChild(el('li', f.file ? '' : 'cw-nodbg', frameText(f)));\n"
-"    if (f.function === 'main' && j + 1 < st.length) { ol.appendChild(el("
-"'li', 'cw-none', (st.length - j - 1) + ' frame(s) below main: see the "
-"JSON')); break; } }\n"
-"  return ol; }\n"
-"var lb = document.getElementById('cw-leaks');\n"
-"if (!D.leaks.length) lb.appendChild(el('p', 'cw-none', 'No leaks "
-"reported.'));\n"
-"var LIMIT = 500;\n"
-"function more(box, list) { if (list.length > LIMIT) box.appendChild(el('p', "
-"'cw-none', (list.length - LIMIT) + ' more groups: see the JSON "
-"document (--json).')); }\n"
-"var VERB = { teardown: ' freed only by context teardown, made by ', "
-"address_range: ' never freed, reserved by ' };\n"
-"D.leaks.slice(0, LIMIT).forEach(function (l) { var cat = l.category || "
-"'leak', rg = cat === 'address_range', d = el('div', "
-"'cw-finding cw-leak cw-cat-' + cat);\n"
-"  d.setAttribute('data-fingerprint', l.fingerprint);\n"
-"  d.setAttribute('data-category', cat);\n"
-"  d.appendChild(el('h3', null, atLeast(l, 'bytes') + fmt(l.bytes) + "
-"' bytes in ' + l.count + ' ' +"
-" (rg ? 'address range' : l.kind + ' allocation') + (l.count === 1 ? '' : "
-"'s') +\n"
-"    (l.count > 1 && l.size ? ' (' + fmt(l.size) + ' each)' : '') + "
-"(VERB[cat] || ' leaked by ') + (l.owner || 'an unknown owner')));\n"
-"  d.appendChild(el('p', 'cw-sub', l.api + ', ' + (l.device < 0 && "
-"l.devices.length < 2 ? (rg ? 'address range' : 'host') : 'device ' + "
-"l.devices.join(','))"
-" + ', pid ' + l.pids.join(',') + ', fingerprint ' + l.fingerprint));\n"
-"  d.appendChild(stackList(l.stack)); lb.appendChild(d); });\n"
-"more(lb, D.leaks);\n"
-"var vb = document.getElementById('cw-violations');\n"
-"if (!D.violations.length) vb.appendChild(el('p', 'cw-none', 'No "
-"violations reported.'));\n"
-"D.violations.slice(0, LIMIT).forEach(function (v) {\n"
-"  var d = el('div', 'cw-finding "
-"cw-violation');\n"
-"  d.setAttribute('data-fingerprint', v.fingerprint);\n"
-"  d.appendChild(el('h3', null, v.type + ': ' + v.api + ' of ' + v.address +"
-" (v.cuda_error ? ' \\u2192 ' + v.cuda_error : '') + ', ' + v.count + "
-"' time' + (v.count === 1 ? '' : 's')));\n"
-"  d.appendChild(el('p', 'cw-sub', (v.kind ? v.kind + ' allocation' : "
-"'unknown allocation') + (v.size ? ' of ' + fmt(v.size) + ' bytes' : '') + "
-"', pid ' + v.pids.join(',')));\n"
-"  d.appendChild(stackList(v.stack));\n"
-"  if (v.alloc_stack.length) { d.appendChild(el('p', 'cw-sub', "
-"'Allocated at:')); d.appendChild(stackList(v.alloc_stack)); }\n"
-"  if (v.free_stack.length) { d.appendChild(el('p', 'cw-sub', "
-"'First freed at:')); d.appendChild(stackList(v.free_stack)); }\n"
-"  vb.appendChild(d); });\n"
-"more(vb, D.violations);\n"
-"var pt = el('table'), hr = el('tr');\n"
-"['pid', 'ppid', 'command', 'exit', 'hooks active', 'allocations', "
-"'leaked bytes', 'violations'].forEach(function (h) { hr.appendChild(el('th',"
-" null, h)); });\n"
-"pt.appendChild(hr);\n"
-"D.processes.forEach(function (p) { var r = el('tr'), cv = p.coverage || {},"
-" sm = p.summary || {}, ex = p.exit || {};\n"
-"  [p.pid, p.ppid, (p.command || []).join(' '), ex.status != null && "
-"ex.status >= 0 ? (ex.how || 'exit') + ' ' + ex.status : (ex.how && ex.how "
-"!== 'exit' ? ex.how + ', ' : '') + 'exit status unknown',\n"
-"   cv.hooks_active ? 'yes' : 'no', cv.allocations, sm.leaked_bytes, "
-"sm.violations].forEach(function (c) {\n"
-"    r.appendChild(el('td', null, c == null ? '' : String(c))); });\n"
-"  pt.appendChild(r); });\n"
-"document.getElementById('cw-processes').appendChild(pt);\n"
-"(D.lost_processes || []).forEach(function (l) { var e = l.end || {};\n"
-"  document.getElementById('cw-lost').appendChild(el('p', 'cw-lost', "
-"'Lost: process ' + l.pid + ' (' + (l.command || []).join(' ') + ') used "
-"CUDA under the shim and left no report: ' + (e.how === 'signal' ? "
-"'killed by signal ' + e.status : e.how === 'exit' ? 'exited with ' + "
-"e.status : e.how === 'running' ? 'still running when the audit ended' : "
-"'end unknown'))); });\n"
-"document.body.setAttribute('data-rendered', 'yes');\n"
-"})();\n</script>\n</body>\n</html>\n";
+/* The page's own facts, as JSON.  Caller frees. */
+static char *
+page_info(const au_render_opts_t *o)
+{
+	char when[32] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+	json_t *j;
+	char *s;
+
+	if (now != (time_t)-1 && gmtime_r(&now, &tm) != NULL)
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	j = json_pack("{s:i,s:s}", "exit_status", o->exit_status, "written",
+	    when);
+	s = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) :
+	    NULL;
+	json_decref(j);
+	return s;
+}
+
+/* The page with its places filled. */
+static void
+put_page(FILE *fp, const char *doc, const char *info)
+{
+	static const char data_mark[] = "@CW_DATA@", page_mark[] = "@CW_PAGE@";
+	const char *p = page_html, *q;
+
+	while ((q = strstr(p, "@CW_")) != NULL) {
+		fwrite(p, 1, (size_t)(q - p), fp);
+		if (strncmp(q, data_mark, sizeof(data_mark) - 1) == 0) {
+			put_json(doc, fp);
+			p = q + sizeof(data_mark) - 1;
+		} else if (strncmp(q, page_mark, sizeof(page_mark) - 1) == 0) {
+			put_json(info, fp);
+			p = q + sizeof(page_mark) - 1;
+		} else { /* not ours: as written */
+			fputs("@CW_", fp);
+			p = q + 4;
+		}
+	}
+	fputs(p, fp);
+}
 
 bool
 render_html(const au_model_t *m, const au_render_opts_t *o, const char *path)
 {
-	json_t *doc = render_json_doc(m, o);
-	char *s = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_t *d = render_json_doc(m, o);
+	char *doc = json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *info = page_info(o);
 	char err[PATH_MAX + 256];
 	au_out_t out;
-	const char *p;
+	bool bad = true;
 
-	json_decref(doc);
-	if (s == NULL) {
+	json_decref(d);
+	if (doc == NULL || info == NULL) {
 		au_error("--html: cannot encode the report");
-		return true;
+		goto out;
 	}
 	if (out_open(&out, path, err, sizeof(err))) {
 		au_error("cannot write %s", err);
-		free(s);
-		return true;
+		goto out;
 	}
-	fputs(page_head, out.fp);
-	for (p = s; *p; p++) {
-		if (*p == '<')
-			fputs("\\u003c", out.fp);
-		else
-			fputc(*p, out.fp);
-	}
-	fputs(page_tail, out.fp);
-	free(s);
+	put_page(out.fp, doc, info);
 	if (out_commit(&out, err, sizeof(err))) {
 		au_error("cannot write %s", err);
-		return true;
+		goto out;
 	}
-	return false;
+	bad = false;
+out:
+	free(doc);
+	free(info);
+	return bad;
 }

@@ -191,6 +191,7 @@ process_json(const au_process_t *p)
 		    p->exit_how, "status", (int)p->exit_status));
 	if (json_object_get(o, "command") == NULL)
 		json_object_set_new(o, "command", json_array());
+	json_object_set_new(o, "cuda_active", json_boolean(p->cuda_active));
 	json_object_set_new(o, "report", json_utf8(p->path));
 	return o;
 }

@@ -50,6 +50,8 @@ if [ -n "$PY" ]; then
 	    "$WORK/kc.sarif" || fail "kc: no SARIF notification"
 fi
 expect_in kc html "cw-lost"
+# The page's banner knows the audit failed.
+expect_in kc html '<script type="application/json" id="cw-page">{"exit_status":125,'
 
 # The same with --allow-missing-reports: the program's status, still
 # listed.
