@@ -32,6 +32,7 @@ enum {
 	OPT_VERSION, OPT_REQUIRE_CUDA, OPT_ACCEPT_TEARDOWN, OPT_ALLOW_MISSING,
 	OPT_BASELINE_MATCH,
 	OPT_PLAIN_SUMMARY,
+	OPT_JUNIT,
 };
 
 static const struct option long_opts[] = {
@@ -40,6 +41,7 @@ static const struct option long_opts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "sarif", required_argument, NULL, OPT_SARIF },
 	{ "html", required_argument, NULL, OPT_HTML },
+	{ "junit", required_argument, NULL, OPT_JUNIT },
 	{ "log-file", required_argument, NULL, OPT_LOG },
 	{ "error-exitcode", required_argument, NULL, OPT_ERROR_EXIT },
 	{ "suppressions", required_argument, NULL, OPT_SUPP },
@@ -83,7 +85,8 @@ static const char usage_text[] =
 "  --json FILE              merged JSON document (cuwarden-audit v1)\n"
 "  --sarif FILE             SARIF 2.1.0 for code scanning\n"
 "  --html FILE              one self-contained HTML page\n"
-"                           (these four: FILE - is standard output)\n"
+"  --junit FILE             JUnit XML: a test case per process\n"
+"                           (these five: FILE - is standard output)\n"
 "  --num-callers N          frames printed per stack in text (0 = all)\n"
 "  --plain-summary          LEAK and ERROR SUMMARY numbers ungrouped, as\n"
 "                           compute-sanitizer writes them (for scripts)\n"
@@ -298,6 +301,9 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 		case OPT_HTML:
 			c->html = optarg;
 			break;
+		case OPT_JUNIT:
+			c->junit = optarg;
+			break;
 		case OPT_LOG:
 			c->log_file = optarg;
 			break;
@@ -470,9 +476,9 @@ static int
 check_distinct(const au_cfg_t *c)
 {
 	const char *name[] = { "--log-file", "--json", "--sarif", "--html",
-	    "--gen-suppressions" };
+	    "--gen-suppressions", "--junit" };
 	const char *path[] = { c->log_file, c->json, c->sarif, c->html,
-	    c->gen_supp_file };
+	    c->gen_supp_file, c->junit };
 	size_t i, j, n = sizeof(path) / sizeof(path[0]);
 
 	for (i = 0; i < n; i++)
@@ -525,6 +531,7 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 	c->run.stdout_to_stderr = (c->json && out_is_stdout(c->json)) ||
 	    (c->sarif && out_is_stdout(c->sarif)) ||
 	    (c->html && out_is_stdout(c->html)) ||
+	    (c->junit && out_is_stdout(c->junit)) ||
 	    (c->gen_supp_file && out_is_stdout(c->gen_supp_file));
 	return check_distinct(c);
 }

@@ -147,12 +147,18 @@ rule_add(rules_t *r, const char *id, const char *name, const char *short_text,
 	r->ids[r->n++] = xstrdup(id);
 }
 
+char *
+sarif_rule_id(const au_finding_t *f)
+{
+	return f->cls == AU_LEAK && f->cat != AU_CAT_LEAK ?
+	    xstrdup(cat_rules[f->cat].id) : xasprintf("cuwarden.%s.%s",
+	    f->cls == AU_LEAK ? "leak" : "violation", f->type);
+}
+
 static size_t
 rule_index(rules_t *r, const au_finding_t *f)
 {
-	char *id = f->cls == AU_LEAK && f->cat != AU_CAT_LEAK ?
-	    xstrdup(cat_rules[f->cat].id) : xasprintf("cuwarden.%s.%s",
-	    f->cls == AU_LEAK ? "leak" : "violation", f->type);
+	char *id = sarif_rule_id(f);
 	size_t i;
 
 	for (i = 0; i < r->n; i++)

@@ -474,21 +474,51 @@ line_write(void *cookie, const char *buf, size_t n)
 static void render_body(const au_model_t *m, const au_render_opts_t *o,
     FILE *out);
 
+/* out behind the line filter (*lf), or NULL after a line on out (no
+ * memory: nothing unfiltered, ever).  fclose() flushes it into out,
+ * which stays open. */
+static FILE *
+filter_open(line_filter_t *lf, FILE *out)
+{
+	cookie_io_functions_t io = { .write = line_write };
+	FILE *safe;
+
+	lf->out = out;
+	lf->col = 0;
+	safe = fopencookie(lf, "w", io);
+	if (safe == NULL)
+		fputs("== the text report could not be written: out of memory\n",
+		    out);
+	return safe;
+}
+
 void
 render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 {
-	cookie_io_functions_t io = { .write = line_write };
-	line_filter_t lf = { out, 0 };
-	FILE *safe = fopencookie(&lf, "w", io);
+	line_filter_t lf;
+	FILE *safe = filter_open(&lf, out);
 
-	if (safe == NULL) {  /* no memory: nothing unfiltered, ever */
-		fputs("== the text report could not be written: out of memory\n",
-		    out);
+	if (safe == NULL)
 		return;
-	}
 	render_body(m, o, safe);
-	fclose(safe);        /* flushes into out, which stays open */
+	fclose(safe);
 	fflush(out);
+	tx_done();
+}
+
+void
+render_text_finding(const au_finding_t *f, int stack_limit, FILE *out)
+{
+	line_filter_t lf;
+	FILE *safe = filter_open(&lf, out);
+
+	if (safe == NULL)
+		return;
+	if (f->cls == AU_LEAK)
+		print_leak(safe, f, stack_limit);
+	else
+		print_violation(safe, f, stack_limit);
+	fclose(safe);
 	tx_done();
 }
 
