@@ -13,6 +13,7 @@
 # memcheck fails the leaking one, the report in its MemoryChecker log.
 # The CTest part is skipped (77) only where cmake is not installed.
 . "$top_srcdir/tests/tools/testlib.sh"
+. "$TT/installlib.sh"
 
 P="$top_builddir/tests/tools/cuprog"
 WF="$top_srcdir/doc/ci/github-actions.yml"
@@ -118,11 +119,7 @@ if ! command -v cmake >/dev/null 2>&1; then
 	[ "$failures" -ne 0 ] && finish
 	exit 77
 fi
-unset MAKEFLAGS MFLAGS MAKELEVEL
-stage=$WORK/stage
-make -C "$top_builddir" install DESTDIR="$stage" >"$WORK/install.log" 2>&1 ||
-    { echo "harness: make install DESTDIR failed"; tail -30 "$WORK/install.log"; exit 99; }
-prefix=$(sed -n 's/^prefix = //p' "$top_builddir/Makefile")
+stage_install
 cuda=$(sed -n 's/^CUDA_DIR = //p' "$top_builddir/Makefile")
 # The installed copy is the one documented.
 cmp -s "$top_srcdir/doc/ci/CMakeLists.txt" \

@@ -8,14 +8,10 @@
 # 1.0 or a newer version.  check_install.sh builds it against a real
 # prefix.  Skipped (77) only where cmake is not installed.
 . "$top_srcdir/tests/tools/testlib.sh"
-. "$TT/cmakelib.sh"
+. "$TT/installlib.sh"
 
 command -v cmake >/dev/null 2>&1 || { echo "cmake is not installed: skipped"; exit 77; }
-unset MAKEFLAGS MFLAGS MAKELEVEL
-stage=$WORK/stage
-make -C "$top_builddir" install DESTDIR="$stage" >"$WORK/install.log" 2>&1 ||
-    { echo "harness: make install DESTDIR failed"; tail -30 "$WORK/install.log"; exit 99; }
-prefix=$(sed -n 's/^prefix = //p' "$top_builddir/Makefile")
+stage_install
 version=$(sed -n 's/^VERSION = //p' "$top_builddir/Makefile")
 [ -f "$stage$prefix/lib/cmake/cuwarden/cuwarden-config.cmake" ] ||
     fail "no $prefix/lib/cmake/cuwarden/cuwarden-config.cmake installed"

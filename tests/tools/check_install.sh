@@ -11,7 +11,7 @@
 # nothing else; DESTDIR stages without changing a path.  A CMake program
 # builds against P3.  The build tree of make check is never touched.
 . "$top_srcdir/tests/tools/testlib.sh"
-. "$TT/cmakelib.sh"
+. "$TT/installlib.sh"
 
 P="$top_builddir/tests/tools/cuprog"
 for f in "$P" "$FAKECUDA_DIR/libcuda.so.1"; do

@@ -1,6 +1,21 @@
-# cmakelib.sh -- a program built by CMake against an installed cuwarden
-# (tests/tools/cmake), for check_cmake.sh and check_install.sh (sourced
-# after testlib.sh).
+# installlib.sh -- an installed cuwarden for the tests (sourced after
+# testlib.sh): this build staged with DESTDIR (check_cmake.sh,
+# check_ci.sh), a program built by CMake against an installation
+# (tests/tools/cmake; check_cmake.sh, check_install.sh).
+
+# stage_install: this build installed with DESTDIR=$WORK/stage, as make
+# check leaves it (nothing is rebuilt); sets $stage and $prefix (the
+# configured one, under $stage).
+stage_install() {
+	unset MAKEFLAGS MFLAGS MAKELEVEL
+	stage=$WORK/stage
+	make -C "$top_builddir" install DESTDIR="$stage" >"$WORK/install.log" 2>&1 || {
+		echo "harness: make install DESTDIR failed"
+		tail -30 "$WORK/install.log"
+		exit 99
+	}
+	prefix=$(sed -n 's/^prefix = //p' "$top_builddir/Makefile")
+}
 
 # consumer NAME PREFIX [cmake args...]: configures and builds the consumer
 # in $WORK/NAME with CMAKE_PREFIX_PATH=PREFIX; status in $rc, the output
