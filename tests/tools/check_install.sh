@@ -86,6 +86,9 @@ check_prefix() {
 	sed 's/\\-/-/g' "$root/share/man/man1/cuwarden-audit.1" >"$WORK/$name.man1"
 	expect_in "$name" man1 "$pre/lib/cuwarden/libcuwarden_preload.so"
 	expect_in "$name" man1 "$pre/share/doc/cuwarden"
+	grep -qF "$(printf '%s' "$pre" | sed 's/-/\\-/g')/share/doc/cuwarden" \
+	    "$root/share/man/man1/cuwarden-audit.1" ||
+	    fail "$name: the manual page does not write $pre's hyphens as \\-"
 	# Every document a manual page names, installed; the CI examples.
 	sed 's/\\-/-/g' "$top_srcdir"/doc/man/*.[1-8] |
 	    grep -oE '[A-Za-z0-9_-]+\.md' | sort -u >"$WORK/$name.docs"
