@@ -9,7 +9,7 @@
 # JUnit file and a JSON document that passes its schema.  The CTest
 # example, against this build installed with DESTDIR: under plain ctest
 # its clean test passes and its leaking test fails with the report; with
-# CUWARDEN_TESTS=memcheck both pass under plain ctest, and ctest -T
+# AUDIT_TESTS=memcheck both pass under plain ctest, and ctest -T
 # memcheck fails the leaking one, the report in its MemoryChecker log.
 # The CTest part is skipped (77) only where cmake is not installed.
 . "$top_srcdir/tests/tools/testlib.sh"
@@ -155,7 +155,7 @@ expect_in all out "== LEAK SUMMARY: 65,536 bytes leaked in 1 allocation (1 group
 ct clean audited -R '^gpu_clean$'
 expect_rc clean 0
 
-ctest_project mc -DCUWARDEN_TESTS=memcheck
+ctest_project mc -DAUDIT_TESTS=memcheck
 ct plain mc
 expect_rc plain 0
 ct mcheck mc -T memcheck

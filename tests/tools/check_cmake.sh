@@ -27,11 +27,11 @@ major=${version%%.*}
 minor=${version#*.}
 minor=${minor%%.*}
 for want in "$major" "$major.$minor" "$version"; do
-	consumer "want$want" "$stage$prefix" -DCUWARDEN_WANT="$want"
+	consumer "want$want" "$stage$prefix" -DWANT_VERSION="$want"
 	expect_rc "want$want" 0
 done
 for want in "$major.$((minor + 1))" "$((major + 1)).0" "99"; do
-	consumer "want$want" "$stage$prefix" -DCUWARDEN_WANT="$want"
+	consumer "want$want" "$stage$prefix" -DWANT_VERSION="$want"
 	[ "$rc" != 0 ] || fail "find_package(cuwarden $want) found $version"
 	expect_in "want$want" log "considered but not accepted"
 done
