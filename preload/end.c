@@ -174,10 +174,9 @@ static const int async_signals[] = {
 	SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2,
 };
 
-/* The report, then the signal again (its default action, put back by
- * SA_RESETHAND): the process dies of it.  Another thread may hold a lock
- * the report needs: SIGALRM ends a writer that cannot finish (the process
- * was dying anyway). */
+/* The report, then the signal again by its default action: the process
+ * dies of it.  Another thread may hold a lock the report needs: SIGALRM
+ * ends a writer that cannot finish (the process was dying anyway). */
 static void
 report_and_die(int sig, bool reraise)
 {
@@ -220,6 +219,10 @@ on_fatal_signal(int sig, siginfo_t *info, void *uc)
 	 * blocked in here). */
 	bool fault = info != NULL && info->si_code > 0 && (sig == SIGSEGV ||
 	    sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+	/* A fault is taken again as the handler returns: by the default
+	 * action from here on. */
+	if (fault)
+		signal(sig, SIG_DFL);
 	if (preload_in_hook) {
 		/* Inside a wrapper our locks may be held.  A sent signal is
 		 * taken when the wrapper returns (one driver call; SIGALRM
@@ -229,10 +232,9 @@ on_fatal_signal(int sig, siginfo_t *info, void *uc)
 			preload_deferred_signal = sig;
 			signal(SIGALRM, SIG_DFL);
 			alarm(5);
-			/* The handler's mask goes as it returns, and with it the
-			 * block on a second SIGTERM (SA_RESETHAND made its
-			 * action the default): keep the async signals blocked
-			 * until the report is written (report_and_die). */
+			/* The handler's mask goes as it returns: keep the
+			 * async signals blocked until the report is written
+			 * (report_and_die), so that a second one waits. */
 			if (uc != NULL) {
 				sigset_t *m = &((ucontext_t *)uc)->uc_sigmask;
 				for (size_t j = 0; j < CW_ARRAY_SIZE(async_signals);
@@ -245,8 +247,13 @@ on_fatal_signal(int sig, siginfo_t *info, void *uc)
 	}
 	report_and_die(sig, false);
 	errno = saved;
-	if (!fault)
+	if (!fault) {
+		/* Pending (it is blocked in here) until the handler returns,
+		 * then taken by the default action, like a second one sent
+		 * meanwhile. */
+		signal(sig, SIG_DFL);
 		raise(sig);
+	}
 }
 
 void
@@ -268,9 +275,14 @@ preload_signals_install(void)
 		/* The signals a second sender sends (timeout(1) signals the
 		 * whole group, cuwarden-audit forwards SIGTERM too) wait until
 		 * the report is written: a second SIGTERM must not cut it.
-		 * The signal itself is raised again at the end and taken when
-		 * the handler returns (SA_RESETHAND: by its default action). */
-		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+		 * No SA_RESETHAND: the kernel puts the default action back
+		 * when it takes the signal but blocks it only once the
+		 * handler's frame is built, and a second SIGTERM sent in
+		 * between found the default action and killed the process
+		 * before the handler ran (check_exit.sh's two SIGTERMs: 3% of
+		 * runs under load).  The handler puts the default back itself
+		 * once the report is written, and raises the signal again. */
+		sa.sa_flags = SA_SIGINFO;
 		sigemptyset(&sa.sa_mask);
 		for (size_t j = 0; j < CW_ARRAY_SIZE(async_signals); j++)
 			sigaddset(&sa.sa_mask, async_signals[j]);

@@ -7,7 +7,8 @@
  * header, named after it:
  *
  *   main.c         the two commands (audit a program; `report`), the flow
- *   cli.c          the command line: options, --help, the configuration
+ *   cli*.c         the command line: options, --help, the configuration
+ *                  (cli.h; cli_int.h lists the files)
  *   run*.c         runs the program under the shim, collects its reports
  *                  and the processes that left none (run.h; run_int.h
  *                  lists the files)
@@ -19,7 +20,9 @@
  *                  supp_chain.c the "{ ... }" call-chain rules;
  *                  supp_gen.c --gen-suppressions
  *   baseline.c     fingerprints and --baseline
- *   render_*.c     text, JSON, SARIF, HTML (render.h)
+ *   render_*.c     text, JSON, SARIF, HTML (render.h); the text report
+ *                  is render_text.c and render_finding.c
+ *                  (render_text_int.h)
  *   xalloc.c       allocation that never fails
  *   diag.c         the tool's error and warning lines
  *   text.c         UTF-8 sequences, escaped text lines

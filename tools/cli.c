@@ -1,19 +1,27 @@
 /*
- * cli.c -- cuwarden-audit's command line: the option table, the --help
- * text, each option's checks and the configuration it fills (the shim
- * options become CUWARDEN_* variables of the program), the command word
- * (`report` or a program) and the outputs checked to be distinct.
- * Every message here is a usage error (AU_EXIT_USAGE) on stderr.
+ * cli.c -- cuwarden-audit's command line: the option table, each
+ * option's checks and the configuration it fills (the shim options become
+ * CUWARDEN_* variables of the program), the command word (`report` or a
+ * program) and the outputs checked to be distinct.  The usage texts are
+ * cli_help.c's, the parsing of values cli_value.c's (cli_int.h).  Every
+ * message here is a usage error (AU_EXIT_USAGE) on stderr.
+ *
+ * Options are valgrind's style as getopt_long gives it: --opt=VALUE or
+ * --opt VALUE for an option that takes a value, --opt=VALUE only for an
+ * optional value; a flag that valgrind users write --flag=yes takes an
+ * optional =yes|no.
  */
 #include "config.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audit.h"
 #include "cli.h"
+#include "cli_int.h"
 #include "editdist.h" /* lib/editdist.h: inline only */
 #include "num.h"
 #include "options_int.h" /* KIB..TIB: options.def writes sizes with them */
@@ -32,6 +40,8 @@ enum {
 	OPT_VERSION, OPT_REQUIRE_CUDA, OPT_ACCEPT_TEARDOWN, OPT_ALLOW_MISSING,
 	OPT_BASELINE_MATCH,
 	OPT_PLAIN_SUMMARY,
+	OPT_QUIET, OPT_PRINT_LIMIT, OPT_ERROR_LIMIT, OPT_DEMANGLE,
+	OPT_SHOW_KINDS, OPT_COLOR, OPT_HELP_ALL,
 	OPT_JUNIT,
 };
 
@@ -55,105 +65,31 @@ static const struct option long_opts[] = {
 	{ "on-violation", required_argument, NULL, OPT_ON_VIOLATION },
 	{ "owner-skip", required_argument, NULL, OPT_OWNER_SKIP },
 	{ "pool-limit", required_argument, NULL, OPT_POOL_LIMIT },
-	{ "check-bounds", no_argument, NULL, OPT_CHECK_BOUNDS },
+	{ "check-bounds", optional_argument, NULL, OPT_CHECK_BOUNDS },
 	{ "verbose", optional_argument, NULL, OPT_VERBOSE },
 	{ "no-pool", no_argument, NULL, OPT_NO_POOL },
 	{ "large-block", required_argument, NULL, OPT_LARGE_BLOCK },
-	{ "show-stats", no_argument, NULL, OPT_SHOW_STATS },
+	{ "show-stats", optional_argument, NULL, OPT_SHOW_STATS },
 	{ "tombstones", required_argument, NULL, OPT_TOMBSTONES },
 	{ "shim-log-file", required_argument, NULL, OPT_SHIM_LOG },
 	{ "num-callers", required_argument, NULL, OPT_NUM_CALLERS },
-	{ "plain-summary", no_argument, NULL, OPT_PLAIN_SUMMARY },
+	{ "plain-summary", optional_argument, NULL, OPT_PLAIN_SUMMARY },
 	{ "no-wait-descendants", no_argument, NULL, OPT_NO_WAIT },
-	{ "require-cuda", no_argument, NULL, OPT_REQUIRE_CUDA },
-	{ "accept-teardown", no_argument, NULL, OPT_ACCEPT_TEARDOWN },
-	{ "allow-missing-reports", no_argument, NULL, OPT_ALLOW_MISSING },
+	{ "require-cuda", optional_argument, NULL, OPT_REQUIRE_CUDA },
+	{ "accept-teardown", optional_argument, NULL, OPT_ACCEPT_TEARDOWN },
+	{ "allow-missing-reports", optional_argument, NULL,
+	    OPT_ALLOW_MISSING },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "print-limit", required_argument, NULL, OPT_PRINT_LIMIT },
+	{ "error-limit", required_argument, NULL, OPT_ERROR_LIMIT },
+	{ "demangle", required_argument, NULL, OPT_DEMANGLE },
+	{ "show-leak-kinds", required_argument, NULL, OPT_SHOW_KINDS },
+	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "help-all", no_argument, NULL, OPT_HELP_ALL },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
-
-static const char usage_text[] =
-"Usage: " AU_PROG " [options] [--] program [args...]\n"
-"       " AU_PROG " [output options] report FILE|DIR...\n"
-"\n"
-"Runs program (and every process it starts) under the cuwarden shim and\n"
-"reports every GPU allocation never freed and every broken contract.\n"
-"\n"
-"Output:\n"
-"  --log-file FILE          text report to FILE (default: stderr)\n"
-"  --json FILE              merged JSON document (cuwarden-audit v1)\n"
-"  --sarif FILE             SARIF 2.1.0 for code scanning\n"
-"  --html FILE              one self-contained HTML page\n"
-"  --junit FILE             JUnit XML: a test case per process\n"
-"                           (these five: FILE - is standard output)\n"
-"  --num-callers N          frames printed per stack in text (0 = all)\n"
-"  --plain-summary          LEAK and ERROR SUMMARY numbers ungrouped, as\n"
-"                           compute-sanitizer writes them (for scripts)\n"
-"  --require-cuda           fail (125) when no process used CUDA\n"
-"  --allow-missing-reports  a process that used CUDA and left no report\n"
-"                           (killed by SIGKILL) is listed, not a failure\n"
-"  --error-exitcode N       exit status when something is reported\n"
-"                           (default 23; 0 = never fail)\n"
-"Filtering:\n"
-"  --suppressions FILE      rules (leak:PAT, owner:PAT, violation:TYPE:PAT,\n"
-"                           and { ... } call chains: see cuwarden-audit(1))\n"
-"  --no-builtin-suppressions  report CUDA libraries' own allocations too\n"
-"  --print-builtin-suppressions  list the built-in rules and exit\n"
-"  --gen-suppressions[=FILE]  a call-chain rule for every finding group,\n"
-"                           after the report (or to FILE)\n"
-"  --baseline FILE          report only findings not in FILE (a --json)\n"
-"  --baseline-match exact|function\n"
-"                           a finding is in the baseline when its whole\n"
-"                           stack is: every frame's function, file and\n"
-"                           line (exact, the default), or the same with\n"
-"                           lines aside (function: tolerates line shifts)\n"
-"  --accept-teardown        memory freed only by context teardown is not\n"
-"                           a leak (listed as accepted, not counted)\n"
-"Running:\n"
-"  --preload PATH           the shim to use (default: this installation's)\n"
-"  --keep-reports DIR       keep the per-process reports in DIR\n"
-"  --no-wait-descendants    do not wait for processes the program left\n"
-"Shim options (CUWARDEN_* variables of the program):\n"
-"  --mode audit|pool        track only, or also serve from cuwarden's pools\n"
-"  --stack-depth N          frames captured per stack (0..64, default 24)\n"
-"  --on-violation report|abort\n"
-"  --owner-skip PATTERNS    ':'-separated modules skipped naming owners\n"
-"  --pool-limit SIZE        pool mode: bytes per device (K/M/G suffixes)\n"
-"  --no-pool                pool mode off: straight to the driver\n"
-"  --large-block SIZE       blocks with their own segment (default 2M)\n"
-"  --check-bounds           check cuMemcpy*/cuMemset* ranges\n"
-"  --tombstones N           freed allocations remembered\n"
-"  --show-stats             the shim prints its statistics at exit\n"
-"  --verbose[=N]            shim log level (0..3)\n"
-"  --shim-log-file FILE     the shim's own messages to FILE\n"
-"\n"
-"  --help, --version\n"
-"  report --help            the report command's own usage\n"
-"\n"
-"Exit status: the program's own when nothing is reported; the error\n"
-"exit code when something is; 125 when the audit failed or the command\n"
-"line is wrong; 126/127 when the program cannot run / is not found.\n"
-"See cuwarden-audit(1).\n";
-
-static const char report_usage_text[] =
-"Usage: " AU_PROG " [output and filtering options] report FILE|DIR...\n"
-"\n"
-"Reads saved per-process reports (every file of each DIR, names starting\n"
-"with '.' aside) and documents written by --json, merges them (the same\n"
-"report given twice counts once) and reports them as a run would; nothing\n"
-"is run.  Options go before the word report.\n"
-"\n"
-"Options: the Output and Filtering options of '" AU_PROG " --help';\n"
-"the Running and Shim options apply only when running a program.\n"
-"\n"
-"Examples:\n"
-"  " AU_PROG " --keep-reports out ./launcher; " AU_PROG " report out\n"
-"  " AU_PROG " --html page.html report audit.json\n"
-"\n"
-"Exit status: 0 when nothing is reported; the error exit code (23) when\n"
-"something is; 125 when a report cannot be read, none is found or the\n"
-"command line is wrong.  See cuwarden-audit(1).\n";
 
 /* The library's range of each CUWARDEN_* variable (lib/options.def), so
  * that the tool refuses what the shim would (it would warn and take the
@@ -177,6 +113,30 @@ usage_error(const char *fmt, const char *arg)
 	fputs("\nTry '" AU_PROG " --help'.\n", stderr);
 	free(esc);
 	return AU_EXIT_USAGE;
+}
+
+static int
+usage_msg(char *msg)
+{
+	int rc = usage_error("%s", msg);
+
+	free(msg);
+	return rc;
+}
+
+/* A flag's optional value (--flag=yes|no; none: yes) into *v.  Returns
+ * -1 to go on, else the exit status after a message. */
+static int
+flag(const char *opt, bool *v)
+{
+	if (optarg == NULL) {
+		*v = true;
+		return -1;
+	}
+	if (!cli_yesno(optarg, v))
+		return -1;
+	return usage_msg(xasprintf("%s: \"%s\" is neither yes nor no", opt,
+	    optarg));
 }
 
 /* An option getopt refused: a value given to an option that takes none,
@@ -281,9 +241,11 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 	long v;
 	int st;
 	int opt;
+	bool b;
+	char *why, *path;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:hvV", long_opts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "+:hqvV", long_opts, NULL)) !=
 	    -1) {
 		switch (opt) {
 		case OPT_PRELOAD:
@@ -305,7 +267,14 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			c->junit = optarg;
 			break;
 		case OPT_LOG:
-			c->log_file = optarg;
+			if ((path = cli_log_pattern(optarg, &why)) == NULL) {
+				st = usage_msg(xasprintf("--log-file %s: %s",
+				    optarg, why));
+				free(why);
+				return st;
+			}
+			free(c->log_file_buf);
+			c->log_file = c->log_file_buf = path;
 			break;
 		case OPT_ERROR_EXIT:
 			if (parse_long(optarg, 0, 255, &c->error_exitcode))
@@ -381,13 +350,17 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			set_env(c, "CUWARDEN_LARGE_BLOCK", optarg);
 			break;
 		case OPT_CHECK_BOUNDS:
-			set_env(c, "CUWARDEN_CHECK_BOUNDS", "1");
+			if ((st = flag("--check-bounds", &b)) >= 0)
+				return st;
+			set_env(c, "CUWARDEN_CHECK_BOUNDS", b ? "1" : "0");
 			break;
 		case OPT_NO_POOL:
 			set_env(c, "CUWARDEN_POOL", "0");
 			break;
 		case OPT_SHOW_STATS:
-			set_env(c, "CUWARDEN_SHOW_STATS", "1");
+			if ((st = flag("--show-stats", &b)) >= 0)
+				return st;
+			set_env(c, "CUWARDEN_SHOW_STATS", b ? "1" : "0");
 			break;
 		case OPT_TOMBSTONES:
 			if ((st = lib_long("--tombstones", "TOMBSTONES",
@@ -395,22 +368,27 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 				return st;
 			set_env(c, "CUWARDEN_TOMBSTONES", optarg);
 			break;
+		case 'q':
+		case OPT_QUIET:
+			c->verbosity = -1;
+			break;
 		case 'v':
-		case OPT_VERBOSE: {
-			char buf[8];
-
+		case OPT_VERBOSE:
+			/* The tool's detail, and the shim's log level (set in
+			 * the program by cli_parse: not for `report`). */
 			if (optarg != NULL) {
 				if ((st = lib_long("--verbose", "VERBOSE",
 				    optarg, &v)) != 0)
 					return st;
-				c->verbose = (int)v;
-			} else if (c->verbose < 3) {
-				c->verbose++;
+				c->shim_verbose = (int)v;
+				c->verbosity = v > 0 ? 1 : 0;
+				break;
 			}
-			snprintf(buf, sizeof(buf), "%d", c->verbose);
-			set_env(c, "CUWARDEN_VERBOSE", buf);
+			c->verbosity++;
+			if (c->shim_verbose < 3)
+				c->shim_verbose = c->shim_verbose < 0 ? 1 :
+				    c->shim_verbose + 1;
 			break;
-		}
 		case OPT_SHIM_LOG:
 			set_env(c, "CUWARDEN_LOG_FILE", optarg);
 			break;
@@ -419,26 +397,74 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 				return usage_error("--num-callers: \"%s\" is "
 				    "not a count", optarg);
 			break;
+		case OPT_PRINT_LIMIT:
+			if (parse_long(optarg, 0, LONG_MAX, &c->print_limit))
+				return usage_error("--print-limit: \"%s\" is "
+				    "not a count (0: every group)", optarg);
+			break;
+		case OPT_ERROR_LIMIT:
+			if (cli_yesno(optarg, &b))
+				return usage_error("--error-limit: \"%s\" is "
+				    "neither yes nor no", optarg);
+			c->print_limit = b ? CLI_ERROR_LIMIT : 0;
+			break;
+		case OPT_DEMANGLE:
+			if (cli_yesno(optarg, &c->demangle))
+				return usage_error("--demangle: \"%s\" is "
+				    "neither yes nor no", optarg);
+			break;
+		case OPT_SHOW_KINDS:
+			if ((why = cli_leak_kinds(optarg, &c->show_kinds)) !=
+			    NULL) {
+				st = usage_msg(xasprintf("--show-leak-kinds: "
+				    "\"%s\" is not a category: give all, none "
+				    "or a comma-separated list of leak (or "
+				    "definite), teardown, address_range, "
+				    "suppressed", why));
+				free(why);
+				return st;
+			}
+			break;
+		case OPT_COLOR:
+			if (strcmp(optarg, "auto") == 0)
+				c->color = AU_COLOR_AUTO;
+			else if (strcmp(optarg, "always") == 0)
+				c->color = AU_COLOR_ALWAYS;
+			else if (strcmp(optarg, "never") == 0)
+				c->color = AU_COLOR_NEVER;
+			else
+				return usage_error("--color: \"%s\" is none of "
+				    "auto, always, never", optarg);
+			break;
 		case OPT_REQUIRE_CUDA:
-			c->require_cuda = true;
+			if ((st = flag("--require-cuda", &c->require_cuda)) >=
+			    0)
+				return st;
 			break;
 		case OPT_PLAIN_SUMMARY:
-			c->plain_summary = true;
+			if ((st = flag("--plain-summary", &c->plain_summary))
+			    >= 0)
+				return st;
 			break;
 		case OPT_ACCEPT_TEARDOWN:
-			c->accept_teardown = true;
+			if ((st = flag("--accept-teardown",
+			    &c->accept_teardown)) >= 0)
+				return st;
 			break;
 		case OPT_NO_WAIT:
 			c->run.wait_descendants = false;
 			break;
 		case OPT_ALLOW_MISSING:
-			c->run.allow_missing = true;
+			if ((st = flag("--allow-missing-reports",
+			    &c->run.allow_missing)) >= 0)
+				return st;
 			break;
 		case 'h':
 		case OPT_HELP:
-			fputs(usage_text, stdout);
-			fputs("\nBuilt-in suppressions:\n", stdout);
-			supp_print_builtin(stdout);
+			cli_help_short(stdout);
+			return 0;
+		case OPT_HELP_ALL:
+			cli_help_all(stdout);
 			return 0;
 		case 'V':
 		case OPT_VERSION:
@@ -500,6 +526,9 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 	c->builtin = true;
 	c->error_exitcode = AU_EXIT_DEFAULT_ERROR;
 	c->run.wait_descendants = true;
+	c->print_limit = CLI_ERROR_LIMIT;
+	c->demangle = true;
+	c->shim_verbose = -1;
 	rc = parse_options(c, argc, argv);
 	if (rc >= 0)
 		return rc;
@@ -509,7 +538,7 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 		optind++;
 		if (optind < argc && (strcmp(argv[optind], "--help") == 0 ||
 		    strcmp(argv[optind], "-h") == 0)) {
-			fputs(report_usage_text, stdout);
+			cli_help_report(stdout);
 			return 0;
 		}
 		if (optind >= argc)
@@ -525,6 +554,13 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 	if (c->baseline_match_set && c->baseline == NULL)
 		return usage_error("%s", "--baseline-match: applies only "
 		    "with --baseline FILE");
+	if (c->shim_verbose >= 0 && !c->report_cmd) {
+		char buf[16];
+
+		snprintf(buf, sizeof(buf), "%d", c->shim_verbose);
+		set_env(c, "CUWARDEN_VERBOSE", buf);
+	}
+	c->run.quiet = c->verbosity < 0;
 	c->args = argv + optind;
 	c->nargs = argc - optind;
 	/* A document on our stdout: the program's goes to stderr. */
@@ -543,4 +579,5 @@ cli_free(au_cfg_t *c)
 		free(c->run.env[i]);
 	free(c->run.env);
 	free(c->supp_files);
+	free(c->log_file_buf);
 }

@@ -12,6 +12,16 @@
 #include "baseline.h"
 #include "run.h"
 
+/* valgrind's --error-limit=yes: finding groups printed (--print-limit's
+ * default). */
+#define CLI_ERROR_LIMIT 1000
+
+typedef enum au_color_e {
+	AU_COLOR_AUTO,   /* on a terminal, unless NO_COLOR (main.c) */
+	AU_COLOR_ALWAYS,
+	AU_COLOR_NEVER,
+} au_color_t;
+
 typedef struct au_cfg_s {
 	au_run_opts_t run; /* run.env: the CUWARDEN_* of the shim options */
 	const char *json, *sarif, *html, *log_file, *baseline;
@@ -26,7 +36,13 @@ typedef struct au_cfg_s {
 	bool plain_summary;   /* the summary lines' numbers ungrouped */
 	long error_exitcode;
 	long num_callers;
-	int verbose;
+	char *log_file_buf; /* --log-file, its %-patterns expanded */
+	int verbosity;      /* -1 -q, 0 default, 1.. -v (render.h) */
+	int shim_verbose;   /* CUWARDEN_VERBOSE (-v, --verbose=N); -1 unset */
+	long print_limit;   /* --print-limit, --error-limit; 0 all */
+	bool demangle;      /* --demangle (yes) */
+	unsigned show_kinds; /* --show-leak-kinds: AU_SHOW_*; 0 default */
+	au_color_t color;   /* --color */
 	bool shim_opts;  /* a shim option was given */
 	bool report_cmd; /* `report FILE|DIR...`, not a program to run */
 	char **args;     /* the program and its arguments, or the files */

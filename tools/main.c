@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "baseline.h"
@@ -27,7 +28,6 @@
 #include "ingest.h"
 #include "json.h"
 #include "model.h"
-#include "num.h"
 #include "out.h"
 #include "render.h"
 #include "run.h"
@@ -78,6 +78,23 @@ write_supp(const au_model_t *m, const au_cfg_t *c)
 		return true;
 	}
 	return false;
+}
+
+/* Whether the text report, on log, is coloured (--color): never in a
+ * --log-file FILE; with auto, on a terminal unless NO_COLOR is set and
+ * not empty (no-color.org) or TERM is dumb. */
+static bool
+use_color(const au_cfg_t *c, FILE *log)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (c->color == AU_COLOR_NEVER ||
+	    (c->log_file != NULL && !out_is_stdout(c->log_file)))
+		return false;
+	if (c->color == AU_COLOR_ALWAYS)
+		return true;
+	return isatty(fileno(log)) && (no == NULL || no[0] == '\0') &&
+	    !(term != NULL && strcmp(term, "dumb") == 0);
 }
 
 /* `report FILE|DIR...`.  Returns 0, or 125 after a message. */
@@ -173,6 +190,9 @@ main(int argc, char **argv)
 		}
 		log_open = true;
 		log = logout.fp;
+		/* valgrind's log file has everything: the shim's messages
+		 * too (run.h). */
+		c.run.shim_lines = log;
 	}
 
 	if (c.report_cmd) {
@@ -191,7 +211,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 
-	symbolize_model(&m);
+	symbolize_model(&m, c.demangle);
 	fingerprint_symbolic(&m);
 	supp_apply(supp, &m);
 	if (c.accept_teardown)
@@ -205,6 +225,10 @@ main(int argc, char **argv)
 	ro.baseline = c.baseline;
 	ro.stack_limit = (int)c.num_callers;
 	ro.plain_summary = c.plain_summary;
+	ro.verbosity = c.verbosity;
+	ro.print_limit = (size_t)c.print_limit;
+	ro.show_kinds = c.show_kinds;
+	ro.color = use_color(&c, log);
 	render_text(&m, &ro, log);
 	if (c.gen_supp && c.gen_supp_file == NULL)
 		supp_generate(&m, (size_t)c.num_callers, log);
@@ -239,17 +263,8 @@ main(int argc, char **argv)
 	}
 	status = m.ran && m.exit_status >= 0 ? m.exit_status : 0;
 	if (t.errors > 0 && c.error_exitcode != 0) {
-		char b1[96];
-
 		status = (int)c.error_exitcode;
-		/* Why the job failed, where CI shows it: the last line. */
-		fprintf(log, "== EXIT STATUS: %d (%s reported", status,
-		    fmt_sum(t.errors, t.errors == 1 ? "error" : "errors",
-		    true, b1, sizeof(b1)));
-		if (m.ran && m.exit_status >= 0)
-			fprintf(log, "; the program exited with %d",
-			    m.exit_status);
-		fputs(")\n", log);
+		render_text_status(&m, &ro, status, t.errors, log);
 	}
 	rc = status;
 out:

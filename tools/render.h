@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -20,9 +21,29 @@ typedef struct au_render_opts_s {
 	int stack_limit;          /* frames printed per stack in text, 0 all */
 	bool plain_summary;       /* LEAK and ERROR SUMMARY ungrouped
 	                           * (compute-sanitizer's numbers) */
+	/* The text report only; zero is the default of each. */
+	int verbosity;            /* -1 -q: errors only; 1 -v: more */
+	size_t print_limit;       /* finding groups printed; 0 all */
+	unsigned show_kinds;      /* AU_SHOW_* below; 0 AU_SHOW_DEFAULT */
+	bool color;               /* SGR colours on headers, summaries */
 } au_render_opts_t;
 
+/* The leak groups the text report shows (--show-leak-kinds): those of
+ * a category (au_cat_t), and those not reported (suppressed, accepted
+ * teardown, in the baseline). */
+#define AU_SHOW_CAT(cat) (1u << (cat))
+#define AU_SHOW_SUPPRESSED (1u << 8)
+#define AU_SHOW_DEFAULT (AU_SHOW_CAT(AU_CAT_LEAK) | \
+	AU_SHOW_CAT(AU_CAT_TEARDOWN) | AU_SHOW_CAT(AU_CAT_RANGE))
+#define AU_SHOW_ALL (AU_SHOW_DEFAULT | AU_SHOW_SUPPRESSED)
+#define AU_SHOW_NONE (1u << 9) /* nothing: not 0, the default */
+
 void render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out);
+/* The text report's last line when findings decide the exit status:
+ * "EXIT STATUS: status (N errors reported; the program exited with
+ * M)". */
+void render_text_status(const au_model_t *m, const au_render_opts_t *o,
+    int status, uint64_t errors, FILE *out);
 /* One finding group as the text report shows it: its header line, its
  * stacks (at most stack_limit frames each, 0 all), a closing "==" line. */
 void render_text_finding(const au_finding_t *f, int stack_limit, FILE *out);

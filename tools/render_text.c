@@ -2,16 +2,22 @@
  * render_text.c -- the text report, in the spirit of compute-sanitizer and
  * valgrind: every line starts with "== "; leak groups largest first, each
  * with its symbolized allocation stack; violation groups with their
- * violating, allocation and first-free stacks; then the LEAK SUMMARY,
- * suppressions used, ERROR SUMMARY and COVERAGE lines.
+ * violating, allocation and first-free stacks (render_finding.c); then the
+ * LEAK SUMMARY, suppressions used, ERROR SUMMARY and COVERAGE lines.
+ *
+ * What is shown: -q (verbosity -1) only what counts (leaks, teardown
+ * leaks, violations, lost processes) and, when something does, the
+ * summary lines; -v (verbosity 1) every process and owner and more
+ * coverage counts; --show-leak-kinds the leak categories; --print-limit
+ * the finding groups, in the order printed.  A line says what the last
+ * two left out; the summary lines always count everything.
  *
  * It goes to a terminal or a CI log, and its names come from report
  * files, which a corrupt or hostile one fills with any bytes: every name
- * is written through tx() (text_escape: a newline as \n, ESC as \x1b,
- * ...), so no name can end a line and start a forged one, and no escape
- * sequence reaches the terminal.  Behind that, the stream itself goes
- * through a filter (line_write) that escapes any control character but
- * the newline and starts every line with "==".
+ * is escaped (rt_tx).  Behind that, the stream itself goes through a
+ * filter (line_write) that escapes any control character but the newline
+ * and the colour marks (render_text_int.h), and starts every line with
+ * "==".
  */
 #include "config.h"
 
@@ -22,259 +28,13 @@
 
 #include "audit.h"
 #include "json.h"
-#include "kinds.h"
 #include "model.h"
 #include "num.h"
-#include "path.h"
 #include "render.h"
+#include "render_text_int.h"
 #include "run.h"
 #include "suppress.h"
-#include "text.h"
 #include "xalloc.h"
-
-/* The ring of tx()'s results: each lives until TX_RING more calls,
- * enough for the names of one fprintf. */
-#define TX_RING 8
-static char *tx_ring[TX_RING];
-static size_t tx_next;
-
-/* A name from a report, escaped for a text line. */
-static const char *
-tx(const char *s)
-{
-	char **slot = &tx_ring[tx_next++ % TX_RING];
-
-	free(*slot);
-	*slot = text_escape(s);
-	return *slot;
-}
-
-static void
-tx_done(void)
-{
-	size_t i;
-
-	for (i = 0; i < TX_RING; i++) {
-		free(tx_ring[i]);
-		tx_ring[i] = NULL;
-	}
-}
-
-static void
-print_frame(FILE *out, const au_frame_t *f, bool first)
-{
-	const char *word = first ? "at" : "by";
-	size_t i;
-
-	/* Inlined calls first, innermost first: they share the pc. */
-	for (i = 0; i < f->ninlined; i++) {
-		const au_inline_t *in = &f->inlined[i];
-
-		fprintf(out, "==    %s 0x%llx: %s", word,
-		    (unsigned long long)f->offset,
-		    in->function ? tx(in->function) : "???");
-		if (in->file != NULL && in->line > 0)
-			fprintf(out, " (%s:%d)", tx(base_name(in->file)),
-			    in->line);
-		fputs(" [inlined]\n", out);
-		word = "by";
-	}
-	fprintf(out, "==    %s 0x%llx: %s", word,
-	    (unsigned long long)f->offset, f->function ? tx(f->function) :
-	    "???");
-	if (f->file != NULL && f->line > 0)
-		fprintf(out, " (%s:%d)", tx(base_name(f->file)), f->line);
-	else if (f->module != NULL)
-		fprintf(out, " (in %s%s%s)", tx(f->module),
-		    f->note ? ", " : "", f->note ? f->note : "");
-	else
-		fputs(" (unknown module)", out);
-	fputc('\n', out);
-}
-
-/* The static CUDA runtime's internal functions (nvcc links cudart into
- * every program, its symbols named libcudart_static_<hash>): noise in a
- * report, like compute-sanitizer's --backtrace-short hides them.  Only
- * leading ones are hidden, and the JSON keeps them. */
-static bool
-cudart_internal(const au_frame_t *f)
-{
-	return f->function != NULL &&
-	    strncmp(f->function, "libcudart_static_", 17) == 0;
-}
-
-static void
-print_stack(FILE *out, const au_stack_t *s, int limit)
-{
-	size_t i, first = 0;
-
-	if (s->n == 0) {
-		fputs("==    (no stack recorded)\n", out);
-		return;
-	}
-	while (first < s->n && cudart_internal(&s->frames[first]))
-		first++;
-	if (first == s->n)
-		first = 0;
-	if (first > 0)
-		fprintf(out, "==    (%zu frame%s inside the static CUDA "
-		    "runtime not shown)\n", first, first == 1 ? "" : "s");
-	/* Like valgrind: nothing below main (the C library's start code);
-	 * the JSON keeps every frame.  end: past the last frame shown. */
-	size_t end = first;
-	while (end < s->n && !(s->frames[end].function != NULL &&
-	    strcmp(s->frames[end].function, "main") == 0))
-		end++;
-	end = end < s->n ? end + 1 : s->n;
-	for (i = first; i < end; i++) {
-		if (limit > 0 && i - first == (size_t)limit) {
-			/* What --num-callers hides of what would show. */
-			fprintf(out, "==    ... %zu more frame%s\n", end - i,
-			    end - i == 1 ? "" : "s");
-			break;
-		}
-		print_frame(out, &s->frames[i], i == first);
-	}
-}
-
-/* Whether memory of kind k (a report's kind name) is host memory
- * (kinds.h). */
-static bool
-host_kind(const char *k)
-{
-#define KIND_HOST(e, name, leaks, host, rule, text) \
-	if (host && strcmp(k, name) == 0) \
-		return true;
-	KIND_LIST(KIND_HOST)
-#undef KIND_HOST
-	return false;
-}
-
-/* Where the memory is: its device(s), "host" for host memory, "device"
- * for device memory of an unknown device; for a violation of unknown
- * kind (an invalid free), the family of the call that freed it.  Then
- * the API (with_api) and the pids, comma-separated. */
-static void
-print_where(FILE *out, const au_finding_t *f, bool with_api)
-{
-	const char *k = f->kind[0] != '\0' ? f->kind :
-	    f->family != NULL ? f->family : "";
-	const char *sep = "";
-	size_t i;
-
-	/* A reservation belongs to no device until memory is mapped in. */
-	if (f->cls == AU_LEAK && f->cat == AU_CAT_RANGE &&
-	    !(f->ndevices >= 1 && f->devices[0] >= 0))
-		fputs("address range", out);
-	else if (f->ndevices == 1 && f->devices[0] >= 0)
-		fprintf(out, "device %d", f->devices[0]);
-	else if (f->ndevices > 1) {
-		fputs("devices ", out);
-		for (i = 0; i < f->ndevices; i++)
-			fprintf(out, "%s%d", i ? "," : "", f->devices[i]);
-	} else if (host_kind(k))
-		fputs("host", out);
-	else if (k[0] != '\0')
-		fputs("device", out);
-	else
-		sep = NULL; /* nothing known of the memory: say nothing */
-	sep = sep != NULL ? ", " : "";
-	if (with_api && f->api[0] != '\0') {
-		fprintf(out, "%s%s", sep, tx(f->api));
-		sep = ", ";
-	}
-	if (f->npids > 0) {
-		fprintf(out, "%spid%s ", sep, f->npids > 1 ? "s" : "");
-		for (i = 0; i < f->npids && i < 8; i++)
-			fprintf(out, "%s%ld", i ? "," : "", f->pids[i]);
-		if (f->npids > 8)
-			fprintf(out, ",... (%zu processes)", f->npids);
-	}
-}
-
-/* v with its unit, singular or plural; "at least ..." for a saturated
- * sum (fmt_sum). */
-static const char *
-amount(uint64_t v, const char *one, const char *many, bool commas,
-    char *buf, size_t size)
-{
-	return fmt_sum(v, v == 1 ? one : many, commas, buf, size);
-}
-
-static void
-print_leak(FILE *out, const au_finding_t *f, int limit)
-{
-	static const char *const verb[] = {
-		[AU_CAT_LEAK] = "leaked by",
-		[AU_CAT_TEARDOWN] = "freed only by context teardown, made by",
-		[AU_CAT_RANGE] = "never freed, reserved by",
-	};
-	char b1[96], b2[32], b3[32], b4[160];
-	bool range = f->cat == AU_CAT_RANGE;
-	char *one = range ? xstrdup("address range") :
-	    xasprintf("%s allocation", tx(f->kind));
-	char *many = range ? xstrdup("address ranges") :
-	    xasprintf("%s allocations", tx(f->kind));
-
-	fprintf(out, "== %s in %s", fmt_sum(f->bytes, "bytes", true, b1,
-	    sizeof(b1)), amount(f->count, one, many, true, b4, sizeof(b4)));
-	free(one);
-	free(many);
-	if (f->count > 1 && f->min_size == f->max_size)
-		fprintf(out, " (%s each)",
-		    fmt_commas(f->size, b2, sizeof(b2)));
-	else if (f->count > 1)
-		fprintf(out, " (%s to %s each)",
-		    fmt_commas(f->min_size, b2, sizeof(b2)),
-		    fmt_commas(f->max_size, b3, sizeof(b3)));
-	fprintf(out, " %s %s [", verb[f->cat], f->owner[0] ? tx(f->owner) :
-	    "an unknown owner");
-	print_where(out, f, true);
-	fputs("]\n", out);
-	print_stack(out, &f->stack, limit);
-	fputs("==\n", out);
-}
-
-static void
-print_violation(FILE *out, const au_finding_t *f, int limit)
-{
-	char b1[32], b2[96];
-
-	fprintf(out, "== %s: %s", tx(f->type), f->api[0] ? tx(f->api) : "?");
-	if (f->naddresses > 0)
-		fprintf(out, " of %s", tx(f->addresses[0]));
-	if (f->has_range) /* the library's form, ungrouped */
-		fprintf(out, " [%llu, %llu + %llu)",
-		    (unsigned long long)f->range_off,
-		    (unsigned long long)f->range_off,
-		    (unsigned long long)f->range_len);
-	if (f->kind[0] != '\0' || f->size > 0) {
-		fputs(" (", out);
-		if (f->kind[0] != '\0')
-			fprintf(out, "%s ", tx(f->kind));
-		fputs("allocation", out);
-		if (f->size > 0)
-			fprintf(out, " of %s bytes",
-			    fmt_commas(f->size, b1, sizeof(b1)));
-		fputc(')', out);
-	}
-	if (f->cuda_error != NULL)
-		fprintf(out, " -> %s", tx(f->cuda_error));
-	fprintf(out, ", %s [", amount(f->count, "time", "times", true, b2,
-	    sizeof(b2)));
-	print_where(out, f, false);
-	fputs("]\n", out);
-	print_stack(out, &f->stack, limit);
-	if (f->alloc_stack.n > 0) {
-		fputs("==  Allocated at:\n", out);
-		print_stack(out, &f->alloc_stack, limit);
-	}
-	if (f->free_stack.n > 0) {
-		fputs("==  First freed at:\n", out);
-		print_stack(out, &f->free_stack, limit);
-	}
-	fputs("==\n", out);
-}
 
 static void
 print_used(const char *rule, const char *origin, uint64_t count,
@@ -285,8 +45,8 @@ print_used(const char *rule, const char *origin, uint64_t count,
 
 	fprintf(out, "==    %s, %s: %s (%s)\n",
 	    fmt_sum(count, "x", true, b1, sizeof(b1)),
-	    fmt_sum(bytes, "bytes", true, b2, sizeof(b2)), tx(rule),
-	    tx(origin));
+	    fmt_sum(bytes, "bytes", true, b2, sizeof(b2)), rt_tx(rule),
+	    rt_tx(origin));
 }
 
 typedef struct owner_sum_s {
@@ -305,10 +65,11 @@ cmp_owner(const void *a, const void *b)
 }
 
 /* Leaked bytes per owner, largest first, when there are several owners
- * (at most 10 named). */
+ * (at most 10 named); with -v, whatever their number, all named. */
 static void
-print_owners(const au_model_t *m, FILE *out)
+print_owners(const au_model_t *m, bool verbose, FILE *out)
 {
+	size_t most = verbose ? SIZE_MAX : 10;
 	owner_sum_t *v = xcalloc(m->nleaks + 1, sizeof(*v));
 	size_t i, j, n = 0;
 	char b1[96], b2[96];
@@ -325,30 +86,30 @@ print_owners(const au_model_t *m, FILE *out)
 		v[j].bytes = sat_add(v[j].bytes, f->bytes);
 		v[j].count = sat_add(v[j].count, f->count);
 	}
-	if (n > 1) {
+	if (n > (verbose ? 0 : 1)) {
 		qsort(v, n, sizeof(*v), cmp_owner);
 		fputs("== BY OWNER:\n", out);
-		for (i = 0; i < n && i < 10; i++)
+		for (i = 0; i < n && i < most; i++)
 			fprintf(out, "==    %s in %s: %s\n",
 			    fmt_sum(v[i].bytes, "bytes", true, b1, sizeof(b1)),
-			    amount(v[i].count, "allocation", "allocations",
+			    rt_amount(v[i].count, "allocation", "allocations",
 			    true, b2, sizeof(b2)),
-			    v[i].owner[0] ? tx(v[i].owner) :
+			    v[i].owner[0] ? rt_tx(v[i].owner) :
 			    "(unknown owner)");
-		if (n > 10)
-			fprintf(out, "==    ... %zu more owners\n", n - 10);
+		if (n > most)
+			fprintf(out, "==    ... %zu more owners\n", n - most);
 	}
 	free(v);
 }
 
-/* One line per process, when there are several. */
+/* One line per process, when there are several (with -v, always). */
 static void
-print_processes(const au_model_t *m, FILE *out)
+print_processes(const au_model_t *m, bool verbose, FILE *out)
 {
 	char b1[32];
 	size_t i, k;
 
-	if (m->nprocs < 2)
+	if (m->nprocs < (verbose ? 1 : 2))
 		return;
 	fputs("== PROCESSES:\n", out);
 	for (i = 0; i < m->nprocs; i++) {
@@ -362,21 +123,21 @@ print_processes(const au_model_t *m, FILE *out)
 			const char *arg = json_string_value(json_array_get(cmd,
 			    k));
 
-			fprintf(out, " %s", arg ? tx(arg) : "?");
+			fprintf(out, " %s", arg ? rt_tx(arg) : "?");
 		}
 		if (json_array_size(cmd) > 8)
 			fputs(" ...", out);
 		if (json_array_size(cmd) == 0)
-			fprintf(out, " %s", p->exe[0] ? tx(p->exe) : "?");
+			fprintf(out, " %s", p->exe[0] ? rt_tx(p->exe) : "?");
 		/* Never "-1": a status nobody knows is said to be unknown. */
 		if (p->exit_status >= 0)
-			fprintf(out, " -- %s %ld", tx(p->exit_how),
+			fprintf(out, " -- %s %ld", rt_tx(p->exit_how),
 			    p->exit_status);
 		else if (strcmp(p->exit_how, "exit") == 0)
 			fputs(" -- exit status unknown", out);
 		else
 			fprintf(out, " -- %s, exit status unknown",
-			    tx(p->exit_how));
+			    rt_tx(p->exit_how));
 		fprintf(out, ", %lld allocation%s, %s bytes leaked, "
 		    "%lld violation%s%s\n", json_int(cov, "allocations", 0),
 		    json_int(cov, "allocations", 0) == 1 ? "" : "s",
@@ -403,7 +164,7 @@ print_incomplete(const au_model_t *m, FILE *out)
 			continue;
 		fprintf(out, "== INCOMPLETE: the report of pid %ld left %lld "
 		    "part%s out (%s)\n", p->pid, n, n == 1 ? "" : "s",
-		    tx(json_str(inc, "reason", "no reason given")));
+		    rt_tx(json_str(inc, "reason", "no reason given")));
 	}
 }
 
@@ -415,20 +176,29 @@ print_lost(const au_model_t *m, FILE *out)
 	for (size_t i = 0; i < m->nlost; i++) {
 		char *line = run_lost_line(&m->lost[i]);
 
-		fprintf(out, "== LOST: %s\n", line);
+		fprintf(out, "== " RT_ERR "LOST: %s" RT_OFF "\n", line);
 		free(line);
 	}
 }
 
 /* The filter between the renderer and the real stream (fopencookie):
  * every line starts with "==" ("== " is put in front of one that does
- * not), and every control character but the newline is written as \xNN.
- * Names are escaped before they get here (tx); this holds the line
- * format whatever the renderer writes. */
+ * not), and every control character but the newline is written as \xNN,
+ * but the colour marks: SGR sequences with colour on, nothing with it
+ * off.  Names are escaped before they get here (rt_tx); this holds the
+ * line format whatever the renderer writes. */
 typedef struct line_filter_s {
 	FILE *out;
 	int col; /* bytes of the current line so far, counted up to 2 */
+	bool color;
 } line_filter_t;
+
+static const char *const sgr[] = {
+	[1] = "\033[1;31m", /* RT_ERR */
+	[2] = "\033[33m",   /* RT_NOTE */
+	[3] = "\033[1m",    /* RT_SUM */
+	[4] = "\033[0m",    /* RT_OFF */
+};
 
 static ssize_t
 line_write(void *cookie, const char *buf, size_t n)
@@ -440,7 +210,7 @@ line_write(void *cookie, const char *buf, size_t n)
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)buf[i];
 
-		if (o + 8 > sizeof(tmp)) {
+		if (o + 16 > sizeof(tmp)) {
 			if (fwrite(tmp, 1, o, lf->out) != o)
 				return -1;
 			o = 0;
@@ -459,6 +229,13 @@ line_write(void *cookie, const char *buf, size_t n)
 			lf->col = 0;
 			continue;
 		}
+		if (c >= 1 && c <= 4) { /* a colour mark */
+			if (lf->color) {
+				memcpy(tmp + o, sgr[c], strlen(sgr[c]));
+				o += strlen(sgr[c]);
+			}
+			continue;
+		}
 		if (c < 0x20 || c == 0x7f)
 			o += (size_t)snprintf(tmp + o, 5, "\\x%02x", c);
 		else
@@ -471,55 +248,220 @@ line_write(void *cookie, const char *buf, size_t n)
 	return (ssize_t)n;
 }
 
-static void render_body(const au_model_t *m, const au_render_opts_t *o,
-    FILE *out);
-
-/* out behind the line filter (*lf), or NULL after a line on out (no
- * memory: nothing unfiltered, ever).  fclose() flushes it into out,
- * which stays open. */
+/* out behind the filter lf, or NULL (no memory: a line says so on out,
+ * and nothing unfiltered is ever written). */
 static FILE *
-filter_open(line_filter_t *lf, FILE *out)
+filter_open(line_filter_t *lf, FILE *out, bool color)
 {
 	cookie_io_functions_t io = { .write = line_write };
 	FILE *safe;
 
 	lf->out = out;
 	lf->col = 0;
-	safe = fopencookie(lf, "w", io);
-	if (safe == NULL)
+	lf->color = color;
+	if ((safe = fopencookie(lf, "w", io)) == NULL)
 		fputs("== the text report could not be written: out of memory\n",
 		    out);
 	return safe;
 }
 
-void
-render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
-{
-	line_filter_t lf;
-	FILE *safe = filter_open(&lf, out);
+/* ----------------------------------------------------------- findings */
 
-	if (safe == NULL)
+/* What the text report left out of what it would show: groups, and
+ * their bytes, allocations, address ranges and violations. */
+typedef struct hidden_s {
+	uint64_t leak_groups, bytes, allocations, ranges;
+	uint64_t viol_groups, violations;
+} hidden_t;
+
+static void
+hide(hidden_t *h, const au_finding_t *f)
+{
+	if (f->cls == AU_VIOLATION) {
+		h->viol_groups++;
+		h->violations = sat_add(h->violations, f->count);
 		return;
-	render_body(m, o, safe);
-	fclose(safe);
-	fflush(out);
-	tx_done();
+	}
+	h->leak_groups++;
+	h->bytes = sat_add(h->bytes, f->bytes);
+	if (f->cat == AU_CAT_RANGE)
+		h->ranges = sat_add(h->ranges, f->count);
+	else
+		h->allocations = sat_add(h->allocations, f->count);
 }
 
-void
-render_text_finding(const au_finding_t *f, int stack_limit, FILE *out)
+/* "== NOT SHOWN: 2 leak groups (3,072 bytes in 2 allocations) and 1
+ * violation group (1 violation), WHY; counted in the summary" */
+static void
+print_hidden(FILE *out, const hidden_t *h, const char *why)
 {
-	line_filter_t lf;
-	FILE *safe = filter_open(&lf, out);
+	char b1[96], b2[96], b3[96];
 
-	if (safe == NULL)
+	if (h->leak_groups == 0 && h->viol_groups == 0)
 		return;
-	if (f->cls == AU_LEAK)
-		print_leak(safe, f, stack_limit);
-	else
-		print_violation(safe, f, stack_limit);
-	fclose(safe);
-	tx_done();
+	fputs("== NOT SHOWN: ", out);
+	if (h->leak_groups > 0) {
+		fprintf(out, "%s (%s in ", rt_amount(h->leak_groups,
+		    "leak group", "leak groups", true, b1, sizeof(b1)),
+		    fmt_sum(h->bytes, "bytes", true, b2, sizeof(b2)));
+		if (h->allocations > 0)
+			fputs(rt_amount(h->allocations, "allocation",
+			    "allocations", true, b3, sizeof(b3)), out);
+		if (h->allocations > 0 && h->ranges > 0)
+			fputs(" and ", out);
+		if (h->ranges > 0)
+			fputs(rt_amount(h->ranges, "address range",
+			    "address ranges", true, b3, sizeof(b3)), out);
+		fprintf(out, ")%s", h->viol_groups > 0 ? " and " : "");
+	}
+	if (h->viol_groups > 0)
+		fprintf(out, "%s (%s)", rt_amount(h->viol_groups,
+		    "violation group", "violation groups", true, b1,
+		    sizeof(b1)), rt_amount(h->violations, "violation",
+		    "violations", true, b2, sizeof(b2)));
+	fprintf(out, ", %s; counted in the summary lines, all in --json\n", why);
+}
+
+/* The leak groups in the order shown: pass 0..2 the reported ones of
+ * category pass (AU_CAT_LEAK, AU_CAT_TEARDOWN, AU_CAT_RANGE: 0, 1, 2),
+ * pass 3 those not reported (--show-leak-kinds=suppressed). */
+static bool
+in_pass(const au_finding_t *f, int pass)
+{
+	return pass < 3 ? finding_reported(f) && (int)f->cat == pass :
+	    !finding_reported(f);
+}
+
+static void
+print_findings(const au_model_t *m, const au_render_opts_t *o, FILE *out)
+{
+	unsigned kinds = o->show_kinds ? o->show_kinds : AU_SHOW_DEFAULT;
+	bool quiet = o->verbosity < 0;
+	hidden_t by_kind = { 0 }, by_limit = { 0 };
+	size_t i, shown = 0;
+	char why[64];
+
+	for (int pass = 0; pass < 4; pass++) {
+		unsigned bit = pass < 3 ? AU_SHOW_CAT(pass) :
+		    AU_SHOW_SUPPRESSED;
+
+		/* -q: only what counts (never address ranges, nor what was
+		 * not reported). */
+		if (quiet && pass >= AU_CAT_RANGE)
+			break;
+		for (i = 0; i < m->nleaks; i++) {
+			const au_finding_t *f = m->leaks[i];
+
+			if (!in_pass(f, pass))
+				continue;
+			if (!(kinds & bit)) {
+				if (pass < 3) /* SUPPRESSED says the rest */
+					hide(&by_kind, f);
+			} else if (o->print_limit > 0 &&
+			    shown >= o->print_limit) {
+				hide(&by_limit, f);
+			} else {
+				rt_leak(out, f, o->stack_limit);
+				shown++;
+			}
+		}
+	}
+	for (i = 0; i < m->nviols; i++) {
+		const au_finding_t *f = m->viols[i];
+
+		if (!finding_reported(f))
+			continue;
+		if (o->print_limit > 0 && shown >= o->print_limit) {
+			hide(&by_limit, f);
+		} else {
+			rt_violation(out, f, o->stack_limit);
+			shown++;
+		}
+	}
+	print_hidden(out, &by_kind, "of categories --show-leak-kinds "
+	    "leaves out");
+	snprintf(why, sizeof(why), "past --print-limit %zu",
+	    o->print_limit);
+	print_hidden(out, &by_limit, why);
+}
+
+/* ------------------------------------------------------------ summary */
+
+static void
+print_coverage(const au_render_opts_t *o, const au_totals_t *t, FILE *out)
+{
+	char b1[96];
+
+	fprintf(out, "== COVERAGE: %llu process%s audited",
+	    (unsigned long long)t->processes, t->processes == 1 ? "" : "es");
+	/* libcuwarden's reports have no shim counts: only theirs, nothing
+	 * of the shim to say; with others, say whose the counts are. */
+	if (t->library > 0 && t->library == t->processes) {
+		fputs(", using CUDA through libcuwarden (no shim: no hook "
+		    "counts)\n", out);
+		return;
+	}
+	if (t->library > 0)
+		fprintf(out, " (%llu through libcuwarden, not counted below)",
+		    (unsigned long long)t->library);
+	fprintf(out, ", %s", rt_amount(t->allocations, "allocation",
+	    "allocations", true, b1, sizeof(b1)));
+	if (o->verbosity > 0)
+		fprintf(out, " and %s", rt_amount(t->frees, "free", "frees",
+		    true, b1, sizeof(b1)));
+	fprintf(out, " seen%s, hooks active in %llu", t->library > 0 ?
+	    " by the shim" : "", (unsigned long long)t->hooks_active);
+	if (t->untracked_frees > 0 || o->verbosity > 0)
+		fprintf(out, ", %s", rt_amount(t->untracked_frees,
+		    "untracked free", "untracked frees", true, b1,
+		    sizeof(b1)));
+	if (o->verbosity > 0)
+		fprintf(out, ", %s", rt_amount(t->failed_calls,
+		    "failed call", "failed calls", true, b1, sizeof(b1)));
+	if (t->cuda_active == 0)
+		fputs(": no CUDA activity seen", out);
+	fputc('\n', out);
+}
+
+/* What was not reported: accepted, address ranges, suppressed, in the
+ * baseline. */
+static void
+print_unreported(const au_render_opts_t *o, const au_totals_t *t,
+    FILE *out)
+{
+	char b1[96], b2[96], b3[96];
+
+	if (t->accepted_groups > 0)
+		fprintf(out, "== ACCEPTED: %s in %s freed only by context "
+		    "teardown (--accept-teardown), not counted\n",
+		    fmt_sum(t->accepted_bytes, "bytes", true, b1, sizeof(b1)),
+		    rt_amount(t->accepted_allocations, "allocation",
+		    "allocations", true, b2, sizeof(b2)));
+	if (t->range_groups > 0)
+		fprintf(out, "== ADDRESS RANGES NEVER FREED: %s of address "
+		    "space in %s (%s; not memory, not counted as leaks)\n",
+		    fmt_sum(t->range_bytes, "bytes", true, b1, sizeof(b1)),
+		    rt_amount(t->ranges, "range", "ranges", true, b2,
+		    sizeof(b2)), rt_amount(t->range_groups, "group",
+		    "groups", true, b3, sizeof(b3)));
+	if (t->suppressed_leaks > 0 || t->suppressed_violations > 0) {
+		fprintf(out, "== SUPPRESSED: %s in %s, %s\n",
+		    fmt_sum(t->suppressed_bytes, "bytes", true, b1,
+		    sizeof(b1)),
+		    rt_amount(t->suppressed_leaks, "allocation", "allocations",
+		    true, b2, sizeof(b2)),
+		    rt_amount(t->suppressed_violations, "violation",
+		    "violations", true, b3, sizeof(b3)));
+		supp_foreach_used(o->supp, print_used, out);
+	}
+	if (o->baseline != NULL)
+		fprintf(out, "== BASELINE: %llu leak group%s and %llu "
+		    "violation group%s already in %s, not reported\n",
+		    (unsigned long long)t->baseline_leaks,
+		    t->baseline_leaks == 1 ? "" : "s",
+		    (unsigned long long)t->baseline_violations,
+		    t->baseline_violations == 1 ? "" : "s",
+		    rt_tx(o->baseline));
 }
 
 static void
@@ -527,100 +469,100 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 {
 	au_totals_t t;
 	char b1[96], b2[96], b3[96];
-	size_t i;
+	bool quiet = o->verbosity < 0;
 
 	/* Every number grouped (valgrind); the two summary lines as
 	 * compute-sanitizer writes them with --plain-summary. */
 	bool grouped = !o->plain_summary;
 
 	model_totals(m, &t);
-	/* Leaks, then those teardown freed, then the address ranges. */
-	for (int cat = AU_CAT_LEAK; cat <= AU_CAT_RANGE; cat++)
-		for (i = 0; i < m->nleaks; i++)
-			if (finding_reported(m->leaks[i]) &&
-			    (int)m->leaks[i]->cat == cat)
-				print_leak(out, m->leaks[i], o->stack_limit);
-	for (i = 0; i < m->nviols; i++)
-		if (finding_reported(m->viols[i]))
-			print_violation(out, m->viols[i], o->stack_limit);
-	print_processes(m, out);
-	print_owners(m, out);
-	fprintf(out, "== LEAK SUMMARY: %s leaked in %s (%llu group%s)\n",
-	    fmt_sum(t.leaked_bytes, "bytes", grouped, b1, sizeof(b1)),
-	    amount(t.leaked_allocations, "allocation", "allocations", grouped,
-	    b2, sizeof(b2)),
-	    (unsigned long long)t.leak_groups, t.leak_groups == 1 ? "" : "s");
-	if (t.teardown_groups > 0)
-		fprintf(out, "==    of which freed only by context teardown: "
-		    "%s in %s (%llu group%s; --accept-teardown to accept "
-		    "them)\n",
-		    fmt_sum(t.teardown_bytes, "bytes", true, b1, sizeof(b1)),
-		    amount(t.teardown_allocations, "allocation",
-		    "allocations", true, b2, sizeof(b2)),
-		    (unsigned long long)t.teardown_groups,
-		    t.teardown_groups == 1 ? "" : "s");
-	if (t.accepted_groups > 0)
-		fprintf(out, "== ACCEPTED: %s in %s freed only by context "
-		    "teardown (--accept-teardown), not counted\n",
-		    fmt_sum(t.accepted_bytes, "bytes", true, b1, sizeof(b1)),
-		    amount(t.accepted_allocations, "allocation",
-		    "allocations", true, b2, sizeof(b2)));
-	if (t.range_groups > 0)
-		fprintf(out, "== ADDRESS RANGES NEVER FREED: %s of address "
-		    "space in %s (%llu group%s; not memory, not counted as "
-		    "leaks)\n",
-		    fmt_sum(t.range_bytes, "bytes", true, b1, sizeof(b1)),
-		    amount(t.ranges, "range", "ranges", true, b2, sizeof(b2)),
-		    (unsigned long long)t.range_groups,
-		    t.range_groups == 1 ? "" : "s");
-	if (t.suppressed_leaks > 0 || t.suppressed_violations > 0) {
-		fprintf(out, "== SUPPRESSED: %s in %s, %s\n",
-		    fmt_sum(t.suppressed_bytes, "bytes", true, b1,
+	print_findings(m, o, out);
+	if (!quiet) {
+		print_processes(m, o->verbosity > 0, out);
+		print_owners(m, o->verbosity > 0, out);
+	}
+	/* -q: the summary only when something counts. */
+	if (!quiet || t.errors > 0) {
+		fprintf(out, "== " RT_SUM "LEAK SUMMARY: %s leaked in %s "
+		    "(%s)" RT_OFF "\n",
+		    fmt_sum(t.leaked_bytes, "bytes", grouped, b1, sizeof(b1)),
+		    rt_amount(t.leaked_allocations, "allocation",
+		    "allocations", grouped, b2, sizeof(b2)),
+		    rt_amount(t.leak_groups, "group", "groups", grouped, b3,
+		    sizeof(b3)));
+		if (t.teardown_groups > 0)
+			fprintf(out, "==    of which freed only by context "
+			    "teardown: %s in %s (%s; --accept-teardown to "
+			    "accept them)\n",
+			    fmt_sum(t.teardown_bytes, "bytes", true, b1,
+			    sizeof(b1)),
+			    rt_amount(t.teardown_allocations, "allocation",
+			    "allocations", true, b2, sizeof(b2)),
+			    rt_amount(t.teardown_groups, "group", "groups",
+			    true, b3, sizeof(b3)));
+	}
+	if (!quiet)
+		print_unreported(o, &t, out);
+	if (!quiet || t.errors > 0)
+		fprintf(out, "== " RT_SUM "ERROR SUMMARY: %s (%s, %s)" RT_OFF
+		    "\n", rt_amount(t.errors, "error", "errors", grouped, b1,
 		    sizeof(b1)),
-		    amount(t.suppressed_leaks, "allocation", "allocations",
-		    true, b2, sizeof(b2)),
-		    amount(t.suppressed_violations, "violation", "violations",
-		    true, b3, sizeof(b3)));
-		supp_foreach_used(o->supp, print_used, out);
-	}
-	if (o->baseline != NULL)
-		fprintf(out, "== BASELINE: %llu leak group%s and %llu "
-		    "violation group%s already in %s, not reported\n",
-		    (unsigned long long)t.baseline_leaks,
-		    t.baseline_leaks == 1 ? "" : "s",
-		    (unsigned long long)t.baseline_violations,
-		    t.baseline_violations == 1 ? "" : "s", tx(o->baseline));
-	fprintf(out, "== ERROR SUMMARY: %s (%s, %s)\n",
-	    amount(t.errors, "error", "errors", grouped, b1, sizeof(b1)),
-	    amount(t.leaked_allocations, "leak", "leaks", grouped, b2,
-	    sizeof(b2)),
-	    amount(t.violations, "violation", "violations", grouped, b3,
-	    sizeof(b3)));
-	fprintf(out, "== COVERAGE: %llu process%s audited",
-	    (unsigned long long)t.processes, t.processes == 1 ? "" : "es");
-	/* libcuwarden's reports have no shim counts: only theirs, nothing
-	 * of the shim to say; with others, say whose the counts are. */
-	if (t.library > 0 && t.library == t.processes) {
-		fputs(", using CUDA through libcuwarden (no shim: no hook "
-		    "counts)\n", out);
-		print_incomplete(m, out);
-		print_lost(m, out);
-		return;
-	}
-	if (t.library > 0)
-		fprintf(out, " (%llu through libcuwarden, not counted below)",
-		    (unsigned long long)t.library);
-	fprintf(out, ", %s seen%s, hooks active in %llu",
-	    amount(t.allocations, "allocation", "allocations", true, b1,
-	    sizeof(b1)), t.library > 0 ? " by the shim" : "",
-	    (unsigned long long)t.hooks_active);
-	if (t.untracked_frees > 0)
-		fprintf(out, ", %s", amount(t.untracked_frees,
-		    "untracked free", "untracked frees", true, b1,
-		    sizeof(b1)));
-	if (t.cuda_active == 0)
-		fputs(": no CUDA activity seen", out);
-	fputc('\n', out);
+		    rt_amount(t.leaked_allocations, "leak", "leaks", grouped,
+		    b2, sizeof(b2)),
+		    rt_amount(t.violations, "violation", "violations",
+		    grouped, b3, sizeof(b3)));
+	if (!quiet)
+		print_coverage(o, &t, out);
 	print_incomplete(m, out);
 	print_lost(m, out);
+}
+
+void
+render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out)
+{
+	line_filter_t lf;
+	FILE *safe = filter_open(&lf, out, o->color);
+
+	if (safe == NULL)
+		return;
+	render_body(m, o, safe);
+	fclose(safe);        /* flushes into out, which stays open */
+	fflush(out);
+	rt_tx_done();
+}
+
+void
+render_text_status(const au_model_t *m, const au_render_opts_t *o,
+    int status, uint64_t errors, FILE *out)
+{
+	line_filter_t lf;
+	FILE *safe = filter_open(&lf, out, o->color);
+	char b1[96];
+
+	if (safe == NULL)
+		return;
+	/* Why the job failed, where CI shows it: the last line. */
+	fprintf(safe, "== " RT_ERR "EXIT STATUS: %d (%s reported", status,
+	    fmt_sum(errors, errors == 1 ? "error" : "errors", true, b1,
+	    sizeof(b1)));
+	if (m->ran && m->exit_status >= 0)
+		fprintf(safe, "; the program exited with %d", m->exit_status);
+	fputs(")" RT_OFF "\n", safe);
+	fclose(safe); /* into out: its owner flushes it, checking errors */
+}
+
+void
+render_text_finding(const au_finding_t *f, int stack_limit, FILE *out)
+{
+	line_filter_t lf;
+	FILE *safe = filter_open(&lf, out, false);
+
+	if (safe == NULL)
+		return;
+	if (f->cls == AU_LEAK)
+		rt_leak(safe, f, stack_limit);
+	else
+		rt_violation(safe, f, stack_limit);
+	fclose(safe);
+	rt_tx_done();
 }

@@ -2,9 +2,10 @@
  * run.c -- run_program (run.h): a run's steps.  The shim found
  * (run_shim.c), a private temporary directory made for the reports
  * (CUWARDEN_REPORT, and CUWARDEN_MARKER for the markers), the program
- * run and waited for (run_spawn.c), every report read, every marker
- * without a report listed as a lost process (run_lost.c), the directory
- * removed (or its reports copied for --keep-reports, run_reports.c).
+ * run and waited for (run_spawn.c), the shim's messages copied to the
+ * --log-file (run_reports.c), every report read, every marker without a
+ * report listed as a lost process (run_lost.c), the directory removed (or
+ * its reports copied for --keep-reports, run_reports.c).
  *
  * Invariants: the tool never returns 0 for a run that audited nothing: no
  * report at all is an audit failure (125) unless the program died of a
@@ -59,6 +60,24 @@ fill_exits(au_model_t *m, const run_reaped_t *r, size_t nr)
 	}
 }
 
+/* Where the shim's messages go for the --log-file (o->shim_lines): a file
+ * of the private directory dir, copied once every process has ended.
+ * NULL when there is no --log-file, or when --shim-log-file or a
+ * CUWARDEN_LOG_FILE of the environment says where they go. */
+static char *
+shim_log_path(const au_run_opts_t *o, const char *dir)
+{
+	static const char name[] = "CUWARDEN_LOG_FILE=";
+	const char *env = getenv("CUWARDEN_LOG_FILE");
+
+	if (o->shim_lines == NULL || (env != NULL && env[0] != '\0'))
+		return NULL;
+	for (size_t i = 0; i < o->nenv; i++)
+		if (strncmp(o->env[i], name, sizeof(name) - 1) == 0)
+			return NULL;
+	return xasprintf("%s/" RUN_SHIM_LOG, dir);
+}
+
 /* Puts the reports of files before the markers (each part in its
  * order).  Returns the number of reports. */
 static size_t
@@ -81,6 +100,7 @@ int
 run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 {
 	char err[4096], tmpl[PATH_MAX], *shim, *report, *marker, **files, *dir;
+	char *log = NULL;
 	const char *tmp = getenv("TMPDIR");
 	int status, rc = 0;
 	bool main_reported = false;
@@ -119,8 +139,11 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	}
 	report = xasprintf("%s/report.%%p.json", dir);
 	marker = xasprintf("%s/" RUN_MARKER_PREFIX "%%p.json", dir);
-	if ((rc = run_spawn(o, argv, shim, report, marker, &c)) != 0)
+	log = shim_log_path(o, dir);
+	if ((rc = run_spawn(o, argv, shim, report, marker, log, &c)) != 0)
 		goto out;
+	if (log != NULL)
+		run_copy_log(log, o->shim_lines);
 	status = c.status;
 	if (WIFEXITED(status)) {
 		m->exit_status = WEXITSTATUS(status);
@@ -195,7 +218,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 			    "shim: %s)", argv[0], shim);
 			rc = AU_EXIT_AUDIT_FAILED;
 		}
-	} else if (rc == 0 && !main_reported && !WIFSIGNALED(status)) {
+	} else if (rc == 0 && !main_reported && !WIFSIGNALED(status) &&
+	    !o->quiet) {
 		fprintf(stderr, AU_PROG ": note: the program's own process "
 		    "(pid %ld) wrote no report (it used no CUDA, or the shim "
 		    "was not loaded into it); %zu process%s it started %s "
@@ -209,6 +233,7 @@ out:
 	run_remove_dir(dir);
 	free(dir);
 	free(c.reaped);
+	free(log);
 	free(marker);
 	free(report);
 	free(shim);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "audit.h"
 
@@ -19,6 +20,12 @@ typedef struct au_run_opts_s {
 	bool allow_missing;       /* --allow-missing-reports */
 	bool stdout_to_stderr;    /* an output is "-": the program's stdout
 	                           * goes to stderr, ours stays parseable */
+	bool quiet;               /* -q: no notes, errors only */
+	/* --log-file: the shim's messages, gathered in the private
+	 * directory, are copied here once every process has ended (unless
+	 * --shim-log-file or CUWARDEN_LOG_FILE sends them elsewhere); NULL:
+	 * they go to the program's stderr. */
+	FILE *shim_lines;
 } au_run_opts_t;
 
 /* Runs argv under the shim, waits for it and every process it started,

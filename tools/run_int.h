@@ -27,9 +27,10 @@
 char *run_shim_path(const au_run_opts_t *o);
 /* Sets, in the child about to exec, what loads the shim and tells it
  * where to write: LD_PRELOAD (shim first), CUWARDEN_REPORT (report),
- * CUWARDEN_MARKER (marker), the JSON format, and o->env. */
+ * CUWARDEN_MARKER (marker), CUWARDEN_LOG_FILE (log, unless NULL), the
+ * JSON format, and o->env. */
 void run_shim_env(const char *shim, const char *report, const char *marker,
-    const au_run_opts_t *o);
+    const char *log, const au_run_opts_t *o);
 
 /* --------------------------------------------------------- run_spawn.c */
 
@@ -47,13 +48,14 @@ typedef struct run_child_s {
 	size_t nreaped;
 } run_child_t;
 
-/* Starts argv under shim (report: CUWARDEN_REPORT's value) with the
+/* Starts argv under shim (report, marker, log: as run_shim_env) with the
  * signals sent to the tool passed on, and waits for it and, when
  * o->wait_descendants, every process it leaves behind.  Returns 0 (*c
  * filled), or the tool's exit status after a message: 125 (no pipe, no
  * fork), 126 or 127 (exec failed). */
 int run_spawn(const au_run_opts_t *o, char **argv, const char *shim,
-    const char *report, const char *marker, run_child_t *c);
+    const char *report, const char *marker, const char *log,
+    run_child_t *c);
 
 /* ---------------------------------------------------------- run_exec.c */
 
@@ -72,6 +74,14 @@ int run_keep_open(const char *dir);
 /* Copies the reports into the --keep-reports directory dirfd (named dir
  * in messages); each files[i] kept names its copy afterwards. */
 void run_keep_reports(int dirfd, const char *dir, char **files, size_t n);
+/* The name of the shim's log in the private directory: a dot file, so
+ * never read as a report. */
+#define RUN_SHIM_LOG ".shim.log"
+/* Copies the shim's log (path; absent: nothing logged) to out, each line
+ * starting with the shim's "cuwarden: " (put in front of one that does
+ * not) and its control characters but the tab escaped (\xNN), so that
+ * no line of it passes for one of the text report's. */
+void run_copy_log(const char *path, FILE *out);
 
 /* ---------------------------------------------------------- run_lost.c */
 

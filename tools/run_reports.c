@@ -206,3 +206,44 @@ run_keep_reports(int dirfd, const char *dir, char **files, size_t n)
 		files[i] = to;
 	}
 }
+
+void
+run_copy_log(const char *path, FILE *out)
+{
+	static const char prefix[] = "cuwarden: ";
+	char err[PATH_MAX + 256], *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *in;
+	int fd;
+
+	fd = input_open(path, UINT64_MAX, "the shim's log", NULL, err,
+	    sizeof(err));
+	if (fd < 0) {
+		if (errno != ENOENT) /* absent: the shim said nothing */
+			au_warn("%s", err);
+		return;
+	}
+	if ((in = fdopen(fd, "r")) == NULL) {
+		au_warn("%s: %s", path, strerror(errno));
+		close(fd);
+		return;
+	}
+	while ((n = getline(&line, &cap, in)) > 0) {
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+			fputs(prefix, out);
+		for (ssize_t i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)line[i];
+
+			if ((c < 0x20 && c != '\t') || c == 0x7f)
+				fprintf(out, "\\x%02x", c);
+			else
+				fputc(c, out);
+		}
+		fputc('\n', out);
+	}
+	free(line);
+	fclose(in);
+}

@@ -130,7 +130,7 @@ run_shim_path(const au_run_opts_t *o)
 
 void
 run_shim_env(const char *shim, const char *report, const char *marker,
-    const au_run_opts_t *o)
+    const char *log, const au_run_opts_t *o)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *preload;
@@ -152,6 +152,10 @@ run_shim_env(const char *shim, const char *report, const char *marker,
 	 * then leaves no report (SIGKILL) is listed as lost, not forgotten
 	 * (run_lost.c). */
 	setenv("CUWARDEN_MARKER", marker, 1);
+	/* --log-file: the shim's messages, copied there after the run
+	 * (run_copy_log). */
+	if (log != NULL)
+		setenv("CUWARDEN_LOG_FILE", log, 1);
 	for (i = 0; i < o->nenv; i++)
 		putenv(o->env[i]);
 }

@@ -62,11 +62,12 @@ signals_restore(const struct sigaction *old)
 
 static void
 child_exec(int errfd, const char *shim, const char *report,
-    const char *marker, const au_run_opts_t *o, char **argv)
+    const char *marker, const char *log, const au_run_opts_t *o,
+    char **argv)
 {
 	int e;
 
-	run_shim_env(shim, report, marker, o);
+	run_shim_env(shim, report, marker, log, o);
 	if (o->stdout_to_stderr)
 		(void)dup2(STDERR_FILENO, STDOUT_FILENO);
 	execvp(argv[0], argv);
@@ -78,7 +79,8 @@ child_exec(int errfd, const char *shim, const char *report,
 
 int
 run_spawn(const au_run_opts_t *o, char **argv, const char *shim,
-    const char *report, const char *marker, run_child_t *c)
+    const char *report, const char *marker, const char *log,
+    run_child_t *c)
 {
 	struct sigaction old[4];
 	int pfd[2], status = 0, e;
@@ -105,7 +107,7 @@ run_spawn(const au_run_opts_t *o, char **argv, const char *shim,
 	if (pid == 0) {
 		signals_restore(old);
 		close(pfd[0]);
-		child_exec(pfd[1], shim, report, marker, o, argv);
+		child_exec(pfd[1], shim, report, marker, log, o, argv);
 	}
 	c->pid = pid;
 	child_pid = pid;

@@ -64,6 +64,7 @@ typedef struct symmod_s {
 
 static symmod_t *modules;
 static char *debuginfo_path;
+static bool demangle_on = true; /* --demangle, for this run */
 
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = NULL,
@@ -166,7 +167,8 @@ module_open(const char *path, const char *build_id)
 }
 
 /* C++ names, demangled with the C++ runtime's __cxa_demangle when it is
- * installed (dlopen: the tool does not link libstdc++). */
+ * installed (dlopen: the tool does not link libstdc++), unless
+ * --demangle=no. */
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
 static char *
@@ -177,7 +179,7 @@ demangle(const char *name)
 	char *out;
 	int st = -1;
 
-	if (name == NULL || strncmp(name, "_Z", 2) != 0)
+	if (name == NULL || !demangle_on || strncmp(name, "_Z", 2) != 0)
 		return name ? xstrdup(name) : NULL;
 	if (!tried) {
 		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
@@ -544,10 +546,11 @@ symbolize_stack(au_stack_t *s)
 }
 
 void
-symbolize_model(au_model_t *m)
+symbolize_model(au_model_t *m, bool demangle)
 {
 	size_t i;
 
+	demangle_on = demangle;
 	for (i = 0; i < m->nleaks; i++)
 		symbolize_stack(&m->leaks[i]->stack);
 	for (i = 0; i < m->nviols; i++) {

@@ -7,9 +7,10 @@
 
 #include "audit.h"
 
-/* Fills every frame of every finding.  Never fails: a frame that cannot
- * be symbolized keeps module + offset and a note. */
-void symbolize_model(au_model_t *m);
+/* Fills every frame of every finding, C++ names demangled when demangle
+ * (--demangle).  Never fails: a frame that cannot be symbolized keeps
+ * module + offset and a note. */
+void symbolize_model(au_model_t *m, bool demangle);
 void symbolize_done(void);
 
 #endif /* CUWARDEN_TOOLS_SYMBOLIZE_H */

@@ -3,6 +3,7 @@
 # report command's usage (exit 0) and --help points to it; a mistyped long
 # option gets "did you mean" (exit 125, as every usage error), a value
 # given to an option that takes none and an ambiguous prefix say so;
+# valgrind's forms: --opt=VALUE and --opt VALUE alike, a flag's =yes|no;
 # `--json -`, `--sarif -`, `--html -` (and `--log-file -`) write to
 # stdout, the text report staying on stderr and a program's own stdout
 # going there too, so that stdout stays parseable; two outputs to `-` are
@@ -33,7 +34,7 @@ expect_in rhelp_late err "--help: cannot read"
 # The main --help names it.
 run help "$AUDIT" --help
 expect_rc help 0
-expect_in help out "report --help            the report command's own usage"
+expect_in help out "report --help          the report command's own usage"
 
 # Did you mean: one or two edits from an option.
 run typo "$AUDIT" --supressions x report "$A"
@@ -48,9 +49,9 @@ expect_rc typo_far 125
 expect_in typo_far err "unknown option --frobnicate"
 expect_not_in typo_far err "did you mean"
 # A value for an option that takes none; a prefix of several options.
-run noval "$AUDIT" --require-cuda=yes report "$A"
+run noval "$AUDIT" --quiet=yes report "$A"
 expect_rc noval 125
-expect_in noval err "option --require-cuda takes no value"
+expect_in noval err "option --quiet takes no value"
 run ambig "$AUDIT" --base x report "$A"
 expect_rc ambig 125
 expect_in ambig err "option --base is ambiguous: --baseline, --baseline-match"
@@ -63,6 +64,52 @@ run short "$AUDIT" -json x report "$A"
 expect_rc short 125
 expect_in short err "unknown option -j"
 expect_not_in short err "unknown option $AUDIT"
+
+# valgrind's forms.  A value after = or as the next word, the same.
+: >"$WORK/s1.supp"
+run eq "$AUDIT" --num-callers=1 --suppressions="$WORK/s1.supp" \
+	--print-limit=1 --show-leak-kinds=leak --color=never report "$A"
+run sp "$AUDIT" --num-callers 1 --suppressions "$WORK/s1.supp" \
+	--print-limit 1 --show-leak-kinds leak --color never report "$A"
+expect_rc sp 23
+cmp -s "$WORK/eq.err" "$WORK/sp.err" || fail "--opt=v and --opt v differ"
+expect_in eq err "== NOT SHOWN: 1 leak group (262,144 bytes in 1 allocation)"
+# A flag takes =yes or =no (no value: yes); anything else is refused.
+run flag_yes "$AUDIT" --plain-summary=yes report "$A"
+expect_in flag_yes err "== LEAK SUMMARY: 3407872 bytes"
+run flag_no "$AUDIT" --plain-summary --plain-summary=no report "$A"
+expect_in flag_no err "== LEAK SUMMARY: 3,407,872 bytes"
+run req_no "$AUDIT" --require-cuda=no report "$DATA/nocuda.json"
+expect_rc req_no 0
+run req_yes "$AUDIT" --require-cuda=yes report "$DATA/nocuda.json"
+expect_rc req_yes 125
+expect_in req_yes err "--require-cuda: no CUDA activity seen"
+run flag_bad "$AUDIT" --require-cuda=maybe report "$A"
+expect_rc flag_bad 125
+expect_in flag_bad err "cuwarden-audit: --require-cuda: \"maybe\" is neither yes nor no"
+run acc_no "$AUDIT" --accept-teardown=no report "$DATA/teardown_only.json"
+expect_rc acc_no 23
+run acc_yes "$AUDIT" --accept-teardown=yes report "$DATA/teardown_only.json"
+expect_rc acc_yes 0
+# valgrind's booleans with a value: --demangle, --error-limit.
+for o in demangle error-limit; do
+	run "b_$o" "$AUDIT" "--$o=perhaps" report "$A"
+	expect_rc "b_$o" 125
+	expect_in "b_$o" err "--$o: \"perhaps\" is neither yes nor no"
+	run "y_$o" "$AUDIT" "--$o=no" report "$A"
+	expect_rc "y_$o" 23
+done
+# An optional value only with "=": --gen-suppressions FILE is not one.
+run genopt "$AUDIT" --gen-suppressions "$WORK/g.supp" report "$A"
+expect_rc genopt 127
+[ -e "$WORK/g.supp" ] && fail "genopt: --gen-suppressions took the next word"
+# A shim flag's =no reaches the program as 0 (over the environment's).
+run shimflag env CUWARDEN_CHECK_BOUNDS=1 "$AUDIT" --check-bounds=no \
+	sh -c 'echo "bounds=$CUWARDEN_CHECK_BOUNDS"'
+expect_in shimflag out "bounds=0"
+run shimflag2 "$AUDIT" --check-bounds --show-stats=yes \
+	sh -c 'echo "bounds=$CUWARDEN_CHECK_BOUNDS stats=$CUWARDEN_SHOW_STATS"'
+expect_in shimflag2 out "bounds=1 stats=1"
 
 # Documents to stdout ("-"), the text report on stderr; no file "-".
 cd "$WORK" || exit 99

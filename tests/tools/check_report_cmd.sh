@@ -369,11 +369,13 @@ run dashdash "$AUDIT" -- report "$A"
 expect_rc dashdash 127
 expect_in dashdash err "report: command not found"
 
-# --help and --version.
+# --help and --version (check_help.sh: --help-all).
 run help "$AUDIT" --help
 expect_rc help 0
 expect_in help out "Usage: cuwarden-audit [options] [--] program [args...]"
-expect_in help out "leak:libcublas.so*"
+run helpall "$AUDIT" --help-all
+expect_rc helpall 0
+expect_in helpall out "leak:libcublas.so*"
 run version "$AUDIT" --version
 expect_rc version 0
 expect_in version out "cuwarden-audit (cuwarden) "

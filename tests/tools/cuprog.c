@@ -27,6 +27,8 @@
  *   badfrees   frees, with every free entry point, a pointer or handle
  *              never allocated (the driver refuses each: invalid_free);
  *              leaks nothing
+ *   mangled    leaks 1 MiB through a function whose symbol is a C++ name,
+ *              _ZN2cw8leak_cxxEi: cw::leak_cxx(int) demangled
  */
 #include <signal.h>
 #include <stdint.h>
@@ -77,6 +79,16 @@ leak_some(int n)
 {
 	for (int i = 0; i < n; i++)
 		(void)alloc_buf(MIB); /* LINE-LEAK */
+	__asm__ volatile("" ::: "memory");
+}
+
+/* A C function under a C++ symbol name (--demangle). */
+__attribute__((noinline)) void leak_cxx(int n) __asm__("_ZN2cw8leak_cxxEi");
+
+__attribute__((noinline)) void
+leak_cxx(int n)
+{
+	leak_some(n);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -158,6 +170,11 @@ main(int argc, char **argv)
 	}
 	if (strcmp(mode, "leak") == 0) {
 		leak_some(2);
+		return 0;
+	}
+	if (strcmp(mode, "mangled") == 0) {
+		setup();
+		leak_cxx(1);
 		return 0;
 	}
 	if (strcmp(mode, "violation") == 0) {
