@@ -42,6 +42,7 @@ enum {
 	OPT_PLAIN_SUMMARY,
 	OPT_QUIET, OPT_PRINT_LIMIT, OPT_ERROR_LIMIT, OPT_DEMANGLE,
 	OPT_SHOW_KINDS, OPT_COLOR, OPT_HELP_ALL,
+	OPT_JUNIT,
 };
 
 static const struct option long_opts[] = {
@@ -50,6 +51,7 @@ static const struct option long_opts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "sarif", required_argument, NULL, OPT_SARIF },
 	{ "html", required_argument, NULL, OPT_HTML },
+	{ "junit", required_argument, NULL, OPT_JUNIT },
 	{ "log-file", required_argument, NULL, OPT_LOG },
 	{ "error-exitcode", required_argument, NULL, OPT_ERROR_EXIT },
 	{ "suppressions", required_argument, NULL, OPT_SUPP },
@@ -260,6 +262,9 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			break;
 		case OPT_HTML:
 			c->html = optarg;
+			break;
+		case OPT_JUNIT:
+			c->junit = optarg;
 			break;
 		case OPT_LOG:
 			if ((path = cli_log_pattern(optarg, &why)) == NULL) {
@@ -497,9 +502,9 @@ static int
 check_distinct(const au_cfg_t *c)
 {
 	const char *name[] = { "--log-file", "--json", "--sarif", "--html",
-	    "--gen-suppressions" };
+	    "--gen-suppressions", "--junit" };
 	const char *path[] = { c->log_file, c->json, c->sarif, c->html,
-	    c->gen_supp_file };
+	    c->gen_supp_file, c->junit };
 	size_t i, j, n = sizeof(path) / sizeof(path[0]);
 
 	for (i = 0; i < n; i++)
@@ -562,6 +567,7 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 	c->run.stdout_to_stderr = (c->json && out_is_stdout(c->json)) ||
 	    (c->sarif && out_is_stdout(c->sarif)) ||
 	    (c->html && out_is_stdout(c->html)) ||
+	    (c->junit && out_is_stdout(c->junit)) ||
 	    (c->gen_supp_file && out_is_stdout(c->gen_supp_file));
 	return check_distinct(c);
 }

@@ -178,6 +178,7 @@ main(int argc, char **argv)
 	if (check_writable("--json", c.json) ||
 	    check_writable("--sarif", c.sarif) ||
 	    check_writable("--html", c.html) ||
+	    check_writable("--junit", c.junit) ||
 	    check_writable("--gen-suppressions", c.gen_supp_file)) {
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
@@ -246,7 +247,8 @@ main(int argc, char **argv)
 	if ((c.gen_supp_file != NULL && write_supp(&m, &c)) ||
 	    (c.json != NULL && render_json(&m, &ro, c.json)) ||
 	    (c.sarif != NULL && render_sarif(&m, &ro, c.sarif)) ||
-	    (c.html != NULL && render_html(&m, &ro, c.html))) {
+	    (c.html != NULL && render_html(&m, &ro, c.html)) ||
+	    (c.junit != NULL && render_junit(&m, &ro, c.junit))) {
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
 	}

@@ -1,6 +1,6 @@
 /*
  * render.h -- the outputs of the model: text, the merged JSON document,
- * SARIF and HTML (render_*.c).
+ * SARIF, HTML and JUnit XML (render_*.c).
  */
 #ifndef CUWARDEN_TOOLS_RENDER_H
 #define CUWARDEN_TOOLS_RENDER_H
@@ -46,6 +46,9 @@ void render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out);
  * M)". */
 void render_text_status(const au_model_t *m, const au_render_opts_t *o,
     int status, uint64_t errors, FILE *out);
+/* One finding group as the text report shows it: its header line, its
+ * stacks (at most stack_limit frames each, 0 all), a closing "==" line. */
+void render_text_finding(const au_finding_t *f, int stack_limit, FILE *out);
 /* The merged document.  Caller owns the result. */
 json_t *render_json_doc(const au_model_t *m, const au_render_opts_t *o);
 /* Each returns true on error (message printed). */
@@ -55,6 +58,12 @@ bool render_sarif(const au_model_t *m, const au_render_opts_t *o,
     const char *path);
 bool render_html(const au_model_t *m, const au_render_opts_t *o,
     const char *path);
+bool render_junit(const au_model_t *m, const au_render_opts_t *o,
+    const char *path);
+/* f's SARIF rule id, newly allocated: cuwarden.leak.KIND,
+ * cuwarden.violation.TYPE, cuwarden.teardown or cuwarden.address_range
+ * (also the type of its JUnit failure). */
+char *sarif_rule_id(const au_finding_t *f);
 /* Writes doc to path through out_open.  Returns true on error (message
  * printed). */
 bool render_json_write(const json_t *doc, size_t flags, const char *path);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "installdirs.h"
 #include "json.h"
 #include "kinds.h"
 #include "num.h"
@@ -65,16 +66,47 @@ typedef struct rules_s {
 	json_t *array;
 	char **ids;
 	size_t n;
+	char *help_uri; /* info_uri() */
 } rules_t;
 
-static const char *
+/* A path as a URI path: every byte outside RFC 3986's unreserved set
+ * and '/' percent-encoded (spaces, '%', '#', '?', non-ASCII). */
+static char *
+uri_path(const char *prefix, const char *path)
+{
+	static const char hexd[] = "0123456789ABCDEF";
+	size_t n = strlen(prefix), i;
+	char *out = xmalloc(n + 3 * strlen(path) + 1), *o = out;
+
+	memcpy(o, prefix, n);
+	o += n;
+	for (i = 0; path[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)path[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~' || c == '/') {
+			*o++ = (char)c;
+		} else {
+			*o++ = '%';
+			*o++ = hexd[c >> 4];
+			*o++ = hexd[c & 15];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The tool's documentation: the package URL configure was given, else
+ * the installed doc/audit.md (installdirs.h). */
+static char *
 info_uri(void)
 {
 #ifdef PACKAGE_URL
 	if (PACKAGE_URL[0] != '\0')
-		return PACKAGE_URL;
+		return xstrdup(PACKAGE_URL);
 #endif
-	return "file://" CW_DOCDIR "/audit.md";
+	return uri_path("file://", CW_DOCDIR "/audit.md");
 }
 
 /* The rules of the leak categories that are not plain leaks
@@ -106,7 +138,7 @@ rule_add(rules_t *r, const char *id, const char *name, const char *short_text,
 	    "id", id, "name", name,
 	    "shortDescription", "text", short_text,
 	    "fullDescription", "text", full,
-	    "helpUri", info_uri(),
+	    "helpUri", r->help_uri,
 	    "defaultConfiguration", "level", level,
 	    "properties", "tags", "memory");
 
@@ -115,12 +147,18 @@ rule_add(rules_t *r, const char *id, const char *name, const char *short_text,
 	r->ids[r->n++] = xstrdup(id);
 }
 
+char *
+sarif_rule_id(const au_finding_t *f)
+{
+	return f->cls == AU_LEAK && f->cat != AU_CAT_LEAK ?
+	    xstrdup(cat_rules[f->cat].id) : xasprintf("cuwarden.%s.%s",
+	    f->cls == AU_LEAK ? "leak" : "violation", f->type);
+}
+
 static size_t
 rule_index(rules_t *r, const au_finding_t *f)
 {
-	char *id = f->cls == AU_LEAK && f->cat != AU_CAT_LEAK ?
-	    xstrdup(cat_rules[f->cat].id) : xasprintf("cuwarden.%s.%s",
-	    f->cls == AU_LEAK ? "leak" : "violation", f->type);
+	char *id = sarif_rule_id(f);
 	size_t i;
 
 	for (i = 0; i < r->n; i++)
@@ -147,6 +185,7 @@ rules_init(rules_t *r)
 	size_t i;
 
 	r->array = json_array();
+	r->help_uri = info_uri();
 	for (i = 0; i < sizeof(leak_rules) / sizeof(leak_rules[0]); i++) {
 		char *id, *s;
 
@@ -188,34 +227,6 @@ runtime_module(const char *module)
 		if (fnmatch(pats[i], base_name(module), 0) == 0)
 			return true;
 	return false;
-}
-
-/* A path as a URI path: every byte outside RFC 3986's unreserved set
- * and '/' percent-encoded (spaces, '%', '#', '?', non-ASCII). */
-static char *
-uri_path(const char *prefix, const char *path)
-{
-	static const char hexd[] = "0123456789ABCDEF";
-	size_t n = strlen(prefix), i;
-	char *out = xmalloc(n + 3 * strlen(path) + 1), *o = out;
-
-	memcpy(o, prefix, n);
-	o += n;
-	for (i = 0; path[i] != '\0'; i++) {
-		unsigned char c = (unsigned char)path[i];
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-		    c == '_' || c == '~' || c == '/') {
-			*o++ = (char)c;
-		} else {
-			*o++ = '%';
-			*o++ = hexd[c >> 4];
-			*o++ = hexd[c & 15];
-		}
-	}
-	*o = '\0';
-	return out;
 }
 
 /* An artifactLocation for path: relative to %SRCROOT% when under the
@@ -472,7 +483,7 @@ lost_notifications(const au_model_t *m)
 bool
 render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 {
-	rules_t rules = { NULL, NULL, 0 };
+	rules_t rules = { NULL, NULL, 0, NULL };
 	json_t *doc, *results, *run, *inv, *cmd;
 	char cwd[PATH_MAX];
 	char *root;
@@ -519,7 +530,7 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	    "s:s,s:o}",
 	    "tool", "driver", "name", "cuwarden-audit",
 	    "version", PACKAGE_VERSION, "semanticVersion", PACKAGE_VERSION,
-	    "informationUri", info_uri(), "rules", rules.array,
+	    "informationUri", rules.help_uri, "rules", rules.array,
 	    "originalUriBaseIds", "%SRCROOT%", "uri", root,
 	    "invocations", inv,
 	    "columnKind", "utf16CodeUnits",
@@ -533,5 +544,6 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	for (i = 0; i < rules.n; i++)
 		free(rules.ids[i]);
 	free(rules.ids);
+	free(rules.help_uri);
 	return bad;
 }

@@ -550,3 +550,19 @@ render_text_status(const au_model_t *m, const au_render_opts_t *o,
 	fputs(")" RT_OFF "\n", safe);
 	fclose(safe); /* into out: its owner flushes it, checking errors */
 }
+
+void
+render_text_finding(const au_finding_t *f, int stack_limit, FILE *out)
+{
+	line_filter_t lf;
+	FILE *safe = filter_open(&lf, out, false);
+
+	if (safe == NULL)
+		return;
+	if (f->cls == AU_LEAK)
+		rt_leak(safe, f, stack_limit);
+	else
+		rt_violation(safe, f, stack_limit);
+	fclose(safe);
+	rt_tx_done();
+}

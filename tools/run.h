@@ -47,5 +47,9 @@ size_t run_lost_count(const au_model_t *m);
  * and what is known of its end ("killed by SIGKILL", "exited with 3",
  * "end unknown", "still running when the audit ended (...)"). */
 char *run_lost_line(const au_lost_t *l);
+/* A process's command line for a text line (newly allocated, escaped):
+ * its first 8 arguments (" ..." after them when there are more), else
+ * exe, else "?". */
+char *run_command_line(const json_t *command, const char *exe);
 
 #endif /* CUWARDEN_TOOLS_RUN_H */

@@ -182,13 +182,13 @@ lost_end(const au_lost_t *l, char *buf, size_t size)
 }
 
 char *
-run_lost_line(const au_lost_t *l)
+run_command_line(const json_t *command, const char *exe)
 {
-	char end[128], *cmd = xstrdup(""), *arg, *t;
-	size_t k, n = json_array_size(l->command);
+	char *cmd = xstrdup(""), *arg, *t;
+	size_t k, n = json_array_size(command);
 
 	for (k = 0; k < n && k < 8; k++) {
-		arg = text_escape(json_string_value(json_array_get(l->command,
+		arg = text_escape(json_string_value(json_array_get(command,
 		    k)));
 		t = xasprintf("%s%s%s", cmd, k > 0 ? " " : "", arg);
 		free(arg);
@@ -197,12 +197,20 @@ run_lost_line(const au_lost_t *l)
 	}
 	if (n == 0) {
 		free(cmd);
-		cmd = text_escape(l->exe[0] != '\0' ? l->exe : "?");
+		cmd = text_escape(exe != NULL && exe[0] != '\0' ? exe : "?");
 	} else if (n > 8) {
 		t = xasprintf("%s ...", cmd);
 		free(cmd);
 		cmd = t;
 	}
+	return cmd;
+}
+
+char *
+run_lost_line(const au_lost_t *l)
+{
+	char end[128], *cmd = run_command_line(l->command, l->exe), *t;
+
 	lost_end(l, end, sizeof(end));
 	t = xasprintf("process %ld (%s) used CUDA under the shim and left no "
 	    "report: %s", l->pid, cmd, end);

@@ -16,13 +16,11 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "installdirs.h"
 #include "path.h"
 #include "run_int.h"
 #include "xalloc.h"
 
-#ifndef CW_PKGLIBDIR
-#define CW_PKGLIBDIR "/usr/local/lib/cuwarden"
-#endif
 #define SHIM_NAME "libcuwarden_preload.so"
 
 static bool
