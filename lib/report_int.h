@@ -5,7 +5,8 @@
  *   report.c        report_write: gathers, formats, flushes; the
  *                   coverage counters both formats print
  *   report_group.c  the leaks copied and grouped, the violations copied
- *   report_proc.c   the process's executable and command line
+ *   report_proc.c   the process's executable, command line, host and
+ *                   boot
  *   report_out.c    the buffered writer to the fd
  *   report_json.c   the JSON document (doc/report-schema.md)
  *   report_text.c   the text report
@@ -97,11 +98,14 @@ void report_violations_collect(vcollect_t *V);
 
 typedef struct proc_s {
 	char exe[PATH_MAX];
+	char host[65];      /* uname's nodename (its size in glibc) */
+	char boot_id[40];   /* /proc/sys/kernel/random/boot_id: a UUID */
 	scratch_t cmd;      /* /proc/self/cmdline: NUL-separated */
 } proc_t;
 
-/* Reads the executable's path and the command line into *p (empty where
- * unreadable); scratch_free(&p->cmd) frees it. */
+/* Reads the executable's path, the host's name, the boot id and the
+ * command line into *p (empty where unreadable); scratch_free(&p->cmd)
+ * frees it. */
 void report_proc_read(proc_t *p);
 /* Calls fn for each argument of the command line: its bytes a (n of
  * them, not NUL-terminated) and its index i. */

@@ -316,6 +316,10 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	report_proc_args(p, report_json_arg, w);
 	report_puts(w, "],\n  \"exe\": ");
 	w_jstr(w, p->exe);
+	report_puts(w, ",\n  \"host\": ");
+	w_jstr(w, p->host);
+	report_puts(w, ",\n  \"boot_id\": ");
+	w_jstr(w, p->boot_id);
 	report_puts(w, ",\n  \"mode\": ");
 	w_jstr(w, meta->mode != NULL ? meta->mode : "library");
 	report_printf(w, ",\n  \"time\": \"%s\",\n  \"exit\": {\"how\": ", now);

@@ -292,6 +292,22 @@ START_TEST(test_report_json)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	ck_assert_str_eq(str_of(doc, "exe"), exe);
+	{
+		/* The host and boot of the process, as the system gives
+		 * them. */
+		char host[256], boot[64] = "";
+		FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+		ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
+		ck_assert_str_eq(str_of(doc, "host"), host);
+		if (f != NULL) {
+			if (fgets(boot, sizeof(boot), f) == NULL)
+				boot[0] = '\0';
+			fclose(f);
+		}
+		boot[strcspn(boot, "\n")] = '\0';
+		ck_assert_str_eq(str_of(doc, "boot_id"), boot);
+	}
 	ck_assert_str_eq(str_of(doc, "mode"), "audit");
 	{
 		const char *t = str_of(doc, "time");
