@@ -31,6 +31,9 @@ typedef enum option_e {
 #define OPT_ON_VIOLATION_ABORT 1
 #define OPT_REPORT_FORMAT_JSON 0 /* == CW_FORMAT_JSON */
 #define OPT_REPORT_FORMAT_TEXT 1 /* == CW_FORMAT_TEXT */
+#define OPT_EXIT_REPORT_AUTO 0 /* when it holds a finding */
+#define OPT_EXIT_REPORT_ALWAYS 1
+#define OPT_EXIT_REPORT_NEVER 2
 
 /* Reads the environment once; later calls do nothing.  Safe from any
  * thread, and from a constructor. */

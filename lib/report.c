@@ -25,6 +25,7 @@
 #include "report.h"
 #include "report_int.h"
 #include "stats.h"
+#include "violation.h"
 
 bool
 report_kind_leaks(int kind)
@@ -67,8 +68,18 @@ report_coverage_read(stats_coverage_t *c)
 	c->graph_freed_by_graph = load(&s->graph_freed_by_graph);
 }
 
-bool
-report_write(int fd, cw_format_t format, const report_meta_t *meta)
+/* A leak of any category (address ranges too) or a violation. */
+static bool
+has_findings(const leaks_t *L, const vcollect_t *V)
+{
+	return L->nleaks > 0 || V->n > 0 || violation_count() > 0;
+}
+
+/* report_write, or with only_found nothing at all when the report holds
+ * no finding (*wrote says which). */
+static bool
+write_report(int fd, cw_format_t format, const report_meta_t *meta,
+    bool only_found, bool *wrote)
 {
 	static const report_meta_t none = { "library", "request", -1 };
 	wr_t w;
@@ -99,6 +110,9 @@ report_write(int fd, cw_format_t format, const report_meta_t *meta)
 		goto out;
 	}
 	report_violations_collect(&V);
+	if (only_found && !has_findings(&L, &V))
+		goto out;
+	*wrote = true;
 	w.fd = fd;
 	w.err = false;
 	w.saved_errno = 0;
@@ -120,4 +134,20 @@ out:
 	if (err)
 		errno = e;
 	return err;
+}
+
+bool
+report_write(int fd, cw_format_t format, const report_meta_t *meta)
+{
+	bool wrote = false;
+
+	return write_report(fd, format, meta, false, &wrote);
+}
+
+bool
+report_write_found(int fd, cw_format_t format, const report_meta_t *meta,
+    bool *wrote)
+{
+	*wrote = false;
+	return write_report(fd, format, meta, true, wrote);
 }

@@ -23,6 +23,12 @@ typedef struct report_meta_s {
 
 /* Writes the report to fd.  Returns true on error (errno set). */
 bool report_write(int fd, cw_format_t format, const report_meta_t *meta);
+/* The same, but only when the report holds a finding: a leak (of any
+ * category, address ranges included) or a violation; otherwise nothing is
+ * written.  *wrote says whether it was.  Returns true on error (errno
+ * set). */
+bool report_write_found(int fd, cw_format_t format,
+    const report_meta_t *meta, bool *wrote);
 
 /* Expands a CUWARDEN_REPORT path ("%p" -> pid, "%%" -> "%") into buf.
  * Returns true on error (too long, bad escape). */
@@ -50,6 +56,14 @@ void report_paths_reset(void);
  * a terminal is refused.  Returns true on error (logged; errno set).  Does
  * nothing and returns false when unset. */
 bool report_write_env(const report_meta_t *meta);
+/* True when CUWARDEN_REPORT is set (report_write_env writes a report). */
+bool report_env_set(void);
+/* Writes the text report to the process's standard error (fd 2, as
+ * CUWARDEN_REPORT=- does: written in place, whatever fd 2 is, the signals
+ * a second kill brings held meanwhile); with only_found, only when it
+ * holds a finding (report_write_found).  Returns true on error (logged;
+ * errno set). */
+bool report_write_stderr(const report_meta_t *meta, bool only_found);
 
 /* Writes the marker (lib/report_marker.c) to the file named by
  * CUWARDEN_MARKER, by report_write_env's rules (a name taken gives

@@ -4,7 +4,9 @@
  * report_file.c -- which file a report goes to (report.h:
  * report_write_env): CUWARDEN_REPORT, made absolute once
  * (report_paths_init), expanded ("%p"), and written by outfile.h's rules,
- * this process's own earlier report being replaced.
+ * this process's own earlier report being replaced; or standard error
+ * (report_write_stderr: the shim's text report when CUWARDEN_REPORT is
+ * unset).
  *
  * Locking: none.  The last path this process wrote (for "the same
  * process replaces its own report") is kept in statics, written with the
@@ -74,26 +76,22 @@ report_paths_reset(void)
 	last_pid = 0;
 }
 
-bool
-report_write_env(const report_meta_t *meta)
+/* Writes the report whole to path (own: this process's earlier report,
+ * replaced) by outfile.h's rules; name (size bytes) names it in messages
+ * and gets the name written.  With only_found, a report without findings
+ * is not written (report_write_found).  *stream: it went to a stream.
+ * Returns true on error (logged; errno set). */
+static bool
+write_whole(const char *path, bool own, char *name, size_t size,
+    cw_format_t format, const report_meta_t *meta, bool only_found,
+    bool *stream)
 {
-	const char *pat, *what;
-	char name[PATH_MAX];
+	const char *what;
 	outfile_t *of;
 	scratch_t os = SCRATCH_INIT;
-	bool own, err;
+	bool err, wrote = true;
 	int e = 0;
 
-	report_paths_init();
-	pat = report_pattern();
-	if (pat == NULL)
-		return false;
-	if (report_expand_path(pat, name, sizeof(name))) {
-		log_error("CUWARDEN_REPORT=%s: not a usable path (too long, or "
-		    "a '%%' other than %%p and %%%%); no report written", pat);
-		errno = EINVAL;
-		return true;
-	}
 	/* outfile_t holds two paths: scratch, not the caller's stack (this
 	 * may run in a signal handler). */
 	if (scratch_reserve(&os, sizeof(outfile_t))) {
@@ -102,10 +100,7 @@ report_write_env(const report_meta_t *meta)
 		return true;
 	}
 	of = (outfile_t *)(void *)os.p;
-	/* This process wrote it before (a report on request, then the one
-	 * at exit): it replaces its own report, wherever that went. */
-	own = last_pid == getpid() && strcmp(last_name, name) == 0;
-	if (outfile_begin(of, own ? last_path : name, own, &what)) {
+	if (outfile_begin(of, path, own, &what)) {
 		e = errno;
 		if (what != NULL)
 			log_error("not writing the report to %s: it is %s, not "
@@ -117,8 +112,11 @@ report_write_env(const report_meta_t *meta)
 			    name, e);
 		goto out;
 	}
-	err = report_write(of->fd, (cw_format_t)options_get(OPT_REPORT_FORMAT),
-	    meta);
+	*stream = of->stream;
+	if (only_found)
+		err = report_write_found(of->fd, format, meta, &wrote);
+	else
+		err = report_write(of->fd, format, meta);
 	if (err) {
 		e = errno;
 		outfile_abort(of);
@@ -126,13 +124,63 @@ report_write_env(const report_meta_t *meta)
 		    e, of->stream ? "" : "; nothing left there");
 		goto out;
 	}
-	if (outfile_commit(of, name, sizeof(name))) {
+	if (outfile_commit(of, name, size)) {
 		e = errno;
 		log_error("cannot put the report in place at %s (errno %d); "
 		    "nothing left there", of->target, e);
 		goto out;
 	}
-	if (!of->stream) {
+	if (wrote)
+		log_debug(1, "report written to %s", name);
+	scratch_free(&os);
+	return false;
+out:
+	scratch_free(&os);
+	errno = e;
+	return true;
+}
+
+bool
+report_env_set(void)
+{
+	report_paths_init();
+	return report_pattern() != NULL;
+}
+
+bool
+report_write_stderr(const report_meta_t *meta, bool only_found)
+{
+	char name[32] = "standard error";
+	bool stream;
+
+	return write_whole("-", false, name, sizeof(name), CW_FORMAT_TEXT,
+	    meta, only_found, &stream);
+}
+
+bool
+report_write_env(const report_meta_t *meta)
+{
+	const char *pat;
+	char name[PATH_MAX];
+	bool own, stream = false;
+
+	report_paths_init();
+	pat = report_pattern();
+	if (pat == NULL)
+		return false;
+	if (report_expand_path(pat, name, sizeof(name))) {
+		log_error("CUWARDEN_REPORT=%s: not a usable path (too long, or "
+		    "a '%%' other than %%p and %%%%); no report written", pat);
+		errno = EINVAL;
+		return true;
+	}
+	/* This process wrote it before (a report on request, then the one
+	 * at exit): it replaces its own report, wherever that went. */
+	own = last_pid == getpid() && strcmp(last_name, name) == 0;
+	if (write_whole(own ? last_path : name, own, name, sizeof(name),
+	    (cw_format_t)options_get(OPT_REPORT_FORMAT), meta, false, &stream))
+		return true;
+	if (!stream) {
 		if (report_expand_path(pat, last_name, sizeof(last_name)) ||
 		    fmt_snprintf(last_path, sizeof(last_path), "%s", name) >=
 		    (int)sizeof(last_path))
@@ -140,11 +188,5 @@ report_write_env(const report_meta_t *meta)
 		else
 			last_pid = getpid();
 	}
-	log_debug(1, "report written to %s", name);
-	scratch_free(&os);
 	return false;
-out:
-	scratch_free(&os);
-	errno = e;
-	return true;
 }

@@ -1,8 +1,9 @@
 #include "preamble.h"
 /*
  * exit.c -- the report at exit (once per process, never from a vfork
- * child or a setuid process), the marker that promises it, and the fork
- * child's handler.
+ * child or a setuid process: to CUWARDEN_REPORT, or else as text to
+ * standard error when it found something), the marker that promises it,
+ * and the fork child's handler.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -53,6 +54,29 @@ shim_write_marker(void)
 	(void)report_write_marker();
 }
 
+/* The report at exit: to CUWARDEN_REPORT; unset, the text report to
+ * standard error as CUWARDEN_EXIT_REPORT says (auto: when it holds a
+ * finding, as LeakSanitizer does).  Returns true when a report that
+ * lists the violations went somewhere (or was asked for). */
+static bool
+write_exit_report(const report_meta_t *meta)
+{
+	if (report_env_set()) {
+		(void)report_write_env(meta);
+		return true;
+	}
+	switch (options_get(OPT_EXIT_REPORT)) {
+	case OPT_EXIT_REPORT_AUTO:
+		(void)report_write_stderr(meta, true);
+		return true;
+	case OPT_EXIT_REPORT_ALWAYS:
+		(void)report_write_stderr(meta, false);
+		return true;
+	default:
+		return false;
+	}
+}
+
 void
 track_write_report(const char *how, int status, bool inside)
 {
@@ -68,12 +92,14 @@ track_write_report(const char *how, int status, bool inside)
 	meta.exit_status = status;
 	if (inside)
 		nowait_begin();
-	report_write_env(&meta);
+	bool listed = write_exit_report(&meta);
 	uint64_t hidden = violation_not_shown();
 	if (hidden != 0)
 		log_printf("%llu violation%s not printed (%d of each type "
-		    "are): the report lists them", (unsigned long long)hidden,
-		    hidden == 1 ? " was" : "s were", VIOLATION_SHOW);
+		    "are): %s", (unsigned long long)hidden,
+		    hidden == 1 ? " was" : "s were", VIOLATION_SHOW, listed ?
+		    "the report lists them" : "a report lists them "
+		    "(CUWARDEN_REPORT)");
 	if (inside) {
 		uint64_t n = nowait_skipped();
 		nowait_end();

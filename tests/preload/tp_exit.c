@@ -2,6 +2,7 @@
  * tp_exit.c -- how a process ends, and what the shim must do then
  * (check_exit.sh):
  *   return N    main returns N: the report's exit status is N;
+ *   clean       allocates and frees, returns 0: nothing to report;
  *   vforkfirst  a vfork child _exits before the parent's first CUDA call
  *               (it shares the parent's memory: it must not write, or
  *               mark written, the parent's report); the parent then leaks
@@ -62,6 +63,13 @@ main(int argc, char **argv)
 		cuMemAlloc(&keep, 4096);
 		return argc > 2 ? atoi(argv[2]) : 0;
 	}
+	if (strcmp(m, "clean") == 0) {
+		start();
+		if (cuMemAlloc(&p, 4096) != CUDA_SUCCESS ||
+		    cuMemFree(p) != CUDA_SUCCESS)
+			return 99;
+		return 0;
+	}
 	if (strcmp(m, "vforkfirst") == 0) {
 		pid_t pid = vfork();
 		if (pid == 0)
@@ -115,7 +123,7 @@ main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
-	fprintf(stderr, "usage: tp_exit return N | vforkfirst | sigexit US | "
+	fprintf(stderr, "usage: tp_exit return N | clean | vforkfirst | sigexit US | "
 	    "misuse | wait\n");
 	return 99;
 }
