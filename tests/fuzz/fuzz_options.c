@@ -62,6 +62,8 @@ static const struct {
 	[OPT_REPORT_FORMAT] = { "REPORT_FORMAT", R_ENUM, 0, 0, 1,
 	    { "json", "text" } },
 	[OPT_REPORT_ALWAYS] = { "REPORT_ALWAYS", R_BOOL, 0, 0, 1, { 0 } },
+	[OPT_EXIT_REPORT] = { "EXIT_REPORT", R_ENUM, 0, 0, 2,
+	    { "auto", "always", "never" } },
 	[OPT_MARKER] = { "MARKER", R_STRING, 0, 0, 0, { 0 } },
 	[OPT_SIGNALS] = { "SIGNALS", R_BOOL, 1, 0, 1, { 0 } },
 	[OPT_POOL_ARENAS] = { "POOL_ARENAS", R_LONG, 0, 0, 4, { 0 } },
