@@ -127,8 +127,11 @@ typedef struct au_finding_s {
 	au_stack_t stack;       /* allocation (leak) or violating stack */
 	au_stack_t alloc_stack; /* violations */
 	au_stack_t free_stack;  /* violations: first free */
-	long *pids;             /* distinct, in order seen */
+	long *pids;             /* distinct (with hosts), in order seen */
+	char **hosts;           /* the host of each pid ("" unknown) */
 	size_t npids;
+	bool show_hosts;        /* the model's processes span several
+	                         * hosts: label pids host:pid (model_sort) */
 	size_t seq;             /* order of first occurrence */
 	char fingerprint[17];
 	uint64_t fp;            /* the fingerprint as a number */
@@ -153,13 +156,15 @@ typedef struct au_process_s {
 	bool library;     /* mode "library": libcuwarden, no shim counts */
 	bool cuda_active; /* hooks active, a library report, or findings */
 	char *exe;    /* "" when absent */
+	char *host;   /* the report's host and boot_id; "" when absent */
+	char *boot_id;
 	/* How it ended: the report's exit.how ("exit" when absent) and
 	 * status, or what run_spawn saw reaping it; status -1 when
 	 * unknown. */
 	const char *exit_how; /* static text or in doc */
 	long exit_status;
 	/* Which process this is, to read each once (ingest_proc.c). */
-	uint64_t key;   /* hash of pid, ppid, command, exe, mode, time, ... */
+	uint64_t key;   /* hash of pid, host, boot_id, ppid, command, ... */
 	unsigned group; /* the input it came from (au_model_t.group) */
 	dev_t dev;      /* the report file; 0, 0 inside a merged document */
 	ino_t ino;

@@ -54,6 +54,8 @@ check_header(ingest_rd_t *r, const json_t *doc)
 	if (v != NULL && !json_is_boolean(v))
 		return ingest_fail(r, "coverage.hooks_active: expected true "
 		    "or false");
+	if (ingest_proc_check(r, doc, ""))
+		return true;
 	v = json_object_get(doc, "modules");
 	if (v != NULL && !json_is_array(v))
 		return ingest_fail(r, "\"modules\" is not an array");

@@ -15,13 +15,14 @@
 #include "num.h"
 #include "xalloc.h"
 
-/* What a merged document adds to a finding: every pid and device, the
- * size range, the count of a violation group. */
+/* What a merged document adds to a finding: every pid (with its host)
+ * and device, the size range, the count of a violation group. */
 static bool
 read_merged_extras(ingest_rd_t *r, const json_t *o, const char *w,
     au_finding_t *f)
 {
 	const json_t *pids = json_object_get(o, "pids");
+	const json_t *hosts = json_object_get(o, "hosts");
 	const json_t *devs = json_object_get(o, "devices");
 	const json_t *sat;
 	uint64_t v;
@@ -30,12 +31,22 @@ read_merged_extras(ingest_rd_t *r, const json_t *o, const char *w,
 	if (!json_is_array(pids) || json_array_size(pids) == 0)
 		return ingest_fail(r, "%s.pids: expected a non-empty array",
 		    w);
+	/* Documents written before hosts: every host unknown. */
+	if (hosts != NULL && (!json_is_array(hosts) ||
+	    json_array_size(hosts) != json_array_size(pids)))
+		return ingest_fail(r, "%s.hosts: expected an array as long as "
+		    "pids", w);
 	for (i = 0; i < json_array_size(pids); i++) {
+		const json_t *h = json_array_get(hosts, i);
+
 		if (!json_is_integer(json_array_get(pids, i)))
 			return ingest_fail(r, "%s.pids[%zu]: expected an "
 			    "integer", w, i);
+		if (hosts != NULL && !json_is_string(h))
+			return ingest_fail(r, "%s.hosts[%zu]: expected a "
+			    "string", w, i);
 		finding_add_pid(f, (long)json_integer_value(
-		    json_array_get(pids, i)));
+		    json_array_get(pids, i)), json_string_value(h));
 	}
 	if (devs != NULL && !json_is_array(devs))
 		return ingest_fail(r, "%s.devices: expected an array", w);
@@ -105,7 +116,7 @@ read_origin(ingest_rd_t *r, const json_t *o, const char *w, au_finding_t *f)
 {
 	if (r->merged)
 		return read_merged_extras(r, o, w, f);
-	finding_add_pid(f, r->proc->pid);
+	finding_add_pid(f, r->proc->pid, r->proc->host);
 	return false;
 }
 

@@ -76,6 +76,10 @@ bool ingest_violation(ingest_rd_t *r, au_model_t *m, const json_t *o,
 
 /* ------------------------------------------------------ ingest_proc.c */
 
+/* Checks what o (a report, or a merged document's process entry; where
+ * prefixes the message: "" or "processes[2]: ") says of its host: host
+ * and boot_id, when present, are strings.  Returns true on error. */
+bool ingest_proc_check(ingest_rd_t *r, const json_t *o, const char *where);
 /* The identity of the process that o (a report, or a merged document's
  * process entry) describes. */
 uint64_t ingest_proc_key(const json_t *o, long pid);
@@ -84,8 +88,9 @@ uint64_t ingest_proc_key(const json_t *o, long pid);
 const au_process_t *ingest_proc_seen(const au_model_t *m, uint64_t key,
     unsigned g, dev_t dev, ino_t ino);
 /* Adds the process o describes to m: path (copied), pid, key, group and
- * what o says of it (ppid, exe, hooks, exit, CUDA use); doc, dev and ino
- * are the caller's to set.  The pointer is valid until the next add. */
+ * what o says of it (ppid, exe, host, boot_id, hooks, exit, CUDA use);
+ * doc, dev and ino are the caller's to set.  The pointer is valid until
+ * the next add. */
 au_process_t *ingest_proc_add(au_model_t *m, const json_t *o,
     const char *path, long pid, uint64_t key, unsigned group);
 

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "diag.h"
@@ -43,12 +44,18 @@ ingest_merged(au_model_t *m, ingest_rd_t *r, json_t *doc)
 		uint64_t key;
 		long pid;
 		au_process_t *p;
+		char w[48];
 
 		if (!json_is_object(pr) ||
 		    !json_is_integer(json_object_get(pr, "pid"))) {
 			json_decref(doc);
 			return ingest_fail(r, "processes[%zu]: expected an "
 			    "object with a pid", i);
+		}
+		snprintf(w, sizeof(w), "processes[%zu]: ", i);
+		if (ingest_proc_check(r, pr, w)) {
+			json_decref(doc);
+			return true;
 		}
 		pid = (long)json_integer_value(json_object_get(pr, "pid"));
 		key = ingest_proc_key(pr, pid);

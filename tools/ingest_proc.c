@@ -2,14 +2,16 @@
  * ingest_proc.c -- the processes the reports describe (ingest_int.h).
  *
  * Each process is counted once (ingest_proc_seen): a process is known by
- * a hash of its pid, ppid, command, exe, mode, time, coverage and summary
- * (what a merged document keeps of it; "exit" is left out: the tool may
- * complete it with the status it saw, so a merged document would not
- * match its reports), and a report file by its device and inode.  Within
- * one input (a run's directory, a DIR, a merged document) every report
- * is a process of its own -- the shim names each report uniquely, so two
- * with one identity there are two processes that got the same pid --
- * while across inputs the same identity is the same process read twice.
+ * a hash of its pid, host, boot_id, ppid, command, exe, mode, time,
+ * coverage and summary (what a merged document keeps of it; "exit" is
+ * left out: the tool may complete it with the status it saw, so a merged
+ * document would not match its reports), and a report file by its device
+ * and inode.  Two hosts (or two boots of one) that gave one pid are two
+ * processes.  Within one input (a run's directory, a DIR, a merged
+ * document) every report is a process of its own -- the shim names each
+ * report uniquely, so two with one identity there are two processes that
+ * got the same pid -- while across inputs the same identity is the same
+ * process read twice.
  */
 #include "config.h"
 
@@ -32,6 +34,11 @@ ingest_proc_key(const json_t *o, long pid)
 	char *s;
 
 	json_object_set_new(k, "pid", json_integer(pid));
+	/* Absent (a report or document from before them) is "", as a
+	 * merged document writes it. */
+	json_object_set_new(k, "host", json_string(json_str(o, "host", "")));
+	json_object_set_new(k, "boot_id",
+	    json_string(json_str(o, "boot_id", "")));
 	json_object_set_new(k, "ppid", json_integer(json_int(o, "ppid", 0)));
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		json_t *v = json_object_get(o, keys[i]);
@@ -48,6 +55,21 @@ ingest_proc_key(const json_t *o, long pid)
 	h = hash_fnv_str(HASH_FNV_OFFSET, s ? s : "");
 	free(s);
 	return h;
+}
+
+bool
+ingest_proc_check(ingest_rd_t *r, const json_t *o, const char *where)
+{
+	static const char *const keys[] = { "host", "boot_id" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const json_t *v = json_object_get(o, keys[i]);
+
+		if (v != NULL && !json_is_string(v))
+			return ingest_fail(r, "%s\"%s\" is not a string",
+			    where, keys[i]);
+	}
+	return false;
 }
 
 /* Seen: the same file read from another group; or the same identity
@@ -131,6 +153,8 @@ ingest_proc_add(au_model_t *m, const json_t *o, const char *path, long pid,
 	p->hooks_active = json_is_true(json_object_get(
 	    json_object_get(o, "coverage"), "hooks_active"));
 	p->exe = xstrdup(json_str(o, "exe", ""));
+	p->host = xstrdup(json_str(o, "host", ""));
+	p->boot_id = xstrdup(json_str(o, "boot_id", ""));
 	proc_set_exit(p, json_object_get(o, "exit"));
 	proc_set_activity(p, o);
 	return p;

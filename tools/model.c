@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,15 +95,30 @@ stack_free(au_stack_t *s)
 }
 
 void
-finding_add_pid(au_finding_t *f, long pid)
+finding_add_pid(au_finding_t *f, long pid, const char *host)
 {
 	size_t i;
 
+	if (host == NULL)
+		host = "";
 	for (i = 0; i < f->npids; i++)
-		if (f->pids[i] == pid)
+		if (f->pids[i] == pid && strcmp(f->hosts[i], host) == 0)
 			return;
 	f->pids = xrealloc(f->pids, (f->npids + 1) * sizeof(*f->pids));
-	f->pids[f->npids++] = pid;
+	f->hosts = xrealloc(f->hosts, (f->npids + 1) * sizeof(*f->hosts));
+	f->pids[f->npids] = pid;
+	f->hosts[f->npids++] = xstrdup(host);
+}
+
+const char *
+finding_pid_label(const au_finding_t *f, size_t i, char *buf, size_t size)
+{
+	if (f->show_hosts)
+		snprintf(buf, size, "%s:%ld", f->hosts[i][0] != '\0' ?
+		    f->hosts[i] : "?", f->pids[i]);
+	else
+		snprintf(buf, size, "%ld", f->pids[i]);
+	return buf;
 }
 
 void
@@ -147,6 +163,9 @@ finding_free(au_finding_t *f)
 	stack_free(&f->stack);
 	stack_free(&f->alloc_stack);
 	stack_free(&f->free_stack);
+	for (i = 0; i < f->npids; i++)
+		free(f->hosts[i]);
+	free(f->hosts);
 	free(f->pids);
 	free(f);
 }
@@ -182,7 +201,7 @@ model_add(au_model_t *m, au_finding_t *f)
 	if (f->max_size > g->max_size)
 		g->max_size = f->max_size;
 	for (i = 0; i < f->npids; i++)
-		finding_add_pid(g, f->pids[i]);
+		finding_add_pid(g, f->pids[i], f->hosts[i]);
 	for (i = 0; i < f->ndevices; i++)
 		finding_add_device(g, f->devices[i]);
 	for (i = 0; i < f->naddresses; i++)
@@ -226,9 +245,26 @@ cmp_proc(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* Do the processes span more than one host ("" is a host of its own:
+ * a report that does not say)? */
+static bool
+several_hosts(const au_model_t *m)
+{
+	for (size_t i = 1; i < m->nprocs; i++)
+		if (strcmp(m->procs[i].host, m->procs[0].host) != 0)
+			return true;
+	return false;
+}
+
 void
 model_sort(au_model_t *m)
 {
+	bool hosts = several_hosts(m);
+
+	for (size_t i = 0; i < m->nleaks; i++)
+		m->leaks[i]->show_hosts = hosts;
+	for (size_t i = 0; i < m->nviols; i++)
+		m->viols[i]->show_hosts = hosts;
 	if (m->nleaks > 1)
 		qsort(m->leaks, m->nleaks, sizeof(*m->leaks), cmp_leak);
 	if (m->nviols > 1)
@@ -368,6 +404,8 @@ model_free(au_model_t *m)
 	for (i = 0; i < m->nprocs; i++) {
 		free(m->procs[i].path);
 		free(m->procs[i].exe);
+		free(m->procs[i].host);
+		free(m->procs[i].boot_id);
 		json_decref(m->procs[i].doc);
 	}
 	for (i = 0; i < m->nlost; i++) {

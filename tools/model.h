@@ -14,7 +14,8 @@
 /* Adds f to m (its fingerprint computed here), or merges it into the
  * finding with the same fingerprint and class.  Takes f. */
 void model_add(au_model_t *m, au_finding_t *f);
-/* Sorts leaks (bytes, largest first) and violations (first occurrence). */
+/* Sorts leaks (bytes, largest first) and violations (first occurrence);
+ * marks every finding show_hosts when the processes span several hosts. */
 void model_sort(au_model_t *m);
 void model_free(au_model_t *m);
 
@@ -49,11 +50,16 @@ typedef struct au_totals_s {
 
 void model_totals(const au_model_t *m, au_totals_t *t);
 
-/* A finding's pids and devices (each once, in order seen) and example
- * addresses (the first AU_MAX_ADDRESSES; a copy of a). */
-void finding_add_pid(au_finding_t *f, long pid);
+/* A finding's pids (each pid of a host once; host NULL or "": unknown)
+ * and devices (each once, in order seen) and example addresses (the
+ * first AU_MAX_ADDRESSES; a copy of a). */
+void finding_add_pid(au_finding_t *f, long pid, const char *host);
 void finding_add_device(au_finding_t *f, int dev);
 void finding_add_address(au_finding_t *f, const char *a);
+/* The label of f's i-th pid in text: "PID", or "HOST:PID" when
+ * f->show_hosts ("?" for an unknown host).  Returns buf. */
+const char *finding_pid_label(const au_finding_t *f, size_t i, char *buf,
+    size_t size);
 /* Frees f, its strings and stacks. */
 void finding_free(au_finding_t *f);
 /* Frees the frames of s and empties it. */

@@ -176,8 +176,12 @@ print_where(FILE *out, const au_finding_t *f, bool with_api)
 	}
 	if (f->npids > 0) {
 		fprintf(out, "%spid%s ", sep, f->npids > 1 ? "s" : "");
-		for (i = 0; i < f->npids && i < 8; i++)
-			fprintf(out, "%s%ld", i ? "," : "", f->pids[i]);
+		for (i = 0; i < f->npids && i < 8; i++) {
+			char lb[96];
+
+			fprintf(out, "%s%s", i ? "," : "", rt_tx(
+			    finding_pid_label(f, i, lb, sizeof(lb))));
+		}
 		if (f->npids > 8)
 			fprintf(out, ",... (%zu processes)", f->npids);
 	}

@@ -143,6 +143,10 @@ finding_json(const au_finding_t *f)
 	for (i = 0; i < f->npids; i++)
 		json_array_append_new(a, json_integer(f->pids[i]));
 	json_object_set_new(o, "pids", a);
+	a = json_array();
+	for (i = 0; i < f->npids; i++)
+		json_array_append_new(a, json_utf8(f->hosts[i]));
+	json_object_set_new(o, "hosts", a);
 	json_object_set_new(o, "fingerprint", json_string(f->fingerprint));
 	json_object_set_new(o, "symbolic_fingerprint",
 	    json_string(f->sym_fingerprint));
@@ -180,6 +184,8 @@ process_json(const au_process_t *p)
 	size_t i;
 
 	json_object_set_new(o, "pid", json_integer(p->pid));
+	json_object_set_new(o, "host", json_utf8(p->host));
+	json_object_set_new(o, "boot_id", json_utf8(p->boot_id));
 	json_object_set_new(o, "ppid", json_integer(p->ppid));
 	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		if ((v = json_object_get(p->doc, keep[i])) != NULL)
