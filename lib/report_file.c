@@ -25,6 +25,7 @@
 #include "options.h"
 #include "outfile.h"
 #include "report.h"
+#include "report_int.h"
 #include "scratch.h"
 
 bool
@@ -76,26 +77,19 @@ report_paths_reset(void)
 	last_pid = 0;
 }
 
-/* Writes the report whole to path (own: this process's earlier report,
- * replaced) by outfile.h's rules; name (size bytes) names it in messages
- * and gets the name written.  With only_found, a report without findings
- * is not written (report_write_found).  *stream: it went to a stream.
- * Returns true on error (logged; errno set). */
-static bool
-write_whole(const char *path, bool own, char *name, size_t size,
-    cw_format_t format, const report_meta_t *meta, bool only_found,
-    bool *stream)
+bool
+report_file_write(const char *path, bool own, const char *noun, char *name,
+    size_t size, bool (*body)(int fd, void *arg), void *arg, bool *stream)
 {
 	const char *what;
 	outfile_t *of;
 	scratch_t os = SCRATCH_INIT;
-	bool err, wrote = true;
 	int e = 0;
 
 	/* outfile_t holds two paths: scratch, not the caller's stack (this
 	 * may run in a signal handler). */
 	if (scratch_reserve(&os, sizeof(outfile_t))) {
-		log_error("cannot write the report to %s (no memory)", name);
+		log_error("cannot write the %s to %s (no memory)", noun, name);
 		errno = ENOMEM;
 		return true;
 	}
@@ -103,41 +97,57 @@ write_whole(const char *path, bool own, char *name, size_t size,
 	if (outfile_begin(of, path, own, &what)) {
 		e = errno;
 		if (what != NULL)
-			log_error("not writing the report to %s: it is %s, not "
-			    "a regular file (a report goes to a new file, to "
-			    "standard error with \"-\", or to a terminal)",
-			    name, what);
+			log_error("not writing the %s to %s: it is %s, not a "
+			    "regular file (a %s goes to a new file%s, or to a "
+			    "terminal)", noun, name, what, noun,
+			    /* a marker never goes to a stream */
+			    strcmp(noun, "report") == 0 ?
+			    ", to standard error with \"-\"" : "");
 		else
-			log_error("cannot write the report to %s (errno %d)",
+			log_error("cannot write the %s to %s (errno %d)", noun,
 			    name, e);
 		goto out;
 	}
 	*stream = of->stream;
-	if (only_found)
-		err = report_write_found(of->fd, format, meta, &wrote);
-	else
-		err = report_write(of->fd, format, meta);
-	if (err) {
+	if (body(of->fd, arg)) {
 		e = errno;
 		outfile_abort(of);
-		log_error("writing the report to %s failed (errno %d)%s", name,
-		    e, of->stream ? "" : "; nothing left there");
+		log_error("writing the %s to %s failed (errno %d)%s", noun,
+		    name, e, of->stream ? "" : "; nothing left there");
 		goto out;
 	}
 	if (outfile_commit(of, name, size)) {
 		e = errno;
-		log_error("cannot put the report in place at %s (errno %d); "
-		    "nothing left there", of->target, e);
+		log_error("cannot put the %s in place at %s (errno %d); "
+		    "nothing left there", noun, of->target, e);
 		goto out;
 	}
-	if (wrote)
-		log_debug(1, "report written to %s", name);
 	scratch_free(&os);
 	return false;
 out:
 	scratch_free(&os);
 	errno = e;
 	return true;
+}
+
+/* What report_file_write's body writes: the report, in format; with
+ * only_found, only if it holds a finding (wrote says whether). */
+typedef struct report_body_s {
+	cw_format_t format;
+	const report_meta_t *meta;
+	bool only_found;
+	bool wrote;
+} report_body_t;
+
+static bool
+report_body(int fd, void *arg)
+{
+	report_body_t *b = arg;
+
+	b->wrote = true;
+	if (b->only_found)
+		return report_write_found(fd, b->format, b->meta, &b->wrote);
+	return report_write(fd, b->format, b->meta);
 }
 
 bool
@@ -150,16 +160,23 @@ report_env_set(void)
 bool
 report_write_stderr(const report_meta_t *meta, bool only_found)
 {
+	report_body_t b = { CW_FORMAT_TEXT, meta, only_found, false };
 	char name[32] = "standard error";
 	bool stream;
 
-	return write_whole("-", false, name, sizeof(name), CW_FORMAT_TEXT,
-	    meta, only_found, &stream);
+	if (report_file_write("-", false, "report", name, sizeof(name),
+	    report_body, &b, &stream))
+		return true;
+	if (b.wrote)
+		log_debug(1, "report written to %s", name);
+	return false;
 }
 
 bool
 report_write_env(const report_meta_t *meta)
 {
+	report_body_t b = { (cw_format_t)options_get(OPT_REPORT_FORMAT), meta,
+		false, false };
 	const char *pat;
 	char name[PATH_MAX];
 	bool own, stream = false;
@@ -177,9 +194,10 @@ report_write_env(const report_meta_t *meta)
 	/* This process wrote it before (a report on request, then the one
 	 * at exit): it replaces its own report, wherever that went. */
 	own = last_pid == getpid() && strcmp(last_name, name) == 0;
-	if (write_whole(own ? last_path : name, own, name, sizeof(name),
-	    (cw_format_t)options_get(OPT_REPORT_FORMAT), meta, false, &stream))
+	if (report_file_write(own ? last_path : name, own, "report", name,
+	    sizeof(name), report_body, &b, &stream))
 		return true;
+	log_debug(1, "report written to %s", name);
 	if (!stream) {
 		if (report_expand_path(pat, last_name, sizeof(last_name)) ||
 		    fmt_snprintf(last_path, sizeof(last_path), "%s", name) >=

@@ -11,7 +11,9 @@
  *   report_json.c   the JSON document (doc/report-schema.md)
  *   report_text.c   the text report
  *   report_file.c   CUWARDEN_REPORT: which file, written how
- *                   (report_write_env; needs nothing of this header)
+ *                   (report_write_env, report_write_stderr), and the
+ *                   whole-file writer the marker shares
+ *   report_marker.c CUWARDEN_MARKER
  *
  * Everything here works without malloc or stdio (scratch.h memory,
  * write(2)), so a report can be written at exit and from a signal
@@ -148,6 +150,18 @@ void report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
     const leaks_t *L, const vcollect_t *V);
 void report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
     const leaks_t *L, const vcollect_t *V);
+
+/* ------------------------------------------------------- "report_file.c" */
+
+/* Writes a file whole by outfile.h's rules: path (own: this process's
+ * earlier file, which it replaces), its bytes written to the fd by body
+ * (true on error, errno set); noun ("report", "marker") and name (size
+ * bytes) name it in messages, and name gets the name written ("standard
+ * error" for fd 2).  *stream: it went to a stream, in place.  Returns
+ * true on error (logged; errno set). */
+bool report_file_write(const char *path, bool own, const char *noun,
+    char *name, size_t size, bool (*body)(int fd, void *arg), void *arg,
+    bool *stream);
 
 /* ------------------------------------------------------------ "report.c" */
 

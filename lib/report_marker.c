@@ -9,7 +9,8 @@
  * by SIGKILL, or its report lost), doc/audit.md "Lost processes".
  *
  * Locking: none; the caller writes it once per process.  No malloc, no
- * stdio (the outfile_t and the buffer are scratch memory).
+ * stdio (the buffer is scratch memory; report_file_write writes it
+ * whole).
  */
 
 #include <errno.h>
@@ -66,15 +67,34 @@ marker_json(wr_t *w)
 	report_flush(w);
 }
 
+static bool
+marker_body(int fd, void *arg)
+{
+	scratch_t ws = SCRATCH_INIT;
+	wr_t *w;
+	bool err;
+
+	(void)arg;
+	if (scratch_reserve(&ws, sizeof(wr_t))) {
+		errno = ENOMEM;
+		return true;
+	}
+	w = (wr_t *)(void *)ws.p;
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	marker_json(w);
+	err = w->err;
+	errno = w->saved_errno;
+	scratch_free(&ws);
+	return err;
+}
+
 bool
 report_write_marker(void)
 {
-	const char *pat = report_marker_pattern(), *what;
+	const char *pat = report_marker_pattern();
 	char name[PATH_MAX];
-	scratch_t os = SCRATCH_INIT;
-	outfile_t *of;
-	wr_t *w;
-	int e = 0;
+	bool stream;
 
 	if (pat == NULL)
 		return false;
@@ -86,39 +106,9 @@ report_write_marker(void)
 		errno = EINVAL;
 		return true;
 	}
-	if (scratch_reserve(&os, sizeof(outfile_t) + sizeof(wr_t))) {
-		log_error("cannot write the marker %s (no memory)", name);
-		errno = ENOMEM;
+	if (report_file_write(name, false, "marker", name, sizeof(name),
+	    marker_body, NULL, &stream))
 		return true;
-	}
-	of = (outfile_t *)(void *)os.p;
-	w = (wr_t *)(void *)(os.p + sizeof(outfile_t));
-	if (outfile_begin(of, name, false, &what)) {
-		e = errno;
-		log_error("cannot write the marker %s (%s)", name,
-		    what != NULL ? what : "errno");
-		goto out;
-	}
-	memset(w, 0, sizeof(*w));
-	w->fd = of->fd;
-	marker_json(w);
-	if (w->err) {
-		e = w->saved_errno;
-		outfile_abort(of);
-		log_error("writing the marker %s failed (errno %d)", name, e);
-		goto out;
-	}
-	if (outfile_commit(of, name, sizeof(name))) {
-		e = errno;
-		log_error("cannot put the marker in place at %s (errno %d)",
-		    of->target, e);
-		goto out;
-	}
 	log_debug(1, "marker written to %s", name);
-	scratch_free(&os);
 	return false;
-out:
-	scratch_free(&os);
-	errno = e;
-	return true;
 }
