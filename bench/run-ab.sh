@@ -13,13 +13,16 @@
 # M pairs/s, best of 3; the shim: ns per pair in pool mode, ns added in
 # audit mode, from run-bench-shim.sh).  Meant for the GPU machine;
 # LD_LIBRARY_PATH=<a build>/tests/fakecuda runs it against the simulated
-# driver (figures of our code alone).
+# driver (figures of our code alone).  AB_FIGS=FILE keeps the figures
+# there as they come, one "round build figure value" line each (a run
+# stopped by a time limit keeps what it measured).
 set -u
 [ $# -ge 2 ] || { echo "usage: run-ab.sh A B [ROUNDS]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 rounds=${3:-3}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cwab.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
+figs=${AB_FIGS:-$tmp/figs}
 
 one() { # label tree round
 	lab=$1 t=$2 r=$3
@@ -28,7 +31,7 @@ one() { # label tree round
 	sed -n 's/.*pairs per second: 1 thread \([0-9.]*\) M\/s, \([0-9]*\) threads \([0-9.]*\) M\/s.*/\1 \2 \3/p' \
 	    "$tmp/pool" | { read -r one n many || exit 0
 		echo "$r $lab pool-1-thread $one"
-		echo "$r $lab pool-$n-threads $many"; } >>"$tmp/figs"
+		echo "$r $lab pool-$n-threads $many"; } >>"$figs"
 	CUWARDEN_SHIM=$t/preload/.libs/libcuwarden_preload.so \
 	    "$here/run-bench-shim.sh" "$t" >"$tmp/shim" 2>&1 ||
 		echo "$lab: run-bench-shim.sh failed ($?)" >&2
@@ -36,7 +39,7 @@ one() { # label tree round
 	awk -v r="$r" -v l="$lab" '$2 ~ /^[0-9]+$/ {
 		sub(/_v2\+cuMemFree_v2/, "", $1); sub(/\+cuMemFreeAsync/, "", $1)
 		print r, l, "shim-audit-added-" $1 "-" $2, $5
-		print r, l, "shim-pool-" $1 "-" $2, $6 }' "$tmp/shim" >>"$tmp/figs"
+		print r, l, "shim-pool-" $1 "-" $2, $6 }' "$tmp/shim" >>"$figs"
 	echo "round $r: $lab ($t) done"
 }
 
@@ -49,4 +52,4 @@ done
 echo "== side by side (A: $1, B: $2; rounds in order)"
 awk '{ k = $3; v[k, $2] = v[k, $2] " " $4; if (!(k in seen)) { seen[k] = 1; order[++n] = k } }
 END { for (i = 1; i <= n; i++) printf "%-44s A:%s   B:%s\n", order[i], v[order[i], "A"], v[order[i], "B"] }' \
-    "$tmp/figs"
+    "$figs"
