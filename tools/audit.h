@@ -20,7 +20,7 @@
  *                  supp_chain.c the "{ ... }" call-chain rules;
  *                  supp_gen.c --gen-suppressions
  *   baseline.c     fingerprints and --baseline
- *   render_*.c     text, JSON, SARIF, HTML (render.h); the text report
+ *   render_*.c     text, JSON, SARIF, HTML, JUnit (render.h); the text report
  *                  is render_text.c and render_finding.c
  *                  (render_text_int.h)
  *   xalloc.c       allocation that never fails
@@ -31,7 +31,7 @@
  *   path.c         base names, paths under the current directory, kinds
  *   input.c        the only way files are read (input_open)
  *   out.c          the only way files are written (out_open)
- *   fnv.h          FNV-1a, the one string hash (fingerprints, processes)
+ *   (lib/hash.h's hash_fnv is the one string hash: fingerprints, processes)
  *
  * Words: a *finding* is a leak group or a violation group (the same
  * class, category, kind or type, API and whole stack: fingerprint_same);
