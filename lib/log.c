@@ -212,6 +212,25 @@ default_fd(void)
 	return out_fd;
 }
 
+int
+log_file_fd(void)
+{
+	int fd = -1;
+
+	if (in_output > 0)
+		return -1;
+	in_output++;
+	cw_mutex_lock(&out_lock);
+	if (out_fn == NULL) {
+		fd = default_fd();
+		if (fd == STDERR_FILENO)
+			fd = -1;
+	}
+	cw_mutex_unlock(&out_lock);
+	in_output--;
+	return fd;
+}
+
 /* Writes one line to the default output without ever waiting.  Our log
  * file's fd is O_NONBLOCK (outfile_open_append): one write, and what does
  * not fit now is lost.  Standard error is the program's: its flags are

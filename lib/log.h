@@ -32,6 +32,11 @@ void log_set_source(int (*verbose)(void), const char *(*file)(void));
  * process is by then).  Idempotent, thread-safe, no CUDA; called by
  * report_paths_init (at the shim's load) and at the first message. */
 void log_path_init(void);
+/* Where the default output goes when it is not standard error: the fd of
+ * CUWARDEN_LOG_FILE's file (or of standard output, when it names that),
+ * opened as the first line would open it; -1 when lines go to standard
+ * error (unset, unusable, or a host callback set by cw_set_output). */
+int log_file_fd(void);
 
 /* One message, prefixed "cuwarden: ", newline added if missing. */
 void log_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

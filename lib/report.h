@@ -60,7 +60,8 @@ bool report_write_env(const report_meta_t *meta);
 bool report_env_set(void);
 /* Writes the text report to the process's standard error (fd 2, as
  * CUWARDEN_REPORT=- does: written in place, whatever fd 2 is, the signals
- * a second kill brings held meanwhile); with only_found, only when it
+ * a second kill brings held meanwhile), or where CUWARDEN_LOG_FILE sends
+ * the shim's lines (log_file_fd: appended there); with only_found, only when it
  * holds a finding (report_write_found).  Returns true on error (logged;
  * errno set). */
 bool report_write_stderr(const report_meta_t *meta, bool only_found);

@@ -6,7 +6,7 @@
  * (report_paths_init), expanded ("%p"), and written by outfile.h's rules,
  * this process's own earlier report being replaced; or standard error
  * (report_write_stderr: the shim's text report when CUWARDEN_REPORT is
- * unset).
+ * unset; CUWARDEN_LOG_FILE's file instead when that is set).
  *
  * Locking: none.  The last path this process wrote (for "the same
  * process replaces its own report") is kept in statics, written with the
@@ -163,7 +163,19 @@ report_write_stderr(const report_meta_t *meta, bool only_found)
 	report_body_t b = { CW_FORMAT_TEXT, meta, only_found, false };
 	char name[32] = "standard error";
 	bool stream;
+	int fd = log_file_fd();
 
+	if (fd >= 0) {
+		/* CUWARDEN_LOG_FILE: after the shim's lines, in the same
+		 * file (valgrind's log file holds everything; LeakSanitizer's
+		 * log_path takes its report). */
+		if (report_body(fd, &b)) {
+			log_error("writing the report to CUWARDEN_LOG_FILE "
+			    "failed (errno %d)", errno);
+			return true;
+		}
+		return false;
+	}
 	if (report_file_write("-", false, "report", name, sizeof(name),
 	    report_body, &b, &stream))
 		return true;

@@ -205,6 +205,8 @@ typedef struct au_model_s {
 	unsigned ngroups; /* groups handed out (merged documents take one) */
 	size_t seq;       /* findings created so far */
 	struct au_index_s *index; /* fingerprint -> finding (model.c) */
+	bool show_hosts;  /* the processes span several hosts: pids are
+	                   * labelled host:pid (model_sort) */
 } au_model_t;
 
 #endif /* CUWARDEN_TOOLS_AUDIT_H */

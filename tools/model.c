@@ -110,6 +110,27 @@ finding_add_pid(au_finding_t *f, long pid, const char *host)
 	f->hosts[f->npids++] = xstrdup(host);
 }
 
+bool
+finding_has_process(const au_finding_t *f, const au_process_t *p)
+{
+	for (size_t i = 0; i < f->npids; i++)
+		if (f->pids[i] == p->pid && strcmp(f->hosts[i], p->host) == 0)
+			return true;
+	return false;
+}
+
+const char *
+process_label(const au_model_t *m, const au_process_t *p, char *buf,
+    size_t size)
+{
+	if (m->show_hosts)
+		snprintf(buf, size, "%s:%ld", p->host[0] != '\0' ? p->host :
+		    "?", p->pid);
+	else
+		snprintf(buf, size, "%ld", p->pid);
+	return buf;
+}
+
 const char *
 finding_pid_label(const au_finding_t *f, size_t i, char *buf, size_t size)
 {
@@ -261,6 +282,7 @@ model_sort(au_model_t *m)
 {
 	bool hosts = several_hosts(m);
 
+	m->show_hosts = hosts;
 	for (size_t i = 0; i < m->nleaks; i++)
 		m->leaks[i]->show_hosts = hosts;
 	for (size_t i = 0; i < m->nviols; i++)

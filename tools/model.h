@@ -54,6 +54,12 @@ void model_totals(const au_model_t *m, au_totals_t *t);
  * and devices (each once, in order seen) and example addresses (the
  * first AU_MAX_ADDRESSES; a copy of a). */
 void finding_add_pid(au_finding_t *f, long pid, const char *host);
+/* Does f hold process p (its pid, on its host)? */
+bool finding_has_process(const au_finding_t *f, const au_process_t *p);
+/* Process p's label: "1234", or "host:1234" when m->show_hosts ("?" for
+ * an unknown host).  Returns buf. */
+const char *process_label(const au_model_t *m, const au_process_t *p,
+    char *buf, size_t size);
 void finding_add_device(au_finding_t *f, int dev);
 void finding_add_address(au_finding_t *f, const char *a);
 /* The label of f's i-th pid in text: "PID", or "HOST:PID" when

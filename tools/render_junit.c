@@ -10,7 +10,8 @@
  * A process that used CUDA and left no report is a test case with an
  * <error> (the audit fails for it), or <skipped> while still running
  * (--no-wait-descendants).  A finding belongs to the processes whose pids
- * it holds.
+ * it holds, each on its host (a process is named "host:pid" when the
+ * processes span several hosts).
  *
  * The test cases' "failures" count is Ant's: test cases with a failure,
  * not failure elements.  Every text comes from the text report (escaped
@@ -60,15 +61,6 @@ put_testcase(FILE *out, const char *name)
 	fputs("\">\n", out);
 }
 
-static bool
-has_pid(const au_finding_t *f, long pid)
-{
-	for (size_t i = 0; i < f->npids; i++)
-		if (f->pids[i] == pid)
-			return true;
-	return false;
-}
-
 /* Is f a failure of a test case (reported, and failing the audit)? */
 static bool
 failing(const au_finding_t *f)
@@ -77,17 +69,19 @@ failing(const au_finding_t *f)
 	    !(f->cls == AU_LEAK && f->cat == AU_CAT_RANGE);
 }
 
-/* The failures of process pid, in the text report's order: leaks, those
+/* The failures of process p, in the text report's order: leaks, those
  * freed only by teardown, violations. */
 static size_t
-count_failures(const au_model_t *m, long pid)
+count_failures(const au_model_t *m, const au_process_t *p)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < m->nleaks; i++)
-		n += failing(m->leaks[i]) && has_pid(m->leaks[i], pid);
+		n += failing(m->leaks[i]) &&
+		    finding_has_process(m->leaks[i], p);
 	for (i = 0; i < m->nviols; i++)
-		n += failing(m->viols[i]) && has_pid(m->viols[i], pid);
+		n += failing(m->viols[i]) &&
+		    finding_has_process(m->viols[i], p);
 	return n;
 }
 
@@ -148,9 +142,9 @@ put_failure(FILE *out, const au_finding_t *f, int limit)
 	free(body);
 }
 
-/* The address ranges never freed of process pid: their header lines. */
+/* The address ranges never freed of process p: their header lines. */
 static void
-put_ranges(FILE *out, const au_model_t *m, long pid, int limit)
+put_ranges(FILE *out, const au_model_t *m, const au_process_t *p, int limit)
 {
 	bool open = false;
 
@@ -158,7 +152,8 @@ put_ranges(FILE *out, const au_model_t *m, long pid, int limit)
 		const au_finding_t *f = m->leaks[i];
 		char *head, *body;
 
-		if (!finding_reported(f) || failing(f) || !has_pid(f, pid))
+		if (!finding_reported(f) || failing(f) ||
+		    !finding_has_process(f, p))
 			continue;
 		finding_text(f, limit, &head, &body);
 		fputs(open ? "\n" : "<system-out>", out);
@@ -177,17 +172,19 @@ put_process(FILE *out, const au_model_t *m, const au_process_t *p,
 {
 	char *cmd = run_command_line(json_object_get(p->doc, "command"),
 	    p->exe);
-	char *name = xasprintf("%s (pid %ld)", cmd, p->pid);
+	char lab[320];
+	char *name = xasprintf("%s (pid %s)", cmd, process_label(m, p, lab,
+	    sizeof(lab)));
 	size_t i;
 
 	put_testcase(out, name);
 	for (i = 0; i < m->nleaks; i++)
-		if (failing(m->leaks[i]) && has_pid(m->leaks[i], p->pid))
+		if (failing(m->leaks[i]) && finding_has_process(m->leaks[i], p))
 			put_failure(out, m->leaks[i], limit);
 	for (i = 0; i < m->nviols; i++)
-		if (failing(m->viols[i]) && has_pid(m->viols[i], p->pid))
+		if (failing(m->viols[i]) && finding_has_process(m->viols[i], p))
 			put_failure(out, m->viols[i], limit);
-	put_ranges(out, m, p->pid, limit);
+	put_ranges(out, m, p, limit);
 	fputs("</testcase>\n", out);
 	free(cmd);
 	free(name);
@@ -226,7 +223,7 @@ render_junit(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	au_out_t out;
 
 	for (i = 0; i < m->nprocs; i++)
-		failures += count_failures(m, m->procs[i].pid) > 0;
+		failures += count_failures(m, &m->procs[i]) > 0;
 	for (i = 0; i < m->nlost; i++)
 		if (lost_running(&m->lost[i]))
 			skipped++;

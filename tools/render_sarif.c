@@ -420,11 +420,13 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 {
 	size_t idx = rule_index(rules, f);
 	char *msg = message(f);
-	json_t *o, *stacks, *pids = json_array(), *flow;
+	json_t *o, *stacks, *pids = json_array(), *hosts = json_array(), *flow;
 	size_t i;
 
-	for (i = 0; i < f->npids; i++)
+	for (i = 0; i < f->npids; i++) {
 		json_array_append_new(pids, json_integer(f->pids[i]));
+		json_array_append_new(hosts, json_utf8(f->hosts[i]));
+	}
 	stacks = json_array();
 	if (f->cls == AU_LEAK) {
 		json_array_append_new(stacks, stack_json(&f->stack,
@@ -440,7 +442,7 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 			    &f->free_stack, "first free"));
 	}
 	o = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o],s:o,s:{s:s,s:s},"
-	    "s:{s:s,s:s,s:o,s:o,s:o}}",
+	    "s:{s:s,s:s,s:o,s:o,s:o,s:o}}",
 	    "ruleId", rules->ids[idx], "ruleIndex", (json_int_t)idx,
 	    "level", level_of(f), "message", "text", msg,
 	    "locations", primary_location(f),
@@ -449,7 +451,7 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 	    "cuwarden-symbolic/v1", f->sym_fingerprint,
 	    "properties", "api", f->api, "owner", f->owner,
 	    "count", json_count(f->count), "bytes", json_count(f->bytes),
-	    "pids", pids);
+	    "pids", pids, "hosts", hosts);
 	flow = code_flow(&f->stack);
 	if (flow != NULL)
 		json_object_set_new(o, "codeFlows", flow);

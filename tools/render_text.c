@@ -106,7 +106,7 @@ print_owners(const au_model_t *m, bool verbose, FILE *out)
 static void
 print_processes(const au_model_t *m, bool verbose, FILE *out)
 {
-	char b1[32];
+	char b1[32], lab[320];
 	size_t i, k;
 
 	if (m->nprocs < (verbose ? 1 : 2))
@@ -118,7 +118,8 @@ print_processes(const au_model_t *m, bool verbose, FILE *out)
 		const json_t *sm = json_object_get(p->doc, "summary");
 		const json_t *cov = json_object_get(p->doc, "coverage");
 
-		fprintf(out, "==    pid %ld (parent %ld):", p->pid, p->ppid);
+		fprintf(out, "==    pid %s (parent %ld):", rt_tx(process_label(m,
+		    p, lab, sizeof(lab))), p->ppid);
 		for (k = 0; k < json_array_size(cmd) && k < 8; k++) {
 			const char *arg = json_string_value(json_array_get(cmd,
 			    k));
@@ -155,6 +156,8 @@ print_processes(const au_model_t *m, bool verbose, FILE *out)
 static void
 print_incomplete(const au_model_t *m, FILE *out)
 {
+	char lab[320];
+
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const au_process_t *p = &m->procs[i];
 		const json_t *inc = json_object_get(p->doc, "incomplete");
@@ -162,8 +165,9 @@ print_incomplete(const au_model_t *m, FILE *out)
 
 		if (!json_is_object(inc))
 			continue;
-		fprintf(out, "== INCOMPLETE: the report of pid %ld left %lld "
-		    "part%s out (%s)\n", p->pid, n, n == 1 ? "" : "s",
+		fprintf(out, "== INCOMPLETE: the report of pid %s left %lld "
+		    "part%s out (%s)\n", rt_tx(process_label(m, p, lab,
+		    sizeof(lab))), n, n == 1 ? "" : "s",
 		    rt_tx(json_str(inc, "reason", "no reason given")));
 	}
 }

@@ -8,6 +8,7 @@
 #   - violations and no leak: the report too;
 #   - a clean process, and one that never used CUDA: nothing on stderr;
 #   - the other exit paths the shim reports on: _exit, a fatal signal;
+#   - CUWARDEN_LOG_FILE set: the report appended there, nothing on stderr;
 #   - CUWARDEN_EXIT_REPORT=never: nothing; =always: a clean process too;
 #     a bad value: a warning and auto;
 #   - CUWARDEN_REPORT set: the report goes there alone, whatever
@@ -96,6 +97,28 @@ CUWARDEN_EXIT_REPORT=sometimes run badopt "$TP/tp_exit" return 0
 grep -q 'CUWARDEN_EXIT_REPORT="sometimes" is not valid (expected auto|always|never); using the default, auto' "$WORK/badopt.err" &&
 	pass "a bad CUWARDEN_EXIT_REPORT: warned" || fail "a bad CUWARDEN_EXIT_REPORT: no warning"
 has_line badopt "LEAK SUMMARY: 4,096 bytes leaked in 1 allocations" "a bad CUWARDEN_EXIT_REPORT (auto)"
+
+# CUWARDEN_LOG_FILE set: the report follows the shim's lines into that
+# file (%p expanded), stderr stays empty; the same text as on stderr.
+CUWARDEN_LOG_FILE=$WORK/shim.%p.log run logf "$TP/tp_exit" return 0
+expect_rc 0 "a leak, CUWARDEN_LOG_FILE set"
+empty_err logf "a leak, CUWARDEN_LOG_FILE set"
+set -- "$WORK"/shim.*.log
+if [ $# -eq 1 ] && [ -f "$1" ] &&
+    [ "$(grep -cxF "LEAK SUMMARY: 4,096 bytes leaked in 1 allocations" "$1")" -eq 1 ] &&
+    [ "$(tail -1 "$1" | cut -c1-14)" = "ERROR SUMMARY:" ]; then
+	pass "a leak, CUWARDEN_LOG_FILE set: the report ends the log file $(basename "$1")"
+else
+	fail "a leak, CUWARDEN_LOG_FILE set: log files: $*"
+	tail -5 "$1"
+fi
+grep -v '^cuwarden: ' "$1" | normalize /dev/stdin >"$WORK/logf.n"
+if cmp -s "$WORK/logf.n" "$WORK/leak.err.n"; then
+	pass "a leak, CUWARDEN_LOG_FILE set: the text standard error had"
+else
+	fail "a leak, CUWARDEN_LOG_FILE set: differs from standard error's:"
+	diff -u "$WORK/leak.err.n" "$WORK/logf.n" | head -20
+fi
 
 # CUWARDEN_REPORT set: the report goes there alone.
 for m in auto always; do

@@ -6,6 +6,8 @@
 #     labels the pids host:pid; the merged JSON keeps each process's host
 #     and boot_id and each finding's hosts, valid against
 #     tests/tools/audit.schema.json, and reads back to the same report;
+#     PROCESSES, the JUnit test cases and the SARIF results name each
+#     process by host:pid, each test case failing with its own findings;
 #   - one host, two boots, one pid: two processes, plain pid labels;
 #   - the same report given twice, or a copy of it under another name: one
 #     process, with a warning; a merged document and a report it holds: the
@@ -22,8 +24,11 @@ OLD="$DATA/proc_b.json"      # no host, pid 101
 PY=$(command -v python3) || { echo "python3 is not installed"; exit 77; }
 
 # Two hosts, one pid.
-run two "$AUDIT" --json "$WORK/two.json" report "$HA" "$HB"
+run two "$AUDIT" --json "$WORK/two.json" --junit "$WORK/two.xml" --sarif "$WORK/two.sarif" \
+    report "$HA" "$HB"
 expect_rc two 23
+expect_in two err "==    pid node1:100 (parent "
+expect_in two err "==    pid node2:100 (parent "
 expect_in two err "== 6,291,456 bytes in 6 device allocations (1,048,576 each) leaked by /opt/app/libmodel.so [device 0, cuMemAlloc_v2, pids node1:100,node2:100]"
 expect_in two err "CUDA_ERROR_INVALID_VALUE, 2 times [device 0, pids node1:100,node2:100]"
 expect_in two err "== LEAK SUMMARY: 6,815,744 bytes leaked in 8 allocations (2 groups)"
@@ -47,6 +52,19 @@ for f in d["leaks"] + d["violations"] + d["suppressed"]:
     assert f["pids"] == [100, 100] and f["hosts"] == ["node1", "node2"], f
 assert d["summary"]["leaked_bytes"] == 6815744, d["summary"]
 P
+"$PY" - "$WORK/two.xml" "$WORK/two.sarif" >"$WORK/junit.out" 2>&1 <<'P' || { fail "two hosts: JUnit and SARIF"; cat "$WORK/junit.out"; }
+import json, sys, xml.etree.ElementTree as ET
+cases = ET.parse(sys.argv[1]).getroot().findall(".//testcase")
+names = sorted(c.get("name").rsplit(" (pid ", 1)[1] for c in cases)
+assert names == ["node1:100)", "node2:100)"], names
+fails = [len(c.findall("failure")) for c in cases]
+assert fails[0] == fails[1] and fails[0] >= 2, fails
+for r in json.load(open(sys.argv[2]))["runs"][0]["results"]:
+    p = r["properties"]
+    assert p["pids"] == [100, 100] and p["hosts"] == ["node1", "node2"], p
+print("ok", names, fails)
+P
+
 # Read back: the same findings and labels; with a report it holds: once.
 run back "$AUDIT" report "$WORK/two.json"
 expect_rc back 23
