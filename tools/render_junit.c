@@ -28,6 +28,7 @@
 #include "audit.h"
 #include "diag.h"
 #include "json.h"
+#include "model.h"
 #include "out.h"
 #include "render.h"
 #include "run.h"
