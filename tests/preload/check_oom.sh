@@ -114,4 +114,36 @@ expect_rc 0 "tp_oom, CUWARDEN_EXIT_REPORT=never"
 grep -q 'OUT OF MEMORY' "$WORK/oom.never.err" && fail "never: an OOM report on stderr" ||
 	pass "never: no OOM report on stderr"
 
+# cuwarden-audit: the OOM first, the program's status, --json carries it.
+AUDIT=$top_builddir/tools/cuwarden-audit
+if [ -x "$AUDIT" ]; then
+	"$AUDIT" --shim "$SHIM" --json "$WORK/merged.json" -- "$TP/tp_oom" \
+		>"$WORK/audit.txt" 2>&1
+	rc=$?
+	expect_rc 0 "cuwarden-audit tp_oom (an OOM is no error by itself)"
+	first=$(grep '^==' "$WORK/audit.txt" | head -1)
+	case $first in
+	"== OUT OF MEMORY in pid "*": cuMemAlloc_v2 of 1,073,741,824 bytes on device 0 failed (CUDA_ERROR_OUT_OF_MEMORY)")
+		pass "audit: the OOM section comes first" ;;
+	*) fail "audit: first line '$first'"; cat "$WORK/audit.txt" ;;
+	esac
+	grep -qx '==    device free 526,385,152 of 536,870,912 bytes; live: 10,485,760 bytes in 4 allocations (2 groups by owner and stack)' "$WORK/audit.txt" &&
+		grep -q '^==    live: 8,388,608 bytes in 2 device allocations (cuMemAlloc_v2, owner .*tp_oom)$' "$WORK/audit.txt" &&
+		grep -q '^==      free  cuMemFree_v2 device 1,048,576 bytes at 0x' "$WORK/audit.txt" &&
+		pass "audit: device memory, live groups, last events shown" ||
+		{ fail "audit: the OOM section is not as expected"; cat "$WORK/audit.txt"; }
+	"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = d["oom"]
+sys.exit(not (len(o) == 1 and o[0]["format"] == "cuwarden-oom" and
+    o[0]["request"]["size"] == 1 << 30 and o[0]["pid"] == d["processes"][0]["pid"]))
+' "$WORK/merged.json" && pass "audit --json: \"oom\" carries the report" ||
+		fail "audit --json: no \"oom\" member as expected"
+	"$AUDIT" report "$WORK/merged.json" >"$WORK/again.txt" 2>&1
+	grep -q '^== OUT OF MEMORY in pid' "$WORK/again.txt" &&
+		pass "audit report merged.json: the OOM read back" ||
+		{ fail "audit report merged.json: the OOM lost"; cat "$WORK/again.txt"; }
+fi
+
 finish
