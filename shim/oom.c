@@ -134,13 +134,16 @@ shim_oom(const char *api, kind_t kind, size_t size, CUresult r)
 	o.device = kind == KIND_PINNED || kind == KIND_REGISTERED ? -1 :
 	    shim_current_device();
 	/* The device's own view, in this thread's context (no lock of ours
-	 * is held here). */
+	 * is held here), in relaxed capture mode: a call the program did not
+	 * make must break no stream capture. */
 	o.mem_error = -1;
 	drv = driver_get();
 	if (drv != NULL && drv->cuMemGetInfo_v2 != NULL &&
 	    shim_current_ctx() != NULL) {
+		int cm = capture_relax();
 		CUresult m = drv->cuMemGetInfo_v2(&o.mem_free, &o.mem_total);
 
+		capture_unrelax(cm);
 		o.mem_known = m == CUDA_SUCCESS;
 		o.mem_error = (int)m;
 	}
