@@ -10,8 +10,11 @@
 #define CUWARDEN_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "cuwarden.h"
+#include "types.h"
 
 typedef struct report_meta_s {
 	const char *mode;     /* "audit", "pool" or "library" */
@@ -79,6 +82,58 @@ bool report_write_marker(void);
 const char *report_marker_pattern(void);
 /* For tests: forget the resolved CUWARDEN_MARKER. */
 void report_marker_reset(void);
+
+/* ------------------------------------------------------------ OOM report */
+
+/* One of the last allocations or frees before an OOM (the shim's ring,
+ * shim/oom.c). */
+typedef struct report_event_s {
+	uint64_t seq;      /* the event's number in the process, from 1 */
+	const char *api;
+	uintptr_t base;
+	size_t size;
+	stack_id_t stack;
+	int16_t device;    /* -1: none (host memory) */
+	uint8_t kind;
+	bool is_free;
+} report_event_t;
+
+/* What an allocation refused with CUDA_ERROR_OUT_OF_MEMORY (or the pools'
+ * own OOM) leaves in the OOM report (doc/report-schema.md, "The OOM
+ * report"). */
+typedef struct report_oom_s {
+	const char *mode;     /* "audit" or "pool" */
+	const char *api;      /* the entry point called */
+	int kind;             /* kind_t of the request */
+	size_t size;          /* bytes asked for */
+	int device;           /* -1: none (host memory) or unknown */
+	int cuda_error;       /* what the program got */
+	stack_id_t stack;     /* the request's stack */
+	bool mem_known;       /* cuMemGetInfo answered: */
+	size_t mem_free, mem_total;
+	int mem_error;        /* else its CUresult (-1: not asked: no
+			       * context, no driver) */
+	bool pool;            /* pool mode: pool_cached holds the pools'
+			       * cached bytes of the device */
+	size_t pool_cached;
+	const report_event_t *recent; /* oldest first */
+	size_t nrecent;
+} report_oom_t;
+
+/* Most live groups an OOM report lists (largest first; the totals count
+ * them all). */
+#define REPORT_OOM_GROUPS 10
+
+/* Writes the OOM report: with CUWARDEN_REPORT set, to its expanded path
+ * plus ".oom" (JSON unless CUWARDEN_REPORT_FORMAT=text), by
+ * report_write_env's rules (whole or not at all, 0600, never through a
+ * link, a name taken gives "<path>.<pid>-<starttime>"); unset, as text to
+ * standard error unless CUWARDEN_EXIT_REPORT=never.  No driver call, no
+ * malloc.  Returns true on error (logged; errno set). */
+bool report_write_oom(const report_oom_t *o);
+/* The same document to fd (tests, benchmarks).  Returns true on error
+ * (errno set). */
+bool report_write_oom_fd(int fd, cw_format_t format, const report_oom_t *o);
 
 /* True for the kinds whose live records are leaks (kinds.h's leaks
  * column). */

@@ -158,6 +158,25 @@ report_env_set(void)
 }
 
 bool
+report_env_path(char *name, size_t size, bool *set)
+{
+	const char *pat;
+
+	report_paths_init();
+	pat = report_pattern();
+	*set = pat != NULL;
+	if (pat == NULL)
+		return true;
+	if (report_expand_path(pat, name, size)) {
+		log_error("CUWARDEN_REPORT=%s: not a usable path (too long, or "
+		    "a '%%' other than %%p and %%%%)", pat);
+		errno = EINVAL;
+		return true;
+	}
+	return false;
+}
+
+bool
 report_write_stderr(const report_meta_t *meta, bool only_found)
 {
 	report_body_t b = { CW_FORMAT_TEXT, meta, only_found, false };

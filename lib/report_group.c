@@ -249,6 +249,38 @@ add_sat(uint64_t a, uint64_t b, bool *sat)
 	return s;
 }
 
+/* Groups the sorted leak_t of *L: one group_t per run of leaks that
+ * same() puts together, and the sums.  Returns true out of memory. */
+static bool
+make_groups(leaks_t *L, bool (*same)(const leak_t *, const leak_t *))
+{
+	leak_t *lv = (leak_t *)(void *)L->ls.p;
+
+	for (size_t i = 0; i < L->nleaks; i++) {
+		group_t *g;
+
+		if (i == 0 || !same(&lv[i - 1], &lv[i])) {
+			if (scratch_reserve(&L->gs, sizeof(group_t)))
+				return true;
+			g = (group_t *)(void *)(L->gs.p + L->gs.used);
+			L->gs.used += sizeof(group_t);
+			g->first = i;
+			g->lead = &lv[i];
+			g->count = 0;
+			g->bytes = 0;
+			g->saturated = false;
+			L->ngroups++;
+		}
+		g = (group_t *)(void *)(L->gs.p + L->gs.used) - 1;
+		g->count++;
+		g->bytes = add_sat(g->bytes, lv[i].size, &g->saturated);
+		L->count[lv[i].cat]++;
+		L->bytes[lv[i].cat] = add_sat(L->bytes[lv[i].cat],
+		    lv[i].size, &L->saturated[lv[i].cat]);
+	}
+	return false;
+}
+
 bool
 report_leaks_collect(leaks_t *L)
 {
@@ -272,29 +304,89 @@ report_leaks_collect(leaks_t *L)
 		errno = ENOMEM;
 		return true;
 	}
-	for (size_t i = 0; i < L->nleaks; i++) {
-		group_t *g;
-
-		if (i == 0 || !same_group(&lv[i - 1], &lv[i])) {
-			if (scratch_reserve(&L->gs, sizeof(group_t)))
-				return true;
-			g = (group_t *)(void *)(L->gs.p + L->gs.used);
-			L->gs.used += sizeof(group_t);
-			g->first = i;
-			g->lead = &lv[i];
-			g->count = 0;
-			g->bytes = 0;
-			g->saturated = false;
-			L->ngroups++;
-		}
-		g = (group_t *)(void *)(L->gs.p + L->gs.used) - 1;
-		g->count++;
-		g->bytes = add_sat(g->bytes, lv[i].size, &g->saturated);
-		L->count[lv[i].cat]++;
-		L->bytes[lv[i].cat] = add_sat(L->bytes[lv[i].cat],
-		    lv[i].size, &L->saturated[lv[i].cat]);
-	}
+	if (make_groups(L, same_group))
+		return true;
 	if (sort_by_value(L->gs.p, L->ngroups, sizeof(group_t), less_group)) {
+		errno = ENOMEM;
+		return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------- live set */
+
+/* The live set of the OOM report: what holds memory now. */
+static int
+live_cb(reg_handle_t h, const reg_rec_t *rec, void *arg)
+{
+	leak_t l = { rec->base, rec->size, rec->api, rec->alloc_stack,
+	    rec->owner, rec->device, rec->kind, REPORT_CAT_LEAK };
+
+	(void)h;
+	if (!report_kind_leaks(rec->kind) || rec->kind == KIND_VA)
+		return 0;
+	return collect_one(arg, &l);
+}
+
+/* Owner and stack first (the OOM report's groups), then address. */
+static inline int
+cmp_live(const leak_t *a, const leak_t *b)
+{
+	int c;
+
+	if ((c = cmp_u64(a->owner, b->owner)) != 0 ||
+	    (c = cmp_u64(a->stack, b->stack)) != 0 ||
+	    (c = cmp_u64(a->kind, b->kind)) != 0 ||
+	    (c = cmp_i64(a->device, b->device)) != 0)
+		return c;
+	return cmp_u64(a->base, b->base);
+}
+
+static bool
+less_live(const void *a, const void *b)
+{
+	return cmp_live(a, b) < 0;
+}
+
+static bool
+same_live(const leak_t *a, const leak_t *b)
+{
+	return a->owner == b->owner && a->stack == b->stack &&
+	    a->kind == b->kind && a->device == b->device;
+}
+
+/* Largest first; ties: more allocations, then the key. */
+static bool
+less_live_group(const void *pa, const void *pb)
+{
+	const group_t *a = pa, *b = pb;
+	int c;
+
+	if ((c = cmp_u64(b->bytes, a->bytes)) != 0 ||
+	    (c = cmp_u64(b->count, a->count)) != 0)
+		return c < 0;
+	return cmp_live(a->lead, b->lead) < 0;
+}
+
+bool
+report_live_collect(leaks_t *L)
+{
+	collect_t c = { &L->ls, false };
+
+	memset(L, 0, sizeof(*L));
+	if (scratch_reserve(&L->ls, (registry_live_count() + 64) *
+	    sizeof(leak_t)))
+		return true;
+	registry_foreach(live_cb, &c);
+	if (c.err) {
+		errno = ENOMEM;
+		return true;
+	}
+	L->nleaks = L->ls.used / sizeof(leak_t);
+	if (sort_by_value(L->ls.p, L->nleaks, sizeof(leak_t), less_live) ||
+	    make_groups(L, same_live) ||
+	    sort_by_value(L->gs.p, L->ngroups, sizeof(group_t),
+	    less_live_group)) {
 		errno = ENOMEM;
 		return true;
 	}

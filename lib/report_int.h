@@ -14,6 +14,8 @@
  *                   (report_write_env, report_write_stderr), and the
  *                   whole-file writer the marker shares
  *   report_marker.c CUWARDEN_MARKER
+ *   report_oom.c    the OOM report (report_write_oom): the live set by
+ *                   owner and stack, the request, the last events
  *
  * Everything here works without malloc or stdio (scratch.h memory,
  * write(2)), so a report can be written at exit and from a signal
@@ -91,6 +93,12 @@ typedef struct vcollect_s {
  * is to be freed with report_leaks_free either way. */
 bool report_leaks_collect(leaks_t *L);
 void report_leaks_free(leaks_t *L);
+/* Collects the live records that hold memory (registry only: no
+ * teardown records, no address ranges) into *L, grouped by (owner,
+ * alloc_stack, kind, device), largest group first; all under
+ * REPORT_CAT_LEAK.  Returns true on error (errno set); *L is to be freed
+ * with report_leaks_free either way. */
+bool report_live_collect(leaks_t *L);
 
 /* Appends a copy of every kept violation to *V (zeroed by the caller;
  * scratch_free(&V->s) frees it); out of memory, the first V->n only. */
@@ -145,6 +153,29 @@ void report_json_strn(wr_t *w, const char *s, size_t n);
  * ", " before it unless it is the first; arg is the wr_t. */
 void report_json_arg(const char *a, size_t n, size_t i, void *arg);
 
+/* A stack as the reports' JSON array of {module, offset}. */
+void report_json_stack(wr_t *w, stack_id_t id);
+/* A JSON string, null for NULL. */
+void report_json_str(wr_t *w, const char *s);
+/* The "modules" member's array (the stack depot's modules). */
+void report_json_modules(wr_t *w);
+/* The current UTC time, as the reports' "time". */
+void report_utc_now(char *buf, size_t size);
+
+/* Modules named by the text report's frames (for the module list). */
+#define REPORT_TEXT_MODULES 4096
+typedef struct modset_s {
+	uint64_t bits[REPORT_TEXT_MODULES / 64];
+} modset_t;
+/* A stack as text, one frame a line after indent; its modules are added
+ * to *seen. */
+void report_text_stack(wr_t *w, stack_id_t id, const char *indent,
+    modset_t *seen);
+/* A name, escaped ("?" for NULL). */
+void report_text_str(wr_t *w, const char *s);
+/* The "modules:" lines of the modules in *seen, if any. */
+void report_text_modules(wr_t *w, const modset_t *seen);
+
 /* Write the whole document to w. */
 void report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
     const leaks_t *L, const vcollect_t *V);
@@ -162,6 +193,11 @@ void report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 bool report_file_write(const char *path, bool own, const char *noun,
     char *name, size_t size, bool (*body)(int fd, void *arg), void *arg,
     bool *stream);
+
+/* The expanded CUWARDEN_REPORT into name (size bytes).  Returns true
+ * when there is none: *set says whether CUWARDEN_REPORT is set (set and
+ * unusable: logged, errno set). */
+bool report_env_path(char *name, size_t size, bool *set);
 
 /* ------------------------------------------------------------ "report.c" */
 

@@ -83,8 +83,8 @@ saturated(const leaks_t *L, int cat)
 	return L->saturated[cat] || L->bytes[cat] > (uint64_t)INT64_MAX;
 }
 
-static void
-w_jstr(wr_t *w, const char *s)
+void
+report_json_str(wr_t *w, const char *s)
 {
 	if (s == NULL)
 		report_puts(w, "null");
@@ -99,6 +99,29 @@ w_hex(wr_t *w, uintptr_t v)
 }
 
 void
+report_json_modules(wr_t *w)
+{
+	uint32_t nm = stack_module_count();
+
+	report_puts(w, "[");
+	for (uint32_t i = 0; i < nm; i++) {
+		stack_module_t m;
+
+		if (stack_module_get(i, &m))
+			break;
+		report_puts(w, i > 0 ? ",\n    {\"path\": " :
+		    "\n    {\"path\": ");
+		report_json_str(w, m.path);
+		report_puts(w, ", \"build_id\": ");
+		report_json_str(w, m.build_id);
+		report_puts(w, ", \"base\": ");
+		w_hex(w, m.base);
+		report_puts(w, "}");
+	}
+	report_puts(w, "]");
+}
+
+void
 report_json_arg(const char *a, size_t n, size_t i, void *arg)
 {
 	wr_t *w = arg;
@@ -108,8 +131,8 @@ report_json_arg(const char *a, size_t n, size_t i, void *arg)
 	report_json_strn(w, a, n);
 }
 
-static void
-utc_now(char *buf, size_t size)
+void
+report_utc_now(char *buf, size_t size)
 {
 	struct timespec ts;
 	struct tm tm;
@@ -121,8 +144,8 @@ utc_now(char *buf, size_t size)
 	    tm.tm_min, tm.tm_sec);
 }
 
-static void
-json_stack(wr_t *w, stack_id_t id)
+void
+report_json_stack(wr_t *w, stack_id_t id)
 {
 	stack_frame_t fr[STACK_MAX_DEPTH];
 	size_t n = stack_get(id, fr, STACK_MAX_DEPTH);
@@ -254,25 +277,25 @@ json_violation(wr_t *w, const violation_t *v, bool comma)
 	    driver_error_name_builtin((CUresult)v->cuda_error) : NULL;
 
 	report_puts(w, comma ? ",\n    {\"type\": " : "\n    {\"type\": ");
-	w_jstr(w, violation_name(v->type));
+	report_json_str(w, violation_name(v->type));
 	report_puts(w, ", \"api\": ");
-	w_jstr(w, v->api != NULL ? v->api : "");
+	report_json_str(w, v->api != NULL ? v->api : "");
 	report_puts(w, ", \"address\": ");
 	w_hex(w, v->address);
 	report_printf(w, ", \"size\": %llu, \"kind\": ",
 	    (unsigned long long)v->size);
 	if (v->kind >= 0 && v->kind < KIND_COUNT)
-		w_jstr(w, report_kname(v->kind));
+		report_json_str(w, report_kname(v->kind));
 	else
 		report_puts(w, "null");
 	report_puts(w, ", \"family\": ");
 	if ((v->kind < 0 || v->kind >= KIND_COUNT) &&
 	    violation_family(v) >= 0)
-		w_jstr(w, report_kname(violation_family(v)));
+		report_json_str(w, report_kname(violation_family(v)));
 	else
 		report_puts(w, "null");
 	report_printf(w, ", \"device\": %d, \"owner\": ", v->device);
-	w_jstr(w, report_owner_str(v->owner));
+	report_json_str(w, report_owner_str(v->owner));
 	if (v->type == V_OUT_OF_BOUNDS)
 		report_printf(w, ", \"range\": {\"offset\": %llu, "
 		    "\"length\": %llu}", (unsigned long long)v->off,
@@ -283,17 +306,17 @@ json_violation(wr_t *w, const violation_t *v, bool comma)
 	if (v->cuda_error == 0) {
 		report_puts(w, "null");
 	} else if (ename != NULL) {
-		w_jstr(w, ename);
+		report_json_str(w, ename);
 	} else {
 		report_printf(w, "\"CUDA_ERROR_%d\"", v->cuda_error);
 	}
 	report_printf(w, ", \"cuda_error_code\": %d,\n     \"stack\": ",
 	    v->cuda_error);
-	json_stack(w, v->stack);
+	report_json_stack(w, v->stack);
 	report_puts(w, ",\n     \"alloc_stack\": ");
-	json_stack(w, v->alloc_stack);
+	report_json_stack(w, v->alloc_stack);
 	report_puts(w, ",\n     \"free_stack\": ");
-	json_stack(w, v->free_stack);
+	report_json_stack(w, v->free_stack);
 	report_puts(w, "}");
 }
 
@@ -304,10 +327,10 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	const leak_t *lv = (const leak_t *)(const void *)L->ls.p;
 	const group_t *gv = (const group_t *)(const void *)L->gs.p;
 	const violation_t *vv = (const violation_t *)(const void *)V->s.p;
-	size_t na, nm;
+	size_t na;
 	char now[32];
 
-	utc_now(now, sizeof(now));
+	report_utc_now(now, sizeof(now));
 	report_puts(w, "{\n  \"format\": \"cuwarden-report\",\n"
 	    "  \"version\": 1,\n"
 	    "  \"tool\": \"cuwarden " PACKAGE_VERSION "\",\n");
@@ -315,15 +338,15 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	    (int)getpid(), (int)getppid());
 	report_proc_args(p, report_json_arg, w);
 	report_puts(w, "],\n  \"exe\": ");
-	w_jstr(w, p->exe);
+	report_json_str(w, p->exe);
 	report_puts(w, ",\n  \"host\": ");
-	w_jstr(w, p->host);
+	report_json_str(w, p->host);
 	report_puts(w, ",\n  \"boot_id\": ");
-	w_jstr(w, p->boot_id);
+	report_json_str(w, p->boot_id);
 	report_puts(w, ",\n  \"mode\": ");
-	w_jstr(w, meta->mode != NULL ? meta->mode : "library");
+	report_json_str(w, meta->mode != NULL ? meta->mode : "library");
 	report_printf(w, ",\n  \"time\": \"%s\",\n  \"exit\": {\"how\": ", now);
-	w_jstr(w, meta->exit_how != NULL ? meta->exit_how : "request");
+	report_json_str(w, meta->exit_how != NULL ? meta->exit_how : "request");
 	/* A status that is not known is null, never a number that could
 	 * pass for one. */
 	if (meta->exit_status >= 0)
@@ -367,40 +390,26 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 			scratch_free(&as);
 		}
 	}
-	report_puts(w, "]},\n  \"modules\": [");
-	nm = stack_module_count();
-	for (uint32_t i = 0; i < nm; i++) {
-		stack_module_t m;
-
-		if (stack_module_get(i, &m))
-			break;
-		report_puts(w, i > 0 ? ",\n    {\"path\": " :
-		    "\n    {\"path\": ");
-		w_jstr(w, m.path);
-		report_puts(w, ", \"build_id\": ");
-		w_jstr(w, m.build_id);
-		report_puts(w, ", \"base\": ");
-		w_hex(w, m.base);
-		report_puts(w, "}");
-	}
-	report_puts(w, "],\n  \"leaks\": [");
+	report_puts(w, "]},\n  \"modules\": ");
+	report_json_modules(w);
+	report_puts(w, ",\n  \"leaks\": [");
 	for (size_t g = 0; g < L->ngroups; g++) {
 		const leak_t *l = &lv[gv[g].first];
 
 		report_puts(w, g > 0 ? ",\n    {\"kind\": " :
 		    "\n    {\"kind\": ");
-		w_jstr(w, report_kname(l->kind));
+		report_json_str(w, report_kname(l->kind));
 		report_printf(w, ", \"size\": %llu, \"count\": %llu, "
 		    "\"bytes\": %llu, ", jint(l->size), jint(gv[g].count),
 		    jint(gv[g].bytes));
 		if (gv[g].saturated || gv[g].bytes > (uint64_t)INT64_MAX)
 			report_puts(w, "\"bytes_saturated\": true, ");
 		report_printf(w, "\"device\": %d, \"owner\": ", l->device);
-		w_jstr(w, report_owner_str(l->owner));
+		report_json_str(w, report_owner_str(l->owner));
 		report_puts(w, ", \"api\": ");
-		w_jstr(w, l->api != NULL ? l->api : "");
+		report_json_str(w, l->api != NULL ? l->api : "");
 		report_puts(w, ", \"category\": ");
-		w_jstr(w, report_cat_name(l->cat));
+		report_json_str(w, report_cat_name(l->cat));
 		report_puts(w, ",\n     \"addresses\": [");
 		for (size_t k = 0; k < gv[g].count &&
 		    k < REPORT_MAX_ADDRESSES; k++) {
@@ -409,7 +418,7 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 			w_hex(w, l[k].base);
 		}
 		report_puts(w, "],\n     \"stack\": ");
-		json_stack(w, l->stack);
+		report_json_stack(w, l->stack);
 		report_puts(w, "}");
 	}
 	report_puts(w, "],\n  \"violations\": [");

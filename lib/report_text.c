@@ -67,8 +67,8 @@ w_tstrn(wr_t *w, const char *str, size_t n)
 	}
 }
 
-static void
-w_tstr(wr_t *w, const char *s)
+void
+report_text_str(wr_t *w, const char *s)
 {
 	w_tstrn(w, s != NULL ? s : "?", strlen(s != NULL ? s : "?"));
 }
@@ -83,21 +83,14 @@ text_arg(const char *a, size_t n, size_t i, void *arg)
 	w_tstrn(w, a, n);
 }
 
-/* Modules named by the text report's frames (for the module list). */
-#define TEXT_MODULES 4096
-
-typedef struct modset_s {
-	uint64_t bits[TEXT_MODULES / 64];
-} modset_t;
-
-static void
-text_stack(wr_t *w, stack_id_t id, const char *indent, modset_t *seen)
+void
+report_text_stack(wr_t *w, stack_id_t id, const char *indent, modset_t *seen)
 {
 	stack_frame_t fr[STACK_MAX_DEPTH];
 	size_t n = stack_get(id, fr, STACK_MAX_DEPTH);
 
 	for (size_t i = 0; i < n; i++)
-		if (fr[i].module < TEXT_MODULES)
+		if (fr[i].module < REPORT_TEXT_MODULES)
 			seen->bits[fr[i].module / 64] |=
 			    1ULL << (fr[i].module % 64);
 
@@ -122,11 +115,37 @@ text_stack(wr_t *w, stack_id_t id, const char *indent, modset_t *seen)
 			    (unsigned long)fr[i].offset);
 		} else {
 			report_printf(w, "%s#%-2zu ", indent, i);
-			w_tstr(w, name);
+			report_text_str(w, name);
 			report_printf(w, "+0x%lx\n",
 			    (unsigned long)fr[i].offset);
 		}
 	}
+}
+
+void
+report_text_modules(wr_t *w, const modset_t *seen)
+{
+	bool any = false;
+
+	/* Where the frames' modules are, for addr2line -e <path>
+	 * <offset - 1> (offsets are return addresses). */
+	for (uint32_t m = 0; m < REPORT_TEXT_MODULES; m++) {
+		stack_module_t mod;
+
+		if (!(seen->bits[m / 64] & (1ULL << (m % 64))) ||
+		    stack_module_get(m, &mod))
+			continue;
+		if (!any)
+			report_puts(w, "modules:\n");
+		any = true;
+		report_puts(w, "    ");
+		report_text_str(w, mod.path);
+		if (mod.build_id[0] != '\0')
+			report_printf(w, " (build-id %s)", mod.build_id);
+		report_puts(w, "\n");
+	}
+	if (any)
+		report_puts(w, "\n");
 }
 
 void
@@ -195,13 +214,13 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		if (l->device >= 0)
 			report_printf(w, " on device %d", l->device);
 		report_puts(w, " (");
-		w_tstr(w, l->api);
+		report_text_str(w, l->api);
 		if (*own != '\0') {
 			report_puts(w, ", owner ");
-			w_tstr(w, own);
+			report_text_str(w, own);
 		}
 		report_printf(w, ", first at 0x%lx)\n", (unsigned long)l->base);
-		text_stack(w, l->stack, "    ", &seen);
+		report_text_stack(w, l->stack, "    ", &seen);
 		report_puts(w, "\n");
 	}
 	for (size_t i = 0; i < V->n; i++) {
@@ -210,7 +229,7 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 		    driver_error_name_builtin((CUresult)v->cuda_error);
 
 		report_printf(w, "%s: ", violation_name(v->type));
-		w_tstr(w, v->api);
+		report_text_str(w, v->api);
 		report_printf(w, "(0x%lx)", (unsigned long)v->address);
 		if (v->kind >= 0 && v->kind < KIND_COUNT)
 			report_printf(w, " on %s memory of %'llu bytes",
@@ -223,7 +242,7 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 			report_printf(w, ", device %d", v->device);
 		if (v->owner != 0) {
 			report_puts(w, ", owner ");
-			w_tstr(w, report_owner_str(v->owner));
+			report_text_str(w, report_owner_str(v->owner));
 		}
 		/* The library's form; ungrouped, so that the commas of
 		 * the interval stay the only ones. */
@@ -238,41 +257,18 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 				    v->cuda_error);
 		}
 		report_puts(w, "\n");
-		text_stack(w, v->stack, "    ", &seen);
+		report_text_stack(w, v->stack, "    ", &seen);
 		if (v->alloc_stack != 0) {
 			report_puts(w, "  allocated at:\n");
-			text_stack(w, v->alloc_stack, "    ", &seen);
+			report_text_stack(w, v->alloc_stack, "    ", &seen);
 		}
 		if (v->free_stack != 0) {
 			report_puts(w, "  freed at:\n");
-			text_stack(w, v->free_stack, "    ", &seen);
+			report_text_stack(w, v->free_stack, "    ", &seen);
 		}
 		report_puts(w, "\n");
 	}
-	{
-		bool any = false;
-
-		/* Where the frames' modules are, for addr2line -e <path>
-		 * <offset - 1> (offsets are return addresses). */
-		for (uint32_t m = 0; m < TEXT_MODULES; m++) {
-			stack_module_t mod;
-
-			if (!(seen.bits[m / 64] & (1ULL << (m % 64))) ||
-			    stack_module_get(m, &mod))
-				continue;
-			if (!any)
-				report_puts(w, "modules:\n");
-			any = true;
-			report_puts(w, "    ");
-			w_tstr(w, mod.path);
-			if (mod.build_id[0] != '\0')
-				report_printf(w, " (build-id %s)",
-				    mod.build_id);
-			report_puts(w, "\n");
-		}
-		if (any)
-			report_puts(w, "\n");
-	}
+	report_text_modules(w, &seen);
 	if (nviol > V->n)
 		report_printf(w, "(%'llu more violations not kept)\n\n",
 		    (unsigned long long)(nviol - V->n));

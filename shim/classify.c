@@ -120,8 +120,10 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		if (!(accept & KBIT(pre->rec.kind))) {
 			shim_report_violation(V_MISMATCHED_FREE, api, addr,
 			    &pre->rec, r, st);
-			if (r == CUDA_SUCCESS)
+			if (r == CUDA_SUCCESS) {
+				shim_recent_free(api, &pre->rec, st);
 				shim_remove_rec(pre->h, st);
+			}
 			return;
 		}
 		if (r != CUDA_SUCCESS) {
@@ -132,6 +134,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		    pre->rec.refcount > 1)
 			shim_report_violation(V_FREE_WHILE_REFERENCED, api, addr,
 			    &pre->rec, r, st);
+		shim_recent_free(api, &pre->rec, st);
 		shim_remove_rec(pre->h, st);
 		return;
 	}

@@ -183,6 +183,7 @@ shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
 	}
 	if (had) /* freed behind our back (a teardown we did not see) */
 		stats_on_free((kind_t)old.kind, old.size);
+	shim_recent_alloc(&rec);
 }
 
 /* v for a violation of type by api on addr (rec: its record, or NULL),

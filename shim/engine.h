@@ -75,6 +75,27 @@ shim_refused(CUresult r)
 	return true;
 }
 
+/* shim/oom.c: an allocation refused for want of memory (r is
+ * CUDA_ERROR_OUT_OF_MEMORY): the OOM report, once per process; later ones
+ * counted (shim_oom_later). */
+void shim_oom(const char *api, kind_t kind, size_t size, CUresult r);
+uint64_t shim_oom_later(void);
+/* The ring of the last allocations and frees the OOM report shows. */
+void shim_recent_alloc(const reg_rec_t *rec);
+void shim_recent_free(const char *api, const reg_rec_t *rec, stack_id_t st);
+
+/* shim_refused for an allocating call of kind and size by api: an OOM
+ * answer also writes the OOM report (shim/oom.c). */
+static inline bool
+shim_refused_alloc(CUresult r, const char *api, kind_t kind, size_t size)
+{
+	if (r == CUDA_SUCCESS)
+		return false;
+	STATS_INC(failed_calls);
+	if (unlikely(r == CUDA_ERROR_OUT_OF_MEMORY))
+		shim_oom(api, kind, size, r);
+	return true;
+}
 
 struct dl_phdr_info;
 

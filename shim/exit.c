@@ -100,6 +100,11 @@ track_write_report(const char *how, int status, bool inside)
 		    hidden == 1 ? " was" : "s were", VIOLATION_SHOW, listed ?
 		    "the report lists them" : "a report lists them "
 		    "(CUWARDEN_REPORT)");
+	if (shim_oom_later() != 0)
+		log_printf("%llu more allocation%s ran out of memory after the "
+		    "one the OOM report describes",
+		    (unsigned long long)shim_oom_later(),
+		    shim_oom_later() == 1 ? "" : "s");
 	if (inside) {
 		uint64_t n = nowait_skipped();
 		nowait_end();

@@ -65,7 +65,7 @@ track_mem_alloc(void *real, const char *api, CUdeviceptr *dptr,
 	    bytesize, 0, api, &r))
 		return r;
 	r = CALL(real, fn_t, (dptr, bytesize));
-	if (shim_refused(r))
+	if (shim_refused_alloc(r, api, KIND_DEVICE, bytesize))
 		return r;
 	record_addr(KIND_DEVICE, (uintptr_t)*dptr, bytesize, 0, api);
 	return r;
@@ -79,7 +79,7 @@ track_mem_alloc_pitch(void *real, const char *api, CUdeviceptr *dptr,
 	    unsigned int);
 	CUresult r = CALL(real, fn_t, (dptr, pitch, width, height, elem));
 
-	if (shim_refused(r))
+	if (shim_refused_alloc(r, api, KIND_DEVICE, width * height))
 		return r;
 	record_addr(KIND_DEVICE, (uintptr_t)*dptr, *pitch * height, *pitch,
 	    api);
@@ -98,7 +98,7 @@ track_mem_alloc_managed(void *real, const char *api, CUdeviceptr *dptr,
 	    &r))
 		return r;
 	r = CALL(real, fn_t, (dptr, bytesize, flags));
-	if (shim_refused(r))
+	if (shim_refused_alloc(r, api, KIND_MANAGED, bytesize))
 		return r;
 	record_addr(KIND_MANAGED, (uintptr_t)*dptr, bytesize, flags, api);
 	return r;
@@ -124,7 +124,7 @@ track_mem_alloc_async(void *real, const char *api, CUdeviceptr *dptr,
 	typedef CUresult (*fn_t)(CUdeviceptr *, size_t, CUstream);
 	CUresult r = CALL(real, fn_t, (dptr, bytesize, stream));
 
-	if (shim_refused(r))
+	if (shim_refused_alloc(r, api, KIND_ASYNC, bytesize))
 		return r;
 	if (captured_alloc(api, stream, *dptr, bytesize))
 		return r;
@@ -142,7 +142,7 @@ track_mem_alloc_from_pool(void *real, const char *api, CUdeviceptr *dptr,
 	    CUstream);
 	CUresult r = CALL(real, fn_t, (dptr, bytesize, pool, stream));
 
-	if (shim_refused(r))
+	if (shim_refused_alloc(r, api, KIND_ASYNC, bytesize))
 		return r;
 	if (captured_alloc(api, stream, *dptr, bytesize))
 		return r;
@@ -167,7 +167,7 @@ track_mem_host_alloc(void *real, const char *api, void **pp, size_t bytesize,
 	    &r))
 		return r;
 	r = CALL(real, fn_t, (pp, bytesize, flags));
-	if (shim_refused(r))
+	if (shim_refused_alloc(r, api, KIND_PINNED, bytesize))
 		return r;
 	record_addr(KIND_PINNED, (uintptr_t)*pp, bytesize, flags, api);
 	return r;
@@ -183,7 +183,7 @@ track_mem_alloc_host(void *real, const char *api, void **pp, size_t bytesize)
 	    bytesize, 0, api, &r))
 		return r;
 	r = CALL(real, fn_t, (pp, bytesize));
-	if (shim_refused(r))
+	if (shim_refused_alloc(r, api, KIND_PINNED, bytesize))
 		return r;
 	record_addr(KIND_PINNED, (uintptr_t)*pp, bytesize, 0, api);
 	return r;

@@ -71,11 +71,14 @@ shim_pool_try_alloc(kind_t kind, uintptr_t *out, size_t size, unsigned hflags,
 	case CW_ENOMEM:
 		STATS_INC(failed_calls);
 		*res = CUDA_ERROR_OUT_OF_MEMORY;
+		shim_oom(api, kind, size, *res);
 		return true;
 	case CW_ECUDA: {
 		int e = lasterr_get()->cuda_error;
 		STATS_INC(failed_calls);
 		*res = e != 0 ? (CUresult)e : CUDA_ERROR_OUT_OF_MEMORY;
+		if (*res == CUDA_ERROR_OUT_OF_MEMORY)
+			shim_oom(api, kind, size, *res);
 		return true;
 	}
 	default:
@@ -145,6 +148,7 @@ shim_pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 			return true;
 		}
 		stats_on_free((kind_t)out.kind, out.size);
+		shim_recent_free(api, &out, st);
 		int dev = POOL_AUX_DEV(out.aux);
 		int cm = capture_relax(); /* as in shim_pool_try_alloc */
 		int r = async ? pool_free_async((kind_t)out.kind, dev, addr,

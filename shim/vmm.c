@@ -22,7 +22,7 @@ track_mem_create(void *real, const char *api,
 	    const CUmemAllocationProp *, unsigned long long);
 	CUresult r = CALL(real, fn_t, (handle, size, prop, flags));
 
-	if (shim_refused(r))
+	if (shim_refused_alloc(r, api, KIND_VMM, size))
 		return r;
 	int dev = prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ?
 	    prop->location.id : -1;

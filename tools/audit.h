@@ -185,9 +185,20 @@ typedef struct au_lost_s {
 	int end_status;
 } au_lost_t;
 
+/* An OOM report (doc/report-schema.md, "The OOM report"): the document
+ * as the shim wrote it, kept whole (rendered first in text, carried as is
+ * in --json's "oom"). */
+typedef struct au_oom_s {
+	json_t *doc;  /* owned */
+	char *path;
+	long pid;
+} au_oom_t;
+
 typedef struct au_model_s {
 	au_process_t *procs;
 	size_t nprocs;
+	au_oom_t *ooms;   /* in the order read */
+	size_t nooms;
 	au_finding_t **leaks; /* every leak group (reported or not) */
 	size_t nleaks;
 	au_finding_t **viols;

@@ -3,7 +3,8 @@
  * (input_read) and parsed; a merged document goes to ingest_merged.c; a
  * per-process report ("cuwarden-report" version 1, doc/report-schema.md)
  * has its header and modules checked, its process added once
- * (ingest_proc.c), then its leaks and violations (ingest_finding.c).
+ * (ingest_proc.c), then its leaks and violations (ingest_finding.c); an
+ * OOM report ("cuwarden-oom" version 1) is checked and kept whole.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include "ingest_int.h"
 #include "input.h"
 #include "json.h"
+#include "xalloc.h"
 
 static bool
 check_header(ingest_rd_t *r, const json_t *doc)
@@ -69,6 +71,34 @@ check_header(ingest_rd_t *r, const json_t *doc)
 }
 
 bool
+ingest_oom(au_model_t *m, ingest_rd_t *r, json_t *doc)
+{
+	const json_t *v = json_object_get(doc, "version");
+	const json_t *q = json_object_get(doc, "request");
+	au_oom_t *o;
+
+	if (!json_is_integer(v) || json_integer_value(v) != 1)
+		return ingest_fail(r, "OOM report version is missing or not 1 "
+		    "(this tool reads version 1)");
+	if (!json_is_integer(json_object_get(doc, "pid")))
+		return ingest_fail(r, "\"pid\" is missing or not an "
+		    "integer");
+	if (!json_is_object(q) || json_str(q, "api", NULL) == NULL ||
+	    !json_is_integer(json_object_get(q, "size")))
+		return ingest_fail(r, "\"request\" is missing, or lacks its "
+		    "\"api\" or \"size\"");
+	if (!json_is_object(json_object_get(doc, "live")) ||
+	    !json_is_array(json_object_get(doc, "modules")))
+		return ingest_fail(r, "\"live\" or \"modules\" is missing");
+	m->ooms = xrealloc(m->ooms, (m->nooms + 1) * sizeof(*m->ooms));
+	o = &m->ooms[m->nooms++];
+	o->doc = doc;
+	o->path = xstrdup(r->path);
+	o->pid = (long)json_integer_value(json_object_get(doc, "pid"));
+	return false;
+}
+
+bool
 ingest_file(au_model_t *m, const char *path, char *err, size_t errsize)
 {
 	json_error_t jerr;
@@ -110,6 +140,14 @@ ingest_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	if (json_is_object(doc) && strcmp(json_str(doc, "format", ""),
 	    "cuwarden-audit") == 0)
 		return ingest_merged(m, &r, doc);
+	if (json_is_object(doc) && strcmp(json_str(doc, "format", ""),
+	    "cuwarden-oom") == 0) {
+		if (ingest_oom(m, &r, doc)) {
+			json_decref(doc);
+			return true;
+		}
+		return false;
+	}
 	if (check_header(&r, doc)) {
 		json_decref(doc);
 		return true;

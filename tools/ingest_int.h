@@ -98,6 +98,10 @@ au_process_t *ingest_proc_add(au_model_t *m, const json_t *o,
 
 /* Reads the merged document doc (format "cuwarden-audit") into m.  Takes
  * doc.  Returns true on error. */
+/* An OOM report ("cuwarden-oom" version 1): its header and request
+ * checked, doc kept whole in m (the model takes it; on error the caller
+ * keeps it).  Returns true on error (message in r). */
+bool ingest_oom(au_model_t *m, ingest_rd_t *r, json_t *doc);
 bool ingest_merged(au_model_t *m, ingest_rd_t *r, json_t *doc);
 
 #endif /* CUWARDEN_TOOLS_INGEST_INT_H */

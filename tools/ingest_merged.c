@@ -91,6 +91,14 @@ ingest_merged(au_model_t *m, ingest_rd_t *r, json_t *doc)
 		else
 			bad = ingest_leak(r, m, s, i);
 	}
+	/* The OOM reports it carries, as they were read. */
+	a = json_object_get(doc, "oom");
+	for (i = 0; !bad && i < json_array_size(a); i++) {
+		json_t *o = json_array_get(a, i);
+
+		if ((bad = ingest_oom(m, r, json_incref(o))))
+			json_decref(o);
+	}
 	json_decref(doc);
 	return bad;
 }

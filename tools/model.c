@@ -434,6 +434,11 @@ model_free(au_model_t *m)
 		json_decref(m->lost[i].command);
 		free(m->lost[i].exe);
 	}
+	for (i = 0; i < m->nooms; i++) {
+		json_decref(m->ooms[i].doc);
+		free(m->ooms[i].path);
+	}
+	free(m->ooms);
 	free(m->lost);
 	free(m->leaks);
 	free(m->viols);

@@ -320,6 +320,14 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 	supp_foreach_used(o->supp, used_json, used);
 	json_object_set_new(doc, "suppressions_used", used);
 	json_object_set_new(doc, "baseline", str_or_null(o->baseline));
+	/* Only when a process ran out of memory: the documents as the shim
+	 * wrote them (doc/audit.md, "Out of memory"). */
+	if (m->nooms > 0) {
+		a = json_array();
+		for (i = 0; i < m->nooms; i++)
+			json_array_append(a, m->ooms[i].doc);
+		json_object_set_new(doc, "oom", a);
+	}
 	return doc;
 }
 

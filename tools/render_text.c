@@ -480,6 +480,8 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	bool grouped = !o->plain_summary;
 
 	model_totals(m, &t);
+	/* An OOM first: what the process was doing when it ran out. */
+	render_oom_text(m, out);
 	print_findings(m, o, out);
 	if (!quiet) {
 		print_processes(m, o->verbosity > 0, out);
