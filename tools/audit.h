@@ -187,11 +187,16 @@ typedef struct au_lost_s {
 
 /* An OOM report (doc/report-schema.md, "The OOM report"): the document
  * as the shim wrote it, kept whole (rendered first in text, carried as is
- * in --json's "oom"). */
+ * in --json's "oom"), and its stacks read for symbolize_model: the
+ * request's and those of the first AU_OOM_GROUPS live groups. */
+#define AU_OOM_GROUPS 10
 typedef struct au_oom_s {
 	json_t *doc;  /* owned */
 	char *path;
 	long pid;
+	au_stack_t request;
+	au_stack_t groups[AU_OOM_GROUPS];
+	size_t ngroups;
 } au_oom_t;
 
 typedef struct au_model_s {

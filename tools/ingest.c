@@ -18,6 +18,7 @@
 #include "ingest_int.h"
 #include "input.h"
 #include "json.h"
+#include "model.h"
 #include "xalloc.h"
 
 static bool
@@ -75,7 +76,12 @@ ingest_oom(au_model_t *m, ingest_rd_t *r, json_t *doc)
 {
 	const json_t *v = json_object_get(doc, "version");
 	const json_t *q = json_object_get(doc, "request");
+	const json_t *top;
+	au_process_t self;
+	ingest_rd_t sr;
 	au_oom_t *o;
+	size_t i;
+	bool bad;
 
 	if (!json_is_integer(v) || json_integer_value(v) != 1)
 		return ingest_fail(r, "OOM report version is missing or not 1 "
@@ -91,7 +97,35 @@ ingest_oom(au_model_t *m, ingest_rd_t *r, json_t *doc)
 	    !json_is_array(json_object_get(doc, "modules")))
 		return ingest_fail(r, "\"live\" or \"modules\" is missing");
 	m->ooms = xrealloc(m->ooms, (m->nooms + 1) * sizeof(*m->ooms));
-	o = &m->ooms[m->nooms++];
+	o = &m->ooms[m->nooms];
+	memset(o, 0, sizeof(*o));
+	/* Its stacks, as a per-process report's (module indexes into its
+	 * own "modules"; a module without a path is its "exe"), whether it
+	 * came alone or inside a merged document. */
+	memset(&self, 0, sizeof(self));
+	self.exe = (char *)(uintptr_t)json_str(doc, "exe", "");
+	sr = *r;
+	sr.proc = &self;
+	sr.modules = json_object_get(doc, "modules");
+	sr.merged = false;
+	top = json_object_get(json_object_get(doc, "live"), "top");
+	bad = ingest_stack(&sr, q, "request", "stack", &o->request);
+	for (i = 0; !bad && i < json_array_size(top) && i < AU_OOM_GROUPS;
+	    i++) {
+		char w[32];
+
+		snprintf(w, sizeof(w), "live.top[%zu]", i);
+		o->ngroups = i + 1;
+		bad = ingest_stack(&sr, json_array_get(top, i), w, "stack",
+		    &o->groups[i]);
+	}
+	if (bad) {
+		stack_free(&o->request);
+		for (i = 0; i < o->ngroups; i++)
+			stack_free(&o->groups[i]);
+		return true;
+	}
+	m->nooms++;
 	o->doc = doc;
 	o->path = xstrdup(r->path);
 	o->pid = (long)json_integer_value(json_object_get(doc, "pid"));

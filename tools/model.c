@@ -435,6 +435,9 @@ model_free(au_model_t *m)
 		free(m->lost[i].exe);
 	}
 	for (i = 0; i < m->nooms; i++) {
+		stack_free(&m->ooms[i].request);
+		for (size_t k = 0; k < m->ooms[i].ngroups; k++)
+			stack_free(&m->ooms[i].groups[k]);
 		json_decref(m->ooms[i].doc);
 		free(m->ooms[i].path);
 	}

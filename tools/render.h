@@ -43,7 +43,7 @@ typedef struct au_render_opts_s {
 void render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out);
 /* The OUT OF MEMORY sections of the OOM reports read (render_oom.c),
  * written first by render_text. */
-void render_oom_text(const au_model_t *m, FILE *out);
+void render_oom_text(const au_model_t *m, int limit, FILE *out);
 /* The text report's last line when findings decide the exit status:
  * "EXIT STATUS: status (N errors reported; the program exited with
  * M)". */

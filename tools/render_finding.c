@@ -94,8 +94,8 @@ cudart_internal(const au_frame_t *f)
 	    strncmp(f->function, "libcudart_static_", 17) == 0;
 }
 
-static void
-print_stack(FILE *out, const au_stack_t *s, int limit)
+void
+rt_stack(FILE *out, const au_stack_t *s, int limit)
 {
 	size_t i, first = 0;
 
@@ -234,7 +234,7 @@ rt_leak(FILE *out, const au_finding_t *f, int limit)
 	else if (f->suppressed_by != NULL)
 		fprintf(out, " (suppressed by %s)", rt_tx(f->suppressed_by));
 	fputs(RT_OFF "\n", out);
-	print_stack(out, &f->stack, limit);
+	rt_stack(out, &f->stack, limit);
 	fputs("==\n", out);
 }
 
@@ -268,14 +268,14 @@ rt_violation(FILE *out, const au_finding_t *f, int limit)
 	    sizeof(b2)));
 	print_where(out, f, false);
 	fputs("]" RT_OFF "\n", out);
-	print_stack(out, &f->stack, limit);
+	rt_stack(out, &f->stack, limit);
 	if (f->alloc_stack.n > 0) {
 		fputs("==  Allocated at:\n", out);
-		print_stack(out, &f->alloc_stack, limit);
+		rt_stack(out, &f->alloc_stack, limit);
 	}
 	if (f->free_stack.n > 0) {
 		fputs("==  First freed at:\n", out);
-		print_stack(out, &f->free_stack, limit);
+		rt_stack(out, &f->free_stack, limit);
 	}
 	fputs("==\n", out);
 }

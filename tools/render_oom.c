@@ -4,8 +4,8 @@
  * the device's free and total memory, the pools' cache, the largest live
  * groups by owner and stack, and the last allocations and frees.  Drawn
  * from the shim's document as it is (doc/report-schema.md, "The OOM
- * report"); frames are written module+offset, unsymbolized.  Every name
- * goes through rt_tx.
+ * report"); stacks as the findings' (rt_stack: symbolized, at most
+ * --num-callers frames).  Every name goes through rt_tx.
  */
 #include "config.h"
 
@@ -17,7 +17,6 @@
 #include "render.h"
 #include "render_text_int.h"
 
-#define OOM_FRAMES 8  /* frames shown of a stack */
 #define OOM_GROUPS 5  /* live groups shown */
 
 static const char *
@@ -30,42 +29,10 @@ num(const json_t *o, const char *key, char *buf, size_t size)
 	return fmt_commas((uint64_t)json_integer_value(v), buf, size);
 }
 
-/* The basename of module i of the document, "?" if none. */
-static const char *
-module_name(const json_t *doc, long long i)
-{
-	const char *p = json_str(json_array_get(json_object_get(doc,
-	    "modules"), (size_t)i), "path", NULL);
-	const char *slash;
-
-	if (i < 0 || p == NULL || *p == '\0')
-		return "?";
-	slash = strrchr(p, '/');
-	return slash != NULL && slash[1] != '\0' ? slash + 1 : p;
-}
-
 static void
-print_stack(FILE *out, const json_t *doc, const json_t *stack,
-    const char *indent)
+print_one(FILE *out, const au_oom_t *oom, int limit)
 {
-	size_t i, n = json_array_size(stack);
-
-	if (n == 0)
-		fprintf(out, "%s(no stack)\n", indent);
-	for (i = 0; i < n && i < OOM_FRAMES; i++) {
-		const json_t *f = json_array_get(stack, i);
-
-		fprintf(out, "%s#%-2zu %s+%s\n", indent, i,
-		    rt_tx(module_name(doc, json_int(f, "module", -1))),
-		    rt_tx(json_str(f, "offset", "?")));
-	}
-	if (n > OOM_FRAMES)
-		fprintf(out, "%s... %zu more frames\n", indent, n - OOM_FRAMES);
-}
-
-static void
-print_one(FILE *out, const json_t *doc)
-{
+	const json_t *doc = oom->doc;
 	const json_t *q = json_object_get(doc, "request");
 	const json_t *mem = json_object_get(doc, "device_memory");
 	const json_t *live = json_object_get(doc, "live");
@@ -97,7 +64,7 @@ print_one(FILE *out, const json_t *doc)
 	    num(live, "allocations", b2, sizeof(b2)),
 	    num(live, "groups", b3, sizeof(b3)));
 	fputs("==    requested at:\n", out);
-	print_stack(out, doc, json_object_get(q, "stack"), "==      ");
+	rt_stack(out, &oom->request, limit);
 	for (i = 0; i < json_array_size(top) && i < OOM_GROUPS; i++) {
 		const json_t *g = json_array_get(top, i);
 
@@ -110,8 +77,8 @@ print_one(FILE *out, const json_t *doc)
 			fprintf(out, ", owner %s", rt_tx(json_str(g, "owner",
 			    "")));
 		fputs(")\n", out);
-		print_stack(out, doc, json_object_get(g, "stack"),
-		    "==      ");
+		if (i < oom->ngroups)
+			rt_stack(out, &oom->groups[i], limit);
 	}
 	if (json_array_size(top) > OOM_GROUPS)
 		fprintf(out, "==    ... %zu more live groups in %s\n",
@@ -132,8 +99,8 @@ print_one(FILE *out, const json_t *doc)
 }
 
 void
-render_oom_text(const au_model_t *m, FILE *out)
+render_oom_text(const au_model_t *m, int limit, FILE *out)
 {
 	for (size_t i = 0; i < m->nooms; i++)
-		print_one(out, m->ooms[i].doc);
+		print_one(out, &m->ooms[i], limit);
 }

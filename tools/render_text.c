@@ -481,7 +481,7 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 
 	model_totals(m, &t);
 	/* An OOM first: what the process was doing when it ran out. */
-	render_oom_text(m, out);
+	render_oom_text(m, o->stack_limit, out);
 	print_findings(m, o, out);
 	if (!quiet) {
 		print_processes(m, o->verbosity > 0, out);

@@ -34,6 +34,10 @@ void rt_tx_done(void);
  * sum (fmt_sum).  buf: 96 bytes and the unit's. */
 const char *rt_amount(uint64_t v, const char *one, const char *many,
     bool commas, char *buf, size_t size);
+/* A stack as a finding's: "at"/"by" lines, symbolized where the tool
+ * could, leading static-runtime frames and what is below main left out,
+ * at most limit frames (0 all). */
+void rt_stack(FILE *out, const au_stack_t *s, int limit);
 /* A leak group: header (with what hid it when it is not reported) and
  * allocation stack, at most limit frames (0 all). */
 void rt_leak(FILE *out, const au_finding_t *f, int limit);

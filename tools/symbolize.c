@@ -558,6 +558,11 @@ symbolize_model(au_model_t *m, bool demangle)
 		symbolize_stack(&m->viols[i]->alloc_stack);
 		symbolize_stack(&m->viols[i]->free_stack);
 	}
+	for (i = 0; i < m->nooms; i++) {
+		symbolize_stack(&m->ooms[i].request);
+		for (size_t k = 0; k < m->ooms[i].ngroups; k++)
+			symbolize_stack(&m->ooms[i].groups[k]);
+	}
 }
 
 void

@@ -132,6 +132,14 @@ if [ -x "$AUDIT" ]; then
 		grep -q '^==      free  cuMemFree_v2 device 1,048,576 bytes at 0x' "$WORK/audit.txt" &&
 		pass "audit: device memory, live groups, last events shown" ||
 		{ fail "audit: the OOM section is not as expected"; cat "$WORK/audit.txt"; }
+	# Its stacks symbolized as the findings' are: the request's in
+	# too_much, the live groups' in site_b and site_a, each called by main.
+	sed -n '/^==    requested at:$/,/^==    last allocations/p' "$WORK/audit.txt" |
+	    grep -E '^==    (at|by) 0x[0-9a-f]+: ' | sed -E 's/^==    (at|by) 0x[0-9a-f]+: ([a-z_]+) .*/\1 \2/' |
+	    tr '\n' ' ' >"$WORK/frames"
+	[ "$(cat "$WORK/frames")" = "at too_much by main at site_b by main at site_a by main " ] &&
+		pass "audit: the OOM's stacks symbolized (request, then each live group)" ||
+		{ fail "audit: OOM stacks: '$(cat "$WORK/frames")'"; cat "$WORK/audit.txt"; }
 	"$PY" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
