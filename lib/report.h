@@ -18,10 +18,13 @@
 
 typedef struct report_meta_s {
 	const char *mode;     /* "audit", "pool" or "library" */
-	const char *exit_how; /* "exit", "_exit", "request", "signal" */
+	const char *exit_how; /* "exit", "_exit", "request", "signal",
+			       * "snapshot" (the process goes on) */
 	int exit_status;      /* exit status ("exit", "_exit"), signal number
 			       * ("signal"); -1 when not known, written as
-			       * null */
+			       * null.  "snapshot": the snapshot's number
+			       * (1, 2, ...), written as "snapshot" (the
+			       * status is null) */
 } report_meta_t;
 
 /* Writes the report to fd.  Returns true on error (errno set). */
@@ -68,6 +71,16 @@ bool report_env_set(void);
  * holds a finding (report_write_found).  Returns true on error (logged;
  * errno set). */
 bool report_write_stderr(const report_meta_t *meta, bool only_found);
+
+/* Writes a snapshot (meta: exit_how "snapshot", exit_status its number
+ * N) to the expanded CUWARDEN_REPORT plus ".snap.N" (JSON unless
+ * CUWARDEN_REPORT_FORMAT=text) by report_write_env's rules (whole or not
+ * at all, 0600, never through a link, a name taken gives
+ * "<path>.<pid>-<starttime>"), never touching the report at exit; as text
+ * to standard error when CUWARDEN_REPORT names it.  No driver call, no
+ * malloc.  Returns true on error (logged; errno set), or when
+ * CUWARDEN_REPORT is unset (errno ENOENT, not logged). */
+bool report_write_snapshot(const report_meta_t *meta);
 
 /* Writes the marker (lib/report_marker.c) to the file named by
  * CUWARDEN_MARKER, by report_write_env's rules (a name taken gives

@@ -239,3 +239,42 @@ report_write_env(const report_meta_t *meta)
 	}
 	return false;
 }
+
+bool
+report_write_snapshot(const report_meta_t *meta)
+{
+	report_body_t b = { CW_FORMAT_TEXT, meta, false, false };
+	char name[PATH_MAX];
+	const char *path = "-";
+	bool set, stream;
+	size_t n;
+	int k;
+
+	if (report_env_path(name, sizeof(name), &set)) {
+		if (!set)
+			errno = ENOENT;
+		return true;
+	}
+	if (!report_is_stderr_name(name)) {
+		n = strlen(name);
+		k = fmt_snprintf(name + n, sizeof(name) - n, ".snap.%d",
+		    meta->exit_status);
+		if (k < 0 || (size_t)k >= sizeof(name) - n) {
+			log_error("CUWARDEN_REPORT: the snapshot's name is too "
+			    "long; snapshot %d not written", meta->exit_status);
+			errno = ENAMETOOLONG;
+			return true;
+		}
+		b.format = (cw_format_t)options_get(OPT_REPORT_FORMAT);
+		path = name;
+	} else {
+		memcpy(name, "standard error", sizeof("standard error"));
+	}
+	/* Never "own": the report at exit is not this file, and a name
+	 * already taken gives the snapshot a name of its own. */
+	if (report_file_write(path, false, "snapshot", name, sizeof(name),
+	    report_body, &b, &stream))
+		return true;
+	log_debug(1, "snapshot %d written to %s", meta->exit_status, name);
+	return false;
+}

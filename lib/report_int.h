@@ -194,12 +194,31 @@ bool report_file_write(const char *path, bool own, const char *noun,
     char *name, size_t size, bool (*body)(int fd, void *arg), void *arg,
     bool *stream);
 
+/* Does a CUWARDEN_REPORT name standard error ("-", /dev/stderr,
+ * /dev/fd/2)?  The reports that go next to it (".oom", ".snap.N") go
+ * there too, as text. */
+static inline bool
+report_is_stderr_name(const char *name)
+{
+	return __builtin_strcmp(name, "-") == 0 ||
+	    __builtin_strcmp(name, "/dev/stderr") == 0 ||
+	    __builtin_strcmp(name, "/dev/fd/2") == 0;
+}
+
 /* The expanded CUWARDEN_REPORT into name (size bytes).  Returns true
  * when there is none: *set says whether CUWARDEN_REPORT is set (set and
  * unusable: logged, errno set). */
 bool report_env_path(char *name, size_t size, bool *set);
 
 /* ------------------------------------------------------------ "report.c" */
+
+/* A snapshot (report.h: exit_how "snapshot", exit_status its number)? */
+static inline bool
+report_is_snapshot(const report_meta_t *meta)
+{
+	return meta->exit_how != NULL &&
+	    __builtin_strcmp(meta->exit_how, "snapshot") == 0;
+}
 
 /* The shim's coverage counters (stats.h), each read atomically. */
 void report_coverage_read(stats_coverage_t *c);

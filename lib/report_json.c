@@ -348,8 +348,11 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	report_printf(w, ",\n  \"time\": \"%s\",\n  \"exit\": {\"how\": ", now);
 	report_json_str(w, meta->exit_how != NULL ? meta->exit_how : "request");
 	/* A status that is not known is null, never a number that could
-	 * pass for one. */
-	if (meta->exit_status >= 0)
+	 * pass for one; a snapshot's number is its own member. */
+	if (report_is_snapshot(meta))
+		report_printf(w, ", \"status\": null, \"snapshot\": %d},\n",
+		    meta->exit_status);
+	else if (meta->exit_status >= 0)
 		report_printf(w, ", \"status\": %d},\n", meta->exit_status);
 	else
 		report_puts(w, ", \"status\": null},\n");

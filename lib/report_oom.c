@@ -297,14 +297,6 @@ oom_body(int fd, void *arg)
 	return report_write_oom_fd(fd, b->format, b->o);
 }
 
-/* The names report_write_env takes for standard error. */
-static bool
-is_stderr(const char *name)
-{
-	return strcmp(name, "-") == 0 || strcmp(name, "/dev/stderr") == 0 ||
-	    strcmp(name, "/dev/fd/2") == 0;
-}
-
 bool
 report_write_oom(const report_oom_t *o)
 {
@@ -317,7 +309,7 @@ report_write_oom(const report_oom_t *o)
 
 	if (!report_env_path(name, sizeof(name) - (sizeof(suffix) - 1),
 	    &set)) {
-		if (!is_stderr(name)) {
+		if (!report_is_stderr_name(name)) {
 			n = strlen(name);
 			memcpy(name + n, suffix, sizeof(suffix));
 			b.format = (cw_format_t)options_get(OPT_REPORT_FORMAT);

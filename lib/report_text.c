@@ -177,7 +177,10 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	    meta->mode != NULL ? meta->mode : "library");
 	report_printf(w, "%s",
 	    meta->exit_how != NULL ? meta->exit_how : "request");
-	if (meta->exit_status >= 0)
+	if (report_is_snapshot(meta))
+		report_printf(w, " %d of the running process (its live "
+		    "allocations, not leaks at exit)", meta->exit_status);
+	else if (meta->exit_status >= 0)
 		report_printf(w, " status %d", meta->exit_status);
 	report_puts(w, "\ncommand: ");
 	report_proc_args(p, text_arg, w);

@@ -26,6 +26,7 @@
 #include "mutex.h"
 #include "options.h"
 #include "report.h"
+#include "signame.h"
 #include "stats.h"
 #include "track.h"
 
@@ -169,10 +170,7 @@ hook__Exit(int status)
  * Handlers go only where the disposition is still the default, at the
  * first hooked call (a process that never uses CUDA is not touched); a
  * handler the program installs later replaces ours. */
-static const int fatal_signals[] = {
-	SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGHUP,
-	SIGQUIT,
-};
+static const int fatal_signals[] = { SIGNAME_FATAL };
 /* Those sent by another process, blocked while a handler writes. */
 static const int async_signals[] = {
 	SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2,
@@ -266,6 +264,7 @@ preload_signals_install(void)
 	if (__atomic_exchange_n(&preload_signals_done, true, __ATOMIC_ACQ_REL))
 		return;
 	preload_count_calls = options_get(OPT_VERBOSE) >= 2;
+	track_snapshot_start();
 	if (!options_get_bool(OPT_SIGNALS))
 		return;
 	for (size_t i = 0; i < CW_ARRAY_SIZE(fatal_signals); i++) {

@@ -136,6 +136,9 @@ extern const fork_hooks_t shim_primary_fork;
 /* The marker (report.h: report_write_marker) at the process's first CUDA
  * call, once, from the process a report is due from (shim/exit.c). */
 void shim_write_marker(void);
+/* shim/snapshot.c, from track_postfork_child: the child takes no
+ * snapshot (its eventfd closed, the signal's default action back). */
+void shim_snapshot_postfork_child(void);
 extern bool shim_dead;
 extern char shim_exe_path[512];
 extern track_mode_t shim_mode;

@@ -136,5 +136,6 @@ track_postfork_child(void)
 	 * locks are usable; captures and graph tables forget themselves). */
 	__atomic_store_n(&shim_dead, true, __ATOMIC_RELAXED);
 	__atomic_store_n(&stats_coverage.hooks_active, 0, __ATOMIC_RELAXED);
+	shim_snapshot_postfork_child();
 	registry_reset();
 }

@@ -59,6 +59,12 @@ track_mode_t track_mode(void);
  * by dlsym/cuGetProcAddress when they hand out one of our hooks. */
 void track_hook_ran(void);
 
+/* At the first hooked call, with CUWARDEN_SNAPSHOT_SIGNAL set: checks
+ * the signal, starts the snapshot thread and installs the handler that
+ * wakes it (shim/snapshot.c; doc/shim.md, "Snapshots"); a signal refused
+ * is a warning.  Once per process; nothing when the option is unset. */
+void track_snapshot_start(void);
+
 /* Number of hooked entry points the driver really exports (coverage). */
 void track_set_hooked_entry_points(uint64_t n);
 

@@ -67,6 +67,7 @@ static const struct {
 	[OPT_MARKER] = { "MARKER", R_STRING, 0, 0, 0, { 0 } },
 	[OPT_SIGNALS] = { "SIGNALS", R_BOOL, 1, 0, 1, { 0 } },
 	[OPT_POOL_ARENAS] = { "POOL_ARENAS", R_LONG, 0, 0, 4, { 0 } },
+	[OPT_SNAPSHOT_SIGNAL] = { "SNAPSHOT_SIGNAL", R_STRING, 0, 0, 0, { 0 } },
 };
 
 #define STR_MAX 4096 /* string options: at most STR_MAX - 1 bytes */
