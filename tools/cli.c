@@ -15,6 +15,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "num.h"
 #include "options_int.h" /* KIB..TIB: options.def writes sizes with them */
 #include "out.h"
+#include "snapshot.h"
 #include "suppress.h"
 #include "text.h"
 #include "xalloc.h"
@@ -280,6 +282,7 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			if (parse_long(optarg, 0, 255, &c->error_exitcode))
 				return usage_error("--error-exitcode: \"%s\" "
 				    "is not a number from 0 to 255", optarg);
+			c->error_exitcode_set = true;
 			break;
 		case OPT_SUPP:
 			c->supp_files = xrealloc(c->supp_files,
@@ -517,6 +520,119 @@ check_distinct(const au_cfg_t *c)
 	return -1;
 }
 
+/* A VALUE of a command's own option at argv[*i]: "--opt=VALUE" or
+ * "--opt VALUE".  Returns it (advancing *i past it), or NULL when
+ * argv[*i] is not --opt; *missing when --opt has no value. */
+static const char *
+own_opt(const char *opt, int argc, char **argv, int *i, bool *missing)
+{
+	size_t n = strlen(opt);
+	const char *a = argv[*i];
+
+	*missing = false;
+	if (strncmp(a, opt, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = true;
+		return NULL;
+	}
+	*i += 1;
+	return argv[*i];
+}
+
+/* `snapshot PID [--wait SECONDS]` at argv[optind].  Returns -1 to go
+ * on, else the exit status. */
+static int
+parse_snapshot(au_cfg_t *c, int argc, char **argv)
+{
+	bool pid_seen = false, missing;
+	const char *v;
+
+	c->snapshot_cmd = true;
+	c->snap_wait = SNAPSHOT_WAIT_S;
+	for (int i = optind + 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") ==
+		    0) {
+			cli_help_snapshot(stdout);
+			return 0;
+		}
+		if ((v = own_opt("--wait", argc, argv, &i, &missing)) !=
+		    NULL || missing) {
+			if (missing || parse_long(v, 1, 86400, &c->snap_wait))
+				return usage_error("snapshot --wait: \"%s\" is "
+				    "not a number of seconds from 1 to 86400",
+				    missing ? "" : v);
+			continue;
+		}
+		if (pid_seen || parse_long(argv[i], 1, INT32_MAX,
+		    &c->snap_pid))
+			return usage_error("snapshot: \"%s\" is not a process "
+			    "id (snapshot PID [--wait SECONDS])", argv[i]);
+		pid_seen = true;
+	}
+	if (!pid_seen)
+		return usage_error("%s", "snapshot: give the process id "
+		    "(snapshot PID [--wait SECONDS])");
+	/* A live allocation of a running process is no error. */
+	if (!c->error_exitcode_set)
+		c->error_exitcode = 0;
+	return -1;
+}
+
+/* `diff A B [--json FILE] [--error-exitcode N]` at argv[optind].
+ * Returns -1 to go on, else the exit status. */
+static int
+parse_diff(au_cfg_t *c, int argc, char **argv)
+{
+	bool missing;
+	const char *v;
+	int n = 0;
+
+	c->diff_cmd = true;
+	c->args = xcalloc(2, sizeof(*c->args));
+	c->args_owned = true;
+	for (int i = optind + 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") ==
+		    0) {
+			cli_help_diff(stdout);
+			return 0;
+		}
+		if ((v = own_opt("--json", argc, argv, &i, &missing)) !=
+		    NULL || missing) {
+			if (missing || *v == '\0')
+				return usage_error("%s", "diff --json: give a "
+				    "file name");
+			c->json = v;
+			continue;
+		}
+		if ((v = own_opt("--error-exitcode", argc, argv, &i,
+		    &missing)) != NULL || missing) {
+			if (missing || parse_long(v, 0, 255,
+			    &c->error_exitcode))
+				return usage_error("diff --error-exitcode: "
+				    "\"%s\" is not a number from 0 to 255",
+				    missing ? "" : v);
+			c->error_exitcode_set = true;
+			continue;
+		}
+		if (n == 2)
+			return usage_error("diff: \"%s\" is one file too many "
+			    "(diff A B)", argv[i]);
+		c->args[n++] = argv[i];
+	}
+	if (n != 2)
+		return usage_error("%s", "diff: give two reports (diff A B)");
+	c->nargs = 2;
+	/* Growth fails nothing unless asked (--error-exitcode). */
+	if (!c->error_exitcode_set)
+		c->error_exitcode = 0;
+	return -1;
+}
+
 int
 cli_parse(au_cfg_t *c, int argc, char **argv)
 {
@@ -532,6 +648,19 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 	rc = parse_options(c, argc, argv);
 	if (rc >= 0)
 		return rc;
+	if (optind < argc && (strcmp(argv[optind], "snapshot") == 0 ||
+	    strcmp(argv[optind], "diff") == 0) &&
+	    strcmp(argv[optind - 1], "--") != 0) {
+		if (c->shim_opts || c->run.preload || c->run.keep_reports)
+			return usage_error("%s: the shim and run options apply "
+			    "only when running a program", argv[optind]);
+		rc = argv[optind][0] == 's' ? parse_snapshot(c, argc, argv) :
+		    parse_diff(c, argc, argv);
+		if (rc >= 0)
+			return rc;
+		c->run.quiet = c->verbosity < 0;
+		return check_distinct(c);
+	}
 	if (optind < argc && strcmp(argv[optind], "report") == 0 &&
 	    strcmp(argv[optind - 1], "--") != 0) {
 		c->report_cmd = true;
@@ -580,4 +709,6 @@ cli_free(au_cfg_t *c)
 	free(c->run.env);
 	free(c->supp_files);
 	free(c->log_file_buf);
+	if (c->args_owned)
+		free(c->args);
 }

@@ -45,7 +45,13 @@ typedef struct au_cfg_s {
 	au_color_t color;   /* --color */
 	bool shim_opts;  /* a shim option was given */
 	bool report_cmd; /* `report FILE|DIR...`, not a program to run */
+	bool snapshot_cmd; /* `snapshot PID` (then report_cmd, of its file) */
+	long snap_pid;
+	long snap_wait;    /* --wait SECONDS */
+	bool diff_cmd;     /* `diff A B` (args: the two files) */
+	bool error_exitcode_set; /* --error-exitcode given */
 	char **args;     /* the program and its arguments, or the files */
+	bool args_owned; /* args allocated (diff's), freed by cli_free */
 	int nargs;       /* >= 1 once cli_parse goes on */
 } au_cfg_t;
 

@@ -2,7 +2,7 @@
  * cli_help.c -- the usage texts (cli_int.h): --help, the options most
  * runs need, grouped; --help-all, every option of cli.c's table (a test,
  * check_help.sh, holds the two in step) and the built-in suppressions;
- * report --help.
+ * report --help, snapshot --help, diff --help.
  */
 #include "config.h"
 
@@ -15,6 +15,8 @@
 static const char usage_head[] =
 "Usage: " AU_PROG " [options] [--] program [args...]\n"
 "       " AU_PROG " [output and filtering options] report FILE|DIR...\n"
+"       " AU_PROG " [output options] snapshot PID [--wait SECONDS]\n"
+"       " AU_PROG " [filtering options] diff A B [--json FILE]\n"
 "\n"
 "Runs program (and every process it starts) under the cuwarden shim and\n"
 "reports every GPU allocation never freed and every broken contract.\n"
@@ -47,6 +49,7 @@ static const char short_text[] =
 "  --mode=audit|pool      track only, or also serve from cuwarden's pools\n"
 "  --help-all             every option, and the built-in suppressions\n"
 "  report --help          the report command's own usage\n"
+"  snapshot --help, diff --help   theirs\n"
 "  --version\n";
 
 static const char all_text[] =
@@ -122,6 +125,8 @@ static const char all_text[] =
 "  -h, --help               the common options\n"
 "  --help-all               this list and the built-in suppressions\n"
 "  report --help            the report command's own usage\n"
+"  snapshot --help          a running process's live allocations\n"
+"  diff --help              what grew between two reports\n"
 "  -V, --version\n";
 
 static const char report_text[] =
@@ -142,6 +147,55 @@ static const char report_text[] =
 "Exit status: 0 when nothing is reported; the error exit code (23) when\n"
 "something is; 125 when a report cannot be read, none is found or the\n"
 "command line is wrong.  See cuwarden-audit(1).\n";
+
+static const char snapshot_text[] =
+"Usage: " AU_PROG " [output options] snapshot PID [--wait SECONDS]\n"
+"\n"
+"Asks a running process under the shim for a snapshot: its live\n"
+"allocations, as a report.  The process must have been started with\n"
+"CUWARDEN_SNAPSHOT_SIGNAL (e.g. USR2) and CUWARDEN_REPORT set; the tool\n"
+"reads both from /proc/PID/environ, sends that signal, waits for the new\n"
+"file <CUWARDEN_REPORT>.snap.N (at most --wait seconds, default 10),\n"
+"prints its path on standard output and renders it as 'report FILE'\n"
+"does (the text on standard error, or --log-file; --json too).\n"
+"\n"
+"Example:\n"
+"  CUWARDEN_SNAPSHOT_SIGNAL=USR2 CUWARDEN_REPORT=/tmp/cw.%p.json \\\n"
+"    LD_PRELOAD=.../libcuwarden_preload.so ./train &\n"
+"  " AU_PROG " snapshot $!\n"
+"\n"
+"Exit status: 0 when the snapshot was taken (live allocations are no\n"
+"error: --error-exitcode=N makes them one); 125 when it was not (no such\n"
+"process, not yours, no shim, snapshots off, no file in time).\n"
+"See cuwarden-audit(1).\n";
+
+static const char diff_text[] =
+"Usage: " AU_PROG " [filtering options] diff A B [--json FILE]\n"
+"                      [--error-exitcode N]\n"
+"\n"
+"Compares two reports of one run (snapshots, per-process reports or\n"
+"--json documents): the live memory of each is grouped by its whole\n"
+"allocation stack (symbolized: kind, API and every frame's function),\n"
+"and the groups that grew from A to B are listed, largest growth first,\n"
+"with their stacks; then the groups that shrank or went, in one line,\n"
+"and the totals.  --json FILE writes the same as a document\n"
+"(cuwarden-diff, doc/report-schema.md).  Suppressions apply to both.\n"
+"\n"
+"Exit status: 0; with --error-exitcode=N, N when a group grew; 125 when\n"
+"a report cannot be read or the command line is wrong.\n"
+"See cuwarden-audit(1).\n";
+
+void
+cli_help_snapshot(FILE *out)
+{
+	fputs(snapshot_text, out);
+}
+
+void
+cli_help_diff(FILE *out)
+{
+	fputs(diff_text, out);
+}
 
 void
 cli_help_short(FILE *out)

@@ -21,6 +21,10 @@ void cli_help_short(FILE *out);
 void cli_help_all(FILE *out);
 /* The report command's usage (report --help). */
 void cli_help_report(FILE *out);
+/* The snapshot and diff commands' usages (snapshot --help, diff
+ * --help). */
+void cli_help_snapshot(FILE *out);
+void cli_help_diff(FILE *out);
 
 /* --------------------------------------------------------- cli_value.c */
 

@@ -1,7 +1,8 @@
 /*
- * main.c -- cuwarden-audit's flow: the two commands (`cuwarden-audit
- * [options] [--] program [args]` and `cuwarden-audit report FILE...`,
- * parsed by cli.c), the order of the work (suppressions and baseline are
+ * main.c -- cuwarden-audit's flow: the commands (`cuwarden-audit
+ * [options] [--] program [args]`, `cuwarden-audit report FILE...`,
+ * `snapshot PID` (snapshot.c, then its file as `report`) and `diff A B`
+ * (diff.c), parsed by cli.c), the order of the work (suppressions and baseline are
  * read before the program runs, so a bad file fails fast; then run,
  * symbolize, suppress, baseline, render) and the exit status.
  *
@@ -25,12 +26,14 @@
 #include "baseline.h"
 #include "cli.h"
 #include "diag.h"
+#include "diff.h"
 #include "ingest.h"
 #include "json.h"
 #include "model.h"
 #include "out.h"
 #include "render.h"
 #include "run.h"
+#include "snapshot.h"
 #include "suppress.h"
 #include "symbolize.h"
 
@@ -148,6 +151,8 @@ main(int argc, char **argv)
 	bool log_open = false;
 	int rc, status, m_signal = 0;
 	bool no_cuda, lost;
+	char *snap_path = NULL;
+	char *snap_args[1];
 	size_t i;
 
 	memset(&m, 0, sizeof(m));
@@ -196,6 +201,33 @@ main(int argc, char **argv)
 		c.run.shim_lines = log;
 	}
 
+	if (c.diff_cmd) {
+		au_diff_opts_t d = { supp, c.demangle, (int)c.num_callers,
+			c.json, c.error_exitcode_set ? c.error_exitcode : 0 };
+
+		rc = diff_run(c.args[0], c.args[1], &d, log);
+		goto out;
+	}
+	if (c.snapshot_cmd) {
+		bool json;
+
+		rc = snapshot_take(c.snap_pid, c.snap_wait, &snap_path, &json);
+		if (rc != 0 || snap_path == NULL)
+			goto out;
+		/* Its path first, on standard output (for scripts). */
+		printf("%s\n", snap_path);
+		fflush(stdout);
+		if (!json) {
+			au_warn("snapshot: %s is a text report "
+			    "(CUWARDEN_REPORT_FORMAT=text): not rendered",
+			    snap_path);
+			goto out;
+		}
+		snap_args[0] = snap_path;
+		c.report_cmd = true;
+		c.args = snap_args;
+		c.nargs = 1;
+	}
 	if (c.report_cmd) {
 		rc = read_reports(&m, c.nargs, c.args);
 	} else {
@@ -284,6 +316,7 @@ out:
 		rc = AU_EXIT_AUDIT_FAILED;
 	}
 	model_free(&m);
+	free(snap_path);
 	supp_free(supp);
 	baseline_free(base);
 	symbolize_done();

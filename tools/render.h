@@ -52,6 +52,11 @@ void render_text_status(const au_model_t *m, const au_render_opts_t *o,
 /* One finding group as the text report shows it: its header line, its
  * stacks (at most stack_limit frames each, 0 all), a closing "==" line. */
 void render_text_finding(const au_finding_t *f, int stack_limit, FILE *out);
+/* A stack alone, as a finding's is shown ("==    at ..." lines), at most
+ * stack_limit frames (0 all). */
+void render_text_stack(const au_stack_t *s, int stack_limit, FILE *out);
+/* A stack as the merged document's array of frames (new reference). */
+json_t *render_stack_json(const au_stack_t *s);
 /* The merged document.  Caller owns the result. */
 json_t *render_json_doc(const au_model_t *m, const au_render_opts_t *o);
 /* Each returns true on error (message printed). */

@@ -60,7 +60,7 @@ frame_json(const au_frame_t *f)
 	return o;
 }
 
-static json_t *
+json_t *
 render_stack_json(const au_stack_t *s)
 {
 	json_t *a = json_array();

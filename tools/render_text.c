@@ -131,7 +131,11 @@ print_processes(const au_model_t *m, bool verbose, FILE *out)
 		if (json_array_size(cmd) == 0)
 			fprintf(out, " %s", p->exe[0] ? rt_tx(p->exe) : "?");
 		/* Never "-1": a status nobody knows is said to be unknown. */
-		if (p->exit_status >= 0)
+		if (strcmp(p->exit_how, "snapshot") == 0)
+			fprintf(out, " -- snapshot %lld (running)",
+			    json_int(json_object_get(p->doc, "exit"),
+			    "snapshot", 0));
+		else if (p->exit_status >= 0)
 			fprintf(out, " -- %s %ld", rt_tx(p->exit_how),
 			    p->exit_status);
 		else if (strcmp(p->exit_how, "exit") == 0)
@@ -147,6 +151,28 @@ print_processes(const au_model_t *m, bool verbose, FILE *out)
 		    json_int(sm, "violations", 0) == 1 ? "" : "s",
 		    p->library ? " (libcuwarden)" : p->cuda_active ? "" :
 		    " (no CUDA activity)");
+	}
+}
+
+/* A snapshot (doc/report-schema.md, "exit"): its live allocations are
+ * listed as leaks would be; said first, so that nobody takes them for
+ * leaks at exit. */
+static void
+print_snapshots(const au_model_t *m, FILE *out)
+{
+	char lab[320];
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const au_process_t *p = &m->procs[i];
+
+		if (strcmp(p->exit_how, "snapshot") != 0)
+			continue;
+		fprintf(out, "== SNAPSHOT %lld of pid %s, a running process "
+		    "(%s): its live allocations, listed as leaks would be; "
+		    "not an exit\n", json_int(json_object_get(p->doc, "exit"),
+		    "snapshot", 0), rt_tx(process_label(m, p, lab,
+		    sizeof(lab))), rt_tx(json_str(p->doc, "time", "time "
+		    "unknown")));
 	}
 }
 
@@ -482,6 +508,7 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	model_totals(m, &t);
 	/* An OOM first: what the process was doing when it ran out. */
 	render_oom_text(m, o->stack_limit, out);
+	print_snapshots(m, out);
 	print_findings(m, o, out);
 	if (!quiet) {
 		print_processes(m, o->verbosity > 0, out);
@@ -555,6 +582,19 @@ render_text_status(const au_model_t *m, const au_render_opts_t *o,
 		fprintf(safe, "; the program exited with %d", m->exit_status);
 	fputs(")" RT_OFF "\n", safe);
 	fclose(safe); /* into out: its owner flushes it, checking errors */
+}
+
+void
+render_text_stack(const au_stack_t *s, int stack_limit, FILE *out)
+{
+	line_filter_t lf;
+	FILE *safe = filter_open(&lf, out, false);
+
+	if (safe == NULL)
+		return;
+	rt_stack(safe, s, stack_limit);
+	fclose(safe);
+	rt_tx_done();
 }
 
 void
