@@ -19,7 +19,8 @@
  * Plus _exit/_Exit (the report is written first), a destructor that
  * has the report written at exit, after every library's destructors, and
  * handlers for fatal signals still at their default, installed at the
- * first hooked call (the report, then the default action).
+ * first hooked call (the report, then the default action); the same call
+ * starts the engine's snapshots (track_snapshot_start, shim/snapshot.c).
  *
  * Every driver wrapper is generated from hooks.def: lazy resolution of
  * the real entry points, a thread-local re-entrancy guard (a call made
