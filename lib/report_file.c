@@ -177,9 +177,9 @@ report_env_path(char *name, size_t size, bool *set)
 }
 
 bool
-report_write_stderr(const report_meta_t *meta, bool only_found)
+report_write_default(const char *noun, bool (*body)(int fd, void *arg),
+    void *arg)
 {
-	report_body_t b = { CW_FORMAT_TEXT, meta, only_found, false };
 	char name[32] = "standard error";
 	bool stream;
 	int fd = log_file_fd();
@@ -188,18 +188,30 @@ report_write_stderr(const report_meta_t *meta, bool only_found)
 		/* CUWARDEN_LOG_FILE: after the shim's lines, in the same
 		 * file (valgrind's log file holds everything; LeakSanitizer's
 		 * log_path takes its report). */
-		if (report_body(fd, &b)) {
-			log_error("writing the report to CUWARDEN_LOG_FILE "
-			    "failed (errno %d)", errno);
+		if (body(fd, arg)) {
+			int e = errno;
+
+			log_error("writing the %s to CUWARDEN_LOG_FILE failed "
+			    "(errno %d)", noun, e);
+			errno = e;
 			return true;
 		}
 		return false;
 	}
-	if (report_file_write("-", false, "report", name, sizeof(name),
-	    report_body, &b, &stream))
+	return report_file_write("-", false, noun, name, sizeof(name), body,
+	    arg, &stream);
+}
+
+bool
+report_write_stderr(const report_meta_t *meta, bool only_found)
+{
+	report_body_t b = { CW_FORMAT_TEXT, meta, only_found, false };
+
+	if (report_write_default("report", report_body, &b))
 		return true;
 	if (b.wrote)
-		log_debug(1, "report written to %s", name);
+		log_debug(1, "report written to %s", log_file_fd() >= 0 ?
+		    "CUWARDEN_LOG_FILE" : "standard error");
 	return false;
 }
 
@@ -245,7 +257,7 @@ report_write_snapshot(const report_meta_t *meta)
 {
 	report_body_t b = { CW_FORMAT_TEXT, meta, false, false };
 	char name[PATH_MAX];
-	const char *path = "-";
+	const char *path;
 	bool set, stream;
 	size_t n;
 	int k;
@@ -255,7 +267,8 @@ report_write_snapshot(const report_meta_t *meta)
 			errno = ENOENT;
 		return true;
 	}
-	if (!report_is_stderr_name(name)) {
+	path = name;
+	if (!report_is_stream_name(name)) {
 		n = strlen(name);
 		k = fmt_snprintf(name + n, sizeof(name) - n, ".snap.%d",
 		    meta->exit_status);
@@ -266,9 +279,6 @@ report_write_snapshot(const report_meta_t *meta)
 			return true;
 		}
 		b.format = (cw_format_t)options_get(OPT_REPORT_FORMAT);
-		path = name;
-	} else {
-		memcpy(name, "standard error", sizeof("standard error"));
 	}
 	/* Never "own": the report at exit is not this file, and a name
 	 * already taken gives the snapshot a name of its own. */

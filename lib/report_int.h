@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "outfile.h"
 #include "owner.h"
 #include "report.h"
 #include "scratch.h"
@@ -194,16 +195,21 @@ bool report_file_write(const char *path, bool own, const char *noun,
     char *name, size_t size, bool (*body)(int fd, void *arg), void *arg,
     bool *stream);
 
-/* Does a CUWARDEN_REPORT name standard error ("-", /dev/stderr,
- * /dev/fd/2)?  The reports that go next to it (".oom", ".snap.N") go
- * there too, as text. */
+/* Does a CUWARDEN_REPORT name a stream of the process ("-",
+ * /dev/stderr, /dev/stdout, ...: outfile_std_fd)?  The reports that go
+ * next to it (".oom", ".snap.N") go there too, as text. */
 static inline bool
-report_is_stderr_name(const char *name)
+report_is_stream_name(const char *name)
 {
-	return __builtin_strcmp(name, "-") == 0 ||
-	    __builtin_strcmp(name, "/dev/stderr") == 0 ||
-	    __builtin_strcmp(name, "/dev/fd/2") == 0;
+	return outfile_std_fd(name) >= 0;
 }
+
+/* Writes body's text where the shim's messages go when no CUWARDEN_REPORT
+ * says where: appended to CUWARDEN_LOG_FILE's file when that is set
+ * (log_file_fd), else standard error as it is.  noun names it in errors.
+ * Returns true on error (logged; errno set). */
+bool report_write_default(const char *noun, bool (*body)(int fd, void *arg),
+    void *arg);
 
 /* The expanded CUWARDEN_REPORT into name (size bytes).  Returns true
  * when there is none: *set says whether CUWARDEN_REPORT is set (set and

@@ -303,26 +303,25 @@ report_write_oom(const report_oom_t *o)
 	static const char suffix[] = ".oom";
 	oom_body_t b = { CW_FORMAT_TEXT, o };
 	char name[PATH_MAX];
-	const char *path = "-";
 	bool set, stream;
 	size_t n;
 
-	if (!report_env_path(name, sizeof(name) - (sizeof(suffix) - 1),
+	if (report_env_path(name, sizeof(name) - (sizeof(suffix) - 1),
 	    &set)) {
-		if (!report_is_stderr_name(name)) {
-			n = strlen(name);
-			memcpy(name + n, suffix, sizeof(suffix));
-			b.format = (cw_format_t)options_get(OPT_REPORT_FORMAT);
-			path = name;
-		}
-	} else if (set) {
-		return true;
-	} else if (options_get(OPT_EXIT_REPORT) == OPT_EXIT_REPORT_NEVER) {
-		return false;
+		if (set)
+			return true;
+		/* No CUWARDEN_REPORT: text, where the report at exit would
+		 * go (CUWARDEN_EXIT_REPORT=never: nowhere). */
+		if (options_get(OPT_EXIT_REPORT) == OPT_EXIT_REPORT_NEVER)
+			return false;
+		return report_write_default("OOM report", oom_body, &b);
 	}
-	if (path != name)
-		memcpy(name, "standard error", sizeof("standard error"));
-	if (report_file_write(path, false, "OOM report", name, sizeof(name),
+	if (!report_is_stream_name(name)) {
+		n = strlen(name);
+		memcpy(name + n, suffix, sizeof(suffix));
+		b.format = (cw_format_t)options_get(OPT_REPORT_FORMAT);
+	}
+	if (report_file_write(name, false, "OOM report", name, sizeof(name),
 	    oom_body, &b, &stream))
 		return true;
 	log_debug(1, "OOM report written to %s", name);

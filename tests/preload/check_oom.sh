@@ -114,6 +114,24 @@ expect_rc 0 "tp_oom, CUWARDEN_EXIT_REPORT=never"
 grep -q 'OUT OF MEMORY' "$WORK/oom.never.err" && fail "never: an OOM report on stderr" ||
 	pass "never: no OOM report on stderr"
 
+# CUWARDEN_LOG_FILE set: the text goes there (with the shim's lines and
+# the report at exit), standard error stays empty.
+CUWARDEN_LOG_FILE=$WORK/oom.log run oom.logf "$TP/tp_oom"
+expect_rc 0 "tp_oom, CUWARDEN_LOG_FILE set"
+if [ ! -s "$WORK/oom.logf.err" ] &&
+    [ "$(grep -c '^== OUT OF MEMORY in pid' "$WORK/oom.log")" = 1 ] &&
+    grep -qx 'live: 10,485,760 bytes in 4 allocations, 2 groups by owner and stack' "$WORK/oom.log"; then
+	pass "CUWARDEN_LOG_FILE: the OOM report there, nothing on stderr"
+else
+	fail "CUWARDEN_LOG_FILE: stderr:"; cat "$WORK/oom.logf.err"; echo "log:"; cat "$WORK/oom.log"
+fi
+# CUWARDEN_REPORT=/dev/stdout: the report's stream takes the OOM text.
+CUWARDEN_REPORT=/dev/stdout run oom.stdout "$TP/tp_oom"
+expect_rc 0 "tp_oom, CUWARDEN_REPORT=/dev/stdout"
+[ "$(grep -c '^== OUT OF MEMORY in pid' "$WORK/oom.stdout.out")" = 1 ] && ! [ -e /dev/stdout.oom ] &&
+	pass "CUWARDEN_REPORT=/dev/stdout: the OOM text on standard output" ||
+	{ fail "CUWARDEN_REPORT=/dev/stdout: no OOM text on stdout"; cat "$WORK/oom.stdout.out"; }
+
 # cuwarden-audit: the OOM first, the program's status, --json carries it.
 AUDIT=$top_builddir/tools/cuwarden-audit
 if [ -x "$AUDIT" ]; then
