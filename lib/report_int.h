@@ -162,6 +162,11 @@ void report_json_str(wr_t *w, const char *s);
 void report_json_modules(wr_t *w);
 /* The current UTC time, as the reports' "time". */
 void report_utc_now(char *buf, size_t size);
+/* A document's opening members, every format of the shim's alike:
+ * format, version 1, tool, pid, ppid, command, exe, host, boot_id, mode
+ * and time (now), up to the comma after time's value. */
+void report_json_head(wr_t *w, const char *format, const proc_t *p,
+    const char *mode);
 
 /* Modules named by the text report's frames (for the module list). */
 #define REPORT_TEXT_MODULES 4096

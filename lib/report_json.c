@@ -145,6 +145,31 @@ report_utc_now(char *buf, size_t size)
 }
 
 void
+report_json_head(wr_t *w, const char *format, const proc_t *p,
+    const char *mode)
+{
+	char now[32];
+
+	report_utc_now(now, sizeof(now));
+	report_puts(w, "{\n  \"format\": ");
+	report_json_str(w, format);
+	report_puts(w, ",\n  \"version\": 1,\n"
+	    "  \"tool\": \"cuwarden " PACKAGE_VERSION "\",\n");
+	report_printf(w, "  \"pid\": %d,\n  \"ppid\": %d,\n  \"command\": [",
+	    (int)getpid(), (int)getppid());
+	report_proc_args(p, report_json_arg, w);
+	report_puts(w, "],\n  \"exe\": ");
+	report_json_str(w, p->exe);
+	report_puts(w, ",\n  \"host\": ");
+	report_json_str(w, p->host);
+	report_puts(w, ",\n  \"boot_id\": ");
+	report_json_str(w, p->boot_id);
+	report_puts(w, ",\n  \"mode\": ");
+	report_json_str(w, mode);
+	report_printf(w, ",\n  \"time\": \"%s\",", now);
+}
+
+void
 report_json_stack(wr_t *w, stack_id_t id)
 {
 	stack_frame_t fr[STACK_MAX_DEPTH];
@@ -328,24 +353,10 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	const group_t *gv = (const group_t *)(const void *)L->gs.p;
 	const violation_t *vv = (const violation_t *)(const void *)V->s.p;
 	size_t na;
-	char now[32];
 
-	report_utc_now(now, sizeof(now));
-	report_puts(w, "{\n  \"format\": \"cuwarden-report\",\n"
-	    "  \"version\": 1,\n"
-	    "  \"tool\": \"cuwarden " PACKAGE_VERSION "\",\n");
-	report_printf(w, "  \"pid\": %d,\n  \"ppid\": %d,\n  \"command\": [",
-	    (int)getpid(), (int)getppid());
-	report_proc_args(p, report_json_arg, w);
-	report_puts(w, "],\n  \"exe\": ");
-	report_json_str(w, p->exe);
-	report_puts(w, ",\n  \"host\": ");
-	report_json_str(w, p->host);
-	report_puts(w, ",\n  \"boot_id\": ");
-	report_json_str(w, p->boot_id);
-	report_puts(w, ",\n  \"mode\": ");
-	report_json_str(w, meta->mode != NULL ? meta->mode : "library");
-	report_printf(w, ",\n  \"time\": \"%s\",\n  \"exit\": {\"how\": ", now);
+	report_json_head(w, "cuwarden-report", p, meta->mode != NULL ?
+	    meta->mode : "library");
+	report_puts(w, "\n  \"exit\": {\"how\": ");
 	report_json_str(w, meta->exit_how != NULL ? meta->exit_how : "request");
 	/* A status that is not known is null, never a number that could
 	 * pass for one; a snapshot's number is its own member. */

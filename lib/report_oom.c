@@ -62,25 +62,9 @@ oom_json(wr_t *w, const report_oom_t *o, const proc_t *p, const leaks_t *L,
 {
 	const leak_t *lv = (const leak_t *)(const void *)L->ls.p;
 	const group_t *gv = (const group_t *)(const void *)L->gs.p;
-	char now[32];
 
-	report_utc_now(now, sizeof(now));
-	report_puts(w, "{\n  \"format\": \"cuwarden-oom\",\n"
-	    "  \"version\": 1,\n"
-	    "  \"tool\": \"cuwarden " PACKAGE_VERSION "\",\n");
-	report_printf(w, "  \"pid\": %d,\n  \"ppid\": %d,\n  \"command\": [",
-	    (int)getpid(), (int)getppid());
-	report_proc_args(p, report_json_arg, w);
-	report_puts(w, "],\n  \"exe\": ");
-	report_json_str(w, p->exe);
-	report_puts(w, ",\n  \"host\": ");
-	report_json_str(w, p->host);
-	report_puts(w, ",\n  \"boot_id\": ");
-	report_json_str(w, p->boot_id);
-	report_puts(w, ",\n  \"mode\": ");
-	report_json_str(w, o->mode);
-	report_printf(w, ",\n  \"time\": \"%s\",\n  \"request\": {\"api\": ",
-	    now);
+	report_json_head(w, "cuwarden-oom", p, o->mode);
+	report_puts(w, "\n  \"request\": {\"api\": ");
 	report_json_str(w, o->api);
 	report_puts(w, ", \"kind\": ");
 	report_json_str(w, report_kname(o->kind));
