@@ -163,7 +163,10 @@ main(int argc, char **argv)
 	/* Everything that can be wrong with our own inputs, before the
 	 * program runs. */
 	supp = supp_new();
-	if (c.builtin)
+	/* The built-in rules hide the frameworks' caches, which are fine
+	 * at exit; in a running process (snapshot, diff) they are the
+	 * memory asked about. */
+	if (c.builtin && !c.snapshot_cmd && !c.diff_cmd)
 		supp_add_builtin(supp);
 	for (i = 0; i < c.nsupp; i++)
 		if (supp_load(supp, c.supp_files[i], err, sizeof(err))) {
