@@ -133,6 +133,7 @@ cw_report(int fd, cw_format_t format)
 	meta.mode = mode_source != NULL ? mode_source() : "library";
 	meta.exit_how = "request";
 	meta.exit_status = -1;
+	meta.timeline = NULL;
 	if (report_write(fd, format, &meta)) {
 		int e = errno;
 		return lasterr_set(e == ENOSPC || e == ENOMEM ? CW_ENOMEM :

@@ -81,7 +81,7 @@ static bool
 write_report(int fd, cw_format_t format, const report_meta_t *meta,
     bool only_found, bool *wrote)
 {
-	static const report_meta_t none = { "library", "request", -1 };
+	static const report_meta_t none = { "library", "request", -1, NULL };
 	wr_t w;
 	leaks_t L;
 	vcollect_t V;

@@ -16,6 +16,22 @@
 #include "cuwarden.h"
 #include "types.h"
 
+/* The timeline of the report at exit (shim/timeline.c; doc/report-schema.md,
+ * "The timeline member"). */
+typedef struct report_timeline_s {
+	const char *file;     /* the file written; NULL: none */
+	const char *error;    /* why there is none, or NULL */
+	uint64_t events;      /* records in the file */
+	uint64_t dropped;     /* events not in it */
+	uint64_t bytes;       /* the file's size */
+	uint64_t limit;       /* CUWARDEN_TIMELINE_LIMIT */
+	bool limit_reached;
+	/* A bit per stack id its records name (stack_bits[id / 64] >> id %
+	 * 64 & 1): their stacks go in the report.  NULL: none. */
+	const uint64_t *stack_bits;
+	size_t nstack_bits;
+} report_timeline_t;
+
 typedef struct report_meta_s {
 	const char *mode;     /* "audit", "pool" or "library" */
 	const char *exit_how; /* "exit", "_exit", "request", "signal",
@@ -25,6 +41,9 @@ typedef struct report_meta_s {
 			       * null.  "snapshot": the snapshot's number
 			       * (1, 2, ...), written as "snapshot" (the
 			       * status is null) */
+	const report_timeline_t *timeline; /* the report at exit with
+			       * CUWARDEN_TIMELINE: its "timeline" member;
+			       * else NULL */
 } report_meta_t;
 
 /* Writes the report to fd.  Returns true on error (errno set). */
@@ -81,6 +100,11 @@ bool report_write_stderr(const report_meta_t *meta, bool only_found);
  * malloc.  Returns true on error (logged; errno set), or when
  * CUWARDEN_REPORT is unset (errno ENOENT, not logged). */
 bool report_write_snapshot(const report_meta_t *meta);
+
+/* The timeline's file name: the expanded CUWARDEN_REPORT plus
+ * ".timeline", into name.  Returns true on error (logged): unset, too
+ * long, or a standard stream. */
+bool report_timeline_path(char *name, size_t size);
 
 /* Writes the marker (lib/report_marker.c) to the file named by
  * CUWARDEN_MARKER, by report_write_env's rules (a name taken gives

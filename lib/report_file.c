@@ -288,3 +288,30 @@ report_write_snapshot(const report_meta_t *meta)
 	log_debug(1, "snapshot %d written to %s", meta->exit_status, name);
 	return false;
 }
+
+bool
+report_timeline_path(char *name, size_t size)
+{
+	bool set;
+	size_t n;
+
+	if (report_env_path(name, size, &set)) {
+		if (!set)
+			log_error("CUWARDEN_TIMELINE: CUWARDEN_REPORT is unset; "
+			    "no timeline");
+		return true;
+	}
+	if (report_is_stream_name(name)) {
+		log_error("CUWARDEN_TIMELINE: CUWARDEN_REPORT=%s names a "
+		    "stream, and the timeline goes to a file; no timeline",
+		    name);
+		return true;
+	}
+	n = strlen(name);
+	if (fmt_snprintf(name + n, size - n, ".timeline") >= (int)(size - n)) {
+		log_error("CUWARDEN_REPORT: the timeline's name is too long; "
+		    "no timeline");
+		return true;
+	}
+	return false;
+}

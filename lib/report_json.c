@@ -345,6 +345,44 @@ json_violation(wr_t *w, const violation_t *v, bool comma)
 	report_puts(w, "}");
 }
 
+/* The "timeline" member: the file, its counts, and the stacks its records
+ * name (ids into the stack depot, each with its frames). */
+static void
+json_timeline(wr_t *w, const report_timeline_t *t)
+{
+	bool first = true;
+
+	report_puts(w, "  \"timeline\": {\"file\": ");
+	if (t->file != NULL)
+		report_json_str(w, t->file);
+	else
+		report_puts(w, "null");
+	report_printf(w, ", \"version\": 1, \"events\": %llu, "
+	    "\"dropped\": %llu, \"bytes\": %llu, \"limit\": %llu, "
+	    "\"limit_reached\": %s, \"error\": ", jint(t->events),
+	    jint(t->dropped), jint(t->bytes), jint(t->limit),
+	    t->limit_reached ? "true" : "false");
+	if (t->error != NULL)
+		report_json_str(w, t->error);
+	else
+		report_puts(w, "null");
+	report_puts(w, ",\n    \"stacks\": [");
+	for (size_t i = 1; t->stack_bits != NULL && i < t->nstack_bits; i++) {
+		if (t->stack_bits[i / 64] == 0) {
+			i |= 63;
+			continue;
+		}
+		if (!(t->stack_bits[i / 64] >> (i % 64) & 1))
+			continue;
+		report_printf(w, "%s\n     {\"id\": %llu, \"stack\": ",
+		    first ? "" : ",", (unsigned long long)i);
+		report_json_stack(w, (stack_id_t)i);
+		report_puts(w, "}");
+		first = false;
+	}
+	report_puts(w, "]},\n");
+}
+
 void
 report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
     const leaks_t *L, const vcollect_t *V)
@@ -439,6 +477,8 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	for (size_t i = 0; i < V->n; i++)
 		json_violation(w, &vv[i], i > 0);
 	report_puts(w, "],\n");
+	if (meta->timeline != NULL)
+		json_timeline(w, meta->timeline);
 	json_stats(w);
 	/* The exit report on a thread interrupted inside the shim
 	 * (nowait.h): what it left out, after everything that could. */

@@ -26,8 +26,10 @@ shim_remove_rec(reg_handle_t h, stack_id_t st)
 {
 	reg_rec_t out;
 
-	if (registry_remove(h, NULL, NULL, st, &out) == 0)
+	if (registry_remove(h, NULL, NULL, st, &out) == 0) {
 		stats_on_free((kind_t)out.kind, out.size);
+		shim_tl_free(TLF_FREE, &out);
+	}
 	/* else: replaced meanwhile by a new allocation at the same address
 	 * (the driver had freed ours); record() accounted for it. */
 }
@@ -106,6 +108,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		stack_id_t st = stack_capture_outside();
 		if (registry_remove(pre->h, NULL, NULL, st, &out) == 0) {
 			stats_on_free((kind_t)out.kind, out.size);
+			shim_tl_free(TLF_FREE, &out);
 			shim_report_violation(V_DOUBLE_FREE, api, addr, &pre->rec, r,
 			    st);
 			return;

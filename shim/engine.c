@@ -61,6 +61,7 @@ do_init(void)
 	shim_mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
 	    TRACK_AUDIT;
 	shim_init_owner_patterns();
+	shim_timeline_init();
 	/* Loaded without the constructor (a unit test): this process. */
 	if (__atomic_load_n(&shim_pid, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&shim_pid, getpid(), __ATOMIC_RELAXED);
@@ -157,6 +158,8 @@ shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
 	reg_rec_t rec, old;
 	reg_handle_t h;
 	bool had = false;
+	bool tl = unlikely(__atomic_load_n(&shim_tl_on, __ATOMIC_RELAXED));
+	uint64_t t = 0;
 
 	memset(&rec, 0, sizeof(rec));
 	rec.base = base;
@@ -175,6 +178,10 @@ shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
 	/* Counted before the insert: once inserted, another thread may free
 	 * it (and count the free) at once. */
 	stats_on_alloc(kind, size);
+	/* The timeline's time before the insert: a free, on any thread,
+	 * comes after (timeline.c). */
+	if (tl)
+		t = shim_tl_clock();
 	if (registry_insert(&rec, &h, &old, &had)) {
 		stats_on_free(kind, size);
 		log_warn("out of metadata memory: %s at %#lx not tracked",
@@ -183,6 +190,11 @@ shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
 	}
 	if (had) /* freed behind our back (a teardown we did not see) */
 		stats_on_free((kind_t)old.kind, old.size);
+	if (tl) {
+		if (had)
+			shim_tl_put(TLF_GONE, &old, t);
+		shim_tl_put(TLF_ALLOC, &rec, t);
+	}
 	shim_recent_alloc(&rec);
 }
 

@@ -30,6 +30,7 @@
 #include "report.h"
 #include "stackdepot.h"
 #include "stats.h"
+#include "tlformat.h"
 #include "track.h"
 #include "violation.h"
 
@@ -139,6 +140,31 @@ void shim_write_marker(void);
 /* shim/snapshot.c, from track_postfork_child: the child takes no
  * snapshot (its eventfd closed, the signal's default action back). */
 void shim_snapshot_postfork_child(void);
+/* shim/timeline.c (CUWARDEN_TIMELINE; doc/shim.md, "The timeline").
+ * shim_tl_on: set once at initialisation, before any event. */
+extern bool shim_tl_on;
+/* Reads the options, from do_init: the timeline on, or a warning. */
+void shim_timeline_init(void);
+/* Nanoseconds since the timeline's start (CLOCK_MONOTONIC). */
+uint64_t shim_tl_clock(void);
+/* Appends event ev (tlformat.h's TLF_*) of r at time t to the calling
+ * thread's buffer; never blocks (dropped and counted when the writer is
+ * behind). */
+void shim_tl_put(unsigned ev, const reg_rec_t *r, uint64_t t);
+/* At exit, before the report: every buffer written, the file in place.
+ * Returns the report's "timeline" member, NULL when the option is off. */
+const report_timeline_t *shim_timeline_finish(void);
+void shim_timeline_postfork_child(void);
+
+/* A free (or teardown, ...) of the record r, after its removal: one
+ * predictable branch when the timeline is off. */
+static inline void
+shim_tl_free(unsigned ev, const reg_rec_t *r)
+{
+	if (unlikely(__atomic_load_n(&shim_tl_on, __ATOMIC_RELAXED)))
+		shim_tl_put(ev, r, shim_tl_clock());
+}
+
 extern bool shim_dead;
 extern char shim_exe_path[512];
 extern track_mode_t shim_mode;

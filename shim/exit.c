@@ -90,6 +90,8 @@ track_write_report(const char *how, int status, bool inside)
 	meta.mode = shim_mode_name();
 	meta.exit_how = how;
 	meta.exit_status = status;
+	/* Every event written before the report that names the file. */
+	meta.timeline = shim_timeline_finish();
 	if (inside)
 		nowait_begin();
 	bool listed = write_exit_report(&meta);
@@ -137,5 +139,6 @@ track_postfork_child(void)
 	__atomic_store_n(&shim_dead, true, __ATOMIC_RELAXED);
 	__atomic_store_n(&stats_coverage.hooks_active, 0, __ATOMIC_RELAXED);
 	shim_snapshot_postfork_child();
+	shim_timeline_postfork_child();
 	registry_reset();
 }

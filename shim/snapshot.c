@@ -65,6 +65,7 @@ snapshot_one(void)
 	meta.mode = shim_mode_name();
 	meta.exit_how = "snapshot";
 	meta.exit_status = ++snap_count;
+	meta.timeline = NULL;
 	if (report_write_snapshot(&meta))
 		log_warn("snapshot %d could not be written (above)",
 		    meta.exit_status);

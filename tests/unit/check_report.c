@@ -212,7 +212,7 @@ check_stack(json_t *st, size_t nmodules)
 
 START_TEST(test_report_json)
 {
-	static const report_meta_t meta = { "audit", "exit", 3 };
+	static const report_meta_t meta = { "audit", "exit", 3, NULL };
 	owner_id_t own;
 	stack_id_t s1, s2;
 	reg_handle_t dev;
@@ -492,7 +492,7 @@ END_TEST
 
 START_TEST(test_report_text)
 {
-	static const report_meta_t meta = { "pool", "_exit", 0 };
+	static const report_meta_t meta = { "pool", "_exit", 0, NULL };
 	const char *t;
 	stack_id_t s1 = site_one();
 	violation_t v;
@@ -763,7 +763,7 @@ fresh_dir(void)
 START_TEST(test_report_env_files)
 {
 	char path[256], child[PATH_MAX], other[PATH_MAX];
-	static const report_meta_t meta = { "audit", "exit", 0 };
+	static const report_meta_t meta = { "audit", "exit", 0, NULL };
 	struct stat a, b;
 	pid_t pid;
 	int st;
@@ -849,7 +849,7 @@ END_TEST
  * pid. */
 START_TEST(test_report_env_foreign)
 {
-	static const report_meta_t meta = { "audit", "exit", 0 };
+	static const report_meta_t meta = { "audit", "exit", 0, NULL };
 	char path[256], alt[PATH_MAX], pat[300];
 	char buf[16] = { 0 };
 	int fd;
@@ -905,7 +905,7 @@ END_TEST
  * report goes to a new file of its own, 0600. */
 START_TEST(test_report_env_precreated)
 {
-	static const report_meta_t meta = { "audit", "exit", 0 };
+	static const report_meta_t meta = { "audit", "exit", 0, NULL };
 	const char *dir = fresh_dir();
 	char pat[PATH_MAX], path[PATH_MAX], alt[PATH_MAX], buf[64];
 	struct stat st;
@@ -958,7 +958,7 @@ END_TEST
  * the previous report of this process stays as it was. */
 START_TEST(test_report_env_whole)
 {
-	static const report_meta_t meta = { "audit", "exit", 0 };
+	static const report_meta_t meta = { "audit", "exit", 0, NULL };
 	const char *dir = fresh_dir();
 	char path[PATH_MAX];
 	pid_t pid;
@@ -1026,7 +1026,7 @@ END_TEST
  * "-", not /dev/stderr.PID). */
 START_TEST(test_report_env_stderr)
 {
-	static const report_meta_t meta = { "audit", "exit", 0 };
+	static const report_meta_t meta = { "audit", "exit", 0, NULL };
 	static const char *const names[] = { "-", "/dev/stderr", "/dev/fd/2" };
 	const char *dir = fresh_dir();
 	char err[PATH_MAX], buf[16384], devpid[64];
@@ -1066,7 +1066,7 @@ END_TEST
  * nothing else written. */
 START_TEST(test_report_env_not_regular)
 {
-	static const report_meta_t meta = { "audit", "exit", 0 };
+	static const report_meta_t meta = { "audit", "exit", 0, NULL };
 	const char *dir = fresh_dir();
 	char pat[PATH_MAX], path[PATH_MAX];
 
@@ -1097,7 +1097,7 @@ END_TEST
  * was in at report_paths_init (the shim's load), not at exit. */
 START_TEST(test_report_env_relative)
 {
-	static const report_meta_t meta = { "audit", "exit", 0 };
+	static const report_meta_t meta = { "audit", "exit", 0, NULL };
 	const char *dir = fresh_dir();
 	char a[PATH_MAX], b[PATH_MAX];
 
@@ -1271,9 +1271,9 @@ END_TEST
  * never written as one). */
 START_TEST(test_report_exit_status)
 {
-	static const report_meta_t st0 = { "audit", "exit", 0 };
-	static const report_meta_t unknown = { "audit", "exit", -1 };
-	static const report_meta_t sig = { "audit", "signal", 15 };
+	static const report_meta_t st0 = { "audit", "exit", 0, NULL };
+	static const report_meta_t unknown = { "audit", "exit", -1, NULL };
+	static const report_meta_t sig = { "audit", "signal", 15, NULL };
 	json_t *doc;
 
 	reset_all();

@@ -1,0 +1,532 @@
+#include "preamble.h"
+/*
+ * timeline.c -- the timeline (CUWARDEN_TIMELINE; doc/shim.md, "The
+ * timeline"): every allocation and free the engine records, appended to
+ * the calling thread's buffer and written by a thread of the shim's to
+ * "<CUWARDEN_REPORT>.timeline" (lib/tlformat.h's layout), whole at exit
+ * (outfile.h: a dot file until then, moved into place at the end).
+ *
+ * Invariants: an event costs its thread one clock read and a 32-byte
+ * store into a buffer of its own; a full buffer is handed to the writer
+ * through a lock-free stack (one CAS, one eventfd write per
+ * TL_BUF_RECS events).  Nothing ever waits for the disk but the exit:
+ * when BUF_QUEUED buffers wait already, or past CUWARDEN_TIMELINE_LIMIT,
+ * a full buffer's events are counted as dropped and the buffer reused.
+ * Only the writer touches the file, a buffer's "written" and the stack
+ * bitmap.  An allocation's time is read before its record is inserted and
+ * a free's after its record is removed, so in time order an allocation
+ * always comes before its free, whichever threads made them.  At exit
+ * (shim_timeline_finish) the writer writes the queued buffers, then what
+ * each thread's buffer holds (a thread in a hand-off is waited for, at
+ * most a second), moves the file into place and says so; events after
+ * that are not written (the report is being written: they are in no
+ * report either).
+ *
+ * Fork: the writer does not exist in a child and the engine is dead
+ * there: shim_timeline_postfork_child turns the timeline off and closes
+ * the child's copy of the file's descriptor; the parent's file is
+ * untouched.  After exec the shim loads afresh.
+ *
+ * Locking: none (atomics; the buffers' memory is mmap'd, never malloc'd).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "fmt.h"
+#include "outfile.h"
+#include "tlformat.h"
+
+#define BUF_RECS 8191   /* records per buffer: 256 KiB with its header */
+#define BUF_QUEUED 64   /* buffers waiting for the writer, at most */
+#define SLOTS 1024      /* threads with a buffer at once */
+#define STACK_BITS (1u << 22) /* stack ids (stackdepot.c's limit) */
+#define FINISH_WAIT_MS 30000
+
+typedef struct tl_buf_s {
+	struct tl_buf_s *next; /* in the queue */
+	uint32_t tid;
+	uint32_t n;            /* records filled (the owner's; release) */
+	uint32_t written;      /* records written (the writer's) */
+	uint32_t pad;
+	tlf_rec_t recs[BUF_RECS];
+} tl_buf_t;
+
+/* A thread's place: its buffer, handed from thread to thread (a slot is
+ * free again when its thread ends). */
+typedef struct tl_slot_s {
+	tl_buf_t *cur; /* atomic; NULL: none yet */
+	int busy;      /* atomic: its thread is in a hand-off */
+	int used;      /* atomic: a thread holds it */
+} tl_slot_t;
+
+bool shim_tl_on;                 /* set once, before any event */
+static uint64_t tl_start_mono, tl_start_real;
+static tl_slot_t slots[SLOTS];
+static CW_TLS tl_slot_t *tl_self;
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+static bool tl_started;          /* the writer runs (atomic) */
+static bool tl_failed;           /* no writer, or the file failed */
+static int tl_wake = -1, tl_done = -1; /* eventfds */
+static tl_buf_t *tl_queue;       /* lock-free stack (atomic) */
+static unsigned tl_queued;       /* buffers in it (atomic) */
+static int tl_closing;           /* atomic: finish asked */
+static int tl_stop;              /* atomic: past the limit */
+static uint64_t tl_dropped;      /* atomic */
+/* The writer's. */
+static outfile_t tl_of;
+static uint64_t tl_events, tl_bytes, tl_limit;
+static bool tl_limit_reached, tl_write_error;
+static uint64_t *tl_stack_bits;
+static char tl_name[PATH_MAX];
+static report_timeline_t tl_result;
+
+uint64_t
+shim_tl_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec -
+	    tl_start_mono;
+}
+
+void
+shim_timeline_init(void)
+{
+	struct timespec m, r;
+
+	if (!options_get_bool(OPT_TIMELINE))
+		return;
+	tl_limit = options_get(OPT_TIMELINE_LIMIT);
+	if (!report_env_set()) {
+		log_warn("CUWARDEN_TIMELINE=1: CUWARDEN_REPORT is unset, so the "
+		    "timeline has nowhere to go; no timeline");
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_REALTIME, &r);
+	tl_start_mono = (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec;
+	tl_start_real = (uint64_t)r.tv_sec * 1000000000u + (uint64_t)r.tv_nsec;
+	__atomic_store_n(&shim_tl_on, true, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------ the writer */
+
+static void
+note_stacks(const tlf_rec_t *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i].stack < STACK_BITS)
+			tl_stack_bits[r[i].stack / 64] |=
+			    (uint64_t)1 << (r[i].stack % 64);
+}
+
+/* Writes what b holds and the file has not. */
+static void
+write_buf(tl_buf_t *b)
+{
+	uint32_t n = __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
+	uint64_t k, w, room;
+	tlf_chunk_t c;
+
+	if (n <= b->written)
+		return;
+	k = n - b->written;
+	room = tl_bytes + sizeof(c) < tl_limit ?
+	    (tl_limit - tl_bytes - sizeof(c)) / sizeof(tlf_rec_t) : 0;
+	w = tl_write_error || __atomic_load_n(&tl_stop, __ATOMIC_RELAXED) ?
+	    0 : k < room ? k : room;
+	if (w < k && !tl_write_error &&
+	    !__atomic_exchange_n(&tl_stop, 1, __ATOMIC_RELAXED)) {
+		tl_limit_reached = true;
+		log_warn("CUWARDEN_TIMELINE_LIMIT (%llu bytes) reached: later "
+		    "events are dropped, and counted (the report's "
+		    "timeline.dropped)", (unsigned long long)tl_limit);
+	}
+	if (w > 0) {
+		c.magic = TLF_CHUNK_MAGIC;
+		c.count = (uint32_t)w;
+		c.tid = b->tid;
+		c.reserved = 0;
+		if (outfile_write_all(tl_of.fd, &c, sizeof(c)) ||
+		    outfile_write_all(tl_of.fd, &b->recs[b->written],
+		    w * sizeof(tlf_rec_t))) {
+			log_error("writing the timeline to %s failed (errno "
+			    "%d): no timeline", tl_name, errno);
+			tl_write_error = true;
+			__atomic_store_n(&tl_stop, 1, __ATOMIC_RELAXED);
+			k += tl_events; /* all dropped: no file */
+			tl_events = 0;
+			w = 0;
+		} else {
+			note_stacks(&b->recs[b->written], w);
+			tl_events += w;
+			tl_bytes += sizeof(c) + w * sizeof(tlf_rec_t);
+		}
+	}
+	__atomic_add_fetch(&tl_dropped, k - w, __ATOMIC_RELAXED);
+	b->written = n;
+}
+
+static void
+drain(bool unmap)
+{
+	tl_buf_t *b = __atomic_exchange_n(&tl_queue, NULL, __ATOMIC_ACQUIRE);
+	tl_buf_t *rev = NULL, *next;
+
+	for (; b != NULL; b = next) { /* oldest first */
+		next = b->next;
+		b->next = rev;
+		rev = b;
+	}
+	for (b = rev; b != NULL; b = next) {
+		next = b->next;
+		write_buf(b);
+		__atomic_sub_fetch(&tl_queued, 1, __ATOMIC_RELAXED);
+		if (unmap)
+			munmap(b, sizeof(*b));
+	}
+}
+
+/* At exit: the queue, then every thread's buffer as it stands. */
+static void
+finish(void)
+{
+	drain(true);
+	for (size_t i = 0; i < SLOTS; i++) {
+		tl_slot_t *s = &slots[i];
+		tl_buf_t *b;
+		int spins = 0;
+
+		/* Its thread hands a buffer off: the queue gets it. */
+		while (__atomic_load_n(&s->busy, __ATOMIC_SEQ_CST) &&
+		    spins++ < 100000)
+			sched_yield();
+		b = __atomic_load_n(&s->cur, __ATOMIC_ACQUIRE);
+		if (b != NULL)
+			write_buf(b);
+	}
+	drain(false);
+	if (tl_write_error) {
+		outfile_abort(&tl_of);
+		tl_result.error = "the timeline could not be written";
+		return;
+	}
+	if (outfile_commit(&tl_of, tl_name, sizeof(tl_name))) {
+		log_error("cannot put the timeline in place at %s (errno %d)",
+		    tl_name, errno);
+		tl_result.error = "the timeline could not be put in place";
+		return;
+	}
+	tl_result.file = tl_name;
+	log_debug(1, "timeline written to %s: %llu events", tl_name,
+	    (unsigned long long)tl_events);
+}
+
+static void *
+writer_main(void *arg)
+{
+	uint64_t v;
+
+	(void)arg;
+	for (;;) {
+		struct pollfd p = { tl_wake, POLLIN, 0 };
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+		(void)!read(tl_wake, &v, sizeof(v));
+		if (__atomic_load_n(&tl_closing, __ATOMIC_SEQ_CST))
+			break;
+		drain(true);
+	}
+	finish();
+	v = 1;
+	(void)!write(tl_done, &v, sizeof(v));
+	return NULL;
+}
+
+/* The file opened and its header written, the writer started, every
+ * signal blocked in it.  Returns true on error (logged). */
+static bool
+writer_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+	sigset_t all, old;
+	const char *what = NULL;
+	tlf_header_t h;
+	int e;
+
+	if (report_timeline_path(tl_name, sizeof(tl_name)))
+		return true;
+	tl_stack_bits = mmap(NULL, STACK_BITS / 8, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	tl_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	tl_done = eventfd(0, EFD_CLOEXEC);
+	if (tl_stack_bits == MAP_FAILED || tl_wake < 0 || tl_done < 0) {
+		log_error("CUWARDEN_TIMELINE: no memory or eventfd (errno %d); "
+		    "no timeline", errno);
+		return true;
+	}
+	/* The writer's signals are all blocked: so are outfile's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (outfile_begin(&tl_of, tl_name, false, &what)) {
+		e = errno;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		log_error("not writing the timeline to %s: %s (errno %d)",
+		    tl_name, what != NULL ? what : "cannot create it", e);
+		return true;
+	}
+	/* outfile_commit, on the writer, restores this mask: all blocked. */
+	tl_of.saved = all;
+	if (tl_of.stream) {
+		outfile_abort(&tl_of);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		log_error("not writing the timeline to %s: a stream (the "
+		    "timeline goes to a file); no timeline", tl_name);
+		return true;
+	}
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, TLF_MAGIC, sizeof(h.magic));
+	h.version = TLF_VERSION;
+	h.header_size = sizeof(h);
+	h.record_size = sizeof(tlf_rec_t);
+	h.chunk_size = sizeof(tlf_chunk_t);
+	h.pid = (uint32_t)getpid();
+	h.start_mono_ns = tl_start_mono;
+	h.start_real_ns = tl_start_real;
+	tl_bytes = sizeof(h);
+	if (outfile_write_all(tl_of.fd, &h, sizeof(h))) {
+		outfile_abort(&tl_of);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		log_error("writing the timeline to %s failed (errno %d); no "
+		    "timeline", tl_name, errno);
+		return true;
+	}
+	e = pthread_attr_init(&attr);
+	if (e == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 << 10);
+		e = pthread_create(&tid, &attr, writer_main, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (e != 0)
+		outfile_abort(&tl_of);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0) {
+		log_error("CUWARDEN_TIMELINE: the writer thread cannot start "
+		    "(errno %d); no timeline", e);
+		return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ the threads */
+
+static void
+thread_gone(void *arg);
+
+static void
+once_start(void)
+{
+	if (pthread_key_create(&tl_key, thread_gone) != 0 || writer_start()) {
+		__atomic_store_n(&tl_failed, true, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_store_n(&tl_started, true, __ATOMIC_RELEASE);
+}
+
+static tl_buf_t *
+buf_new(void)
+{
+	tl_buf_t *b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (b == MAP_FAILED)
+		return NULL;
+	b->tid = (uint32_t)syscall(SYS_gettid);
+	return b;
+}
+
+/* Counts what b holds as dropped and empties it (its thread's, not
+ * queued). */
+static void
+buf_drop(tl_buf_t *b)
+{
+	__atomic_add_fetch(&tl_dropped, b->n, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->n, 0, __ATOMIC_RELEASE);
+}
+
+/* s's buffer old (NULL: none yet) is full, or its thread ends (gone):
+ * queued for the writer and a new one taken, or its events dropped when
+ * the writer is behind, past the limit, or done.  Returns the buffer to
+ * fill, NULL for none. */
+static tl_buf_t *
+handoff(tl_slot_t *s, tl_buf_t *old, bool gone)
+{
+	tl_buf_t *nb = NULL;
+
+	__atomic_store_n(&s->busy, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&tl_closing, __ATOMIC_SEQ_CST)) {
+		/* After the last write: in no file and no report. */
+		if (old != NULL && !gone)
+			__atomic_store_n(&old->n, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
+		return old;
+	}
+	if (old != NULL && (__atomic_load_n(&tl_stop, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&tl_queued, __ATOMIC_RELAXED) >= BUF_QUEUED)) {
+		buf_drop(old);
+		__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
+		return gone ? NULL : old;
+	}
+	if (!gone && (nb = buf_new()) == NULL) {
+		if (old != NULL)
+			buf_drop(old);
+		__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
+		return old;
+	}
+	__atomic_store_n(&s->cur, nb, __ATOMIC_RELEASE);
+	if (old != NULL && old->n > 0) {
+		tl_buf_t *head = __atomic_load_n(&tl_queue, __ATOMIC_RELAXED);
+		uint64_t one = 1;
+
+		do
+			old->next = head;
+		while (!__atomic_compare_exchange_n(&tl_queue, &head, old,
+		    true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+		__atomic_add_fetch(&tl_queued, 1, __ATOMIC_RELAXED);
+		(void)!write(tl_wake, &one, sizeof(one));
+	} else if (old != NULL) {
+		munmap(old, sizeof(*old));
+	}
+	__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
+	return nb;
+}
+
+/* The end of a thread that had a slot: its buffer to the writer, its
+ * slot free for another thread. */
+static void
+thread_gone(void *arg)
+{
+	tl_slot_t *s = arg;
+
+	if (s == NULL || tl_self != s)
+		return;
+	tl_self = NULL;
+	(void)handoff(s, __atomic_load_n(&s->cur, __ATOMIC_RELAXED), true);
+	__atomic_store_n(&s->used, 0, __ATOMIC_RELEASE);
+}
+
+static tl_slot_t *
+slot_claim(void)
+{
+	pthread_once(&tl_once, once_start);
+	if (!__atomic_load_n(&tl_started, __ATOMIC_ACQUIRE))
+		return NULL;
+	for (size_t i = 0; i < SLOTS; i++) {
+		int z = 0;
+
+		if (__atomic_load_n(&slots[i].used, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&slots[i].used, &z, 1, false,
+		    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			tl_self = &slots[i];
+			(void)pthread_setspecific(tl_key, tl_self);
+			return tl_self;
+		}
+	}
+	return NULL;
+}
+
+void
+shim_tl_put(unsigned ev, const reg_rec_t *r, uint64_t t)
+{
+	tl_slot_t *s = tl_self;
+	tl_buf_t *b;
+	tlf_rec_t *x;
+	uint32_t n;
+
+	if (unlikely(s == NULL) && (s = slot_claim()) == NULL) {
+		__atomic_add_fetch(&tl_dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	b = __atomic_load_n(&s->cur, __ATOMIC_RELAXED);
+	if (unlikely(b == NULL || b->n == BUF_RECS)) {
+		b = handoff(s, b, false);
+		if (b == NULL || b->n == BUF_RECS)
+			return; /* counted, or after the end */
+	}
+	n = b->n;
+	x = &b->recs[n];
+	x->t_ns = t;
+	x->addr = r->base;
+	x->size = r->size;
+	x->stack = r->alloc_stack;
+	x->kind = r->kind;
+	x->event = (uint8_t)ev;
+	x->device = r->device;
+	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------ the end */
+
+const report_timeline_t *
+shim_timeline_finish(void)
+{
+	struct pollfd p;
+	int r;
+
+	if (!__atomic_load_n(&shim_tl_on, __ATOMIC_ACQUIRE))
+		return NULL;
+	tl_result.limit = tl_limit;
+	if (__atomic_load_n(&tl_started, __ATOMIC_ACQUIRE)) {
+		uint64_t one = 1;
+
+		__atomic_store_n(&tl_closing, 1, __ATOMIC_SEQ_CST);
+		(void)!write(tl_wake, &one, sizeof(one));
+		p.fd = tl_done;
+		p.events = POLLIN;
+		p.revents = 0;
+		do
+			r = poll(&p, 1, FINISH_WAIT_MS);
+		while (r < 0 && errno == EINTR);
+		if (r <= 0) {
+			log_error("the timeline's writer did not finish in %d "
+			    "s; no timeline", FINISH_WAIT_MS / 1000);
+			tl_result.error = "the writer did not finish in time";
+			tl_result.dropped = __atomic_load_n(&tl_dropped,
+			    __ATOMIC_RELAXED);
+			return &tl_result;
+		}
+		tl_result.events = tl_events;
+		tl_result.bytes = tl_result.file != NULL ? tl_bytes : 0;
+		tl_result.limit_reached = tl_limit_reached;
+		tl_result.stack_bits = tl_stack_bits;
+		tl_result.nstack_bits = STACK_BITS;
+	} else if (__atomic_load_n(&tl_failed, __ATOMIC_RELAXED)) {
+		tl_result.error = "the timeline could not be started";
+	}
+	tl_result.dropped = __atomic_load_n(&tl_dropped, __ATOMIC_RELAXED);
+	return &tl_result;
+}
+
+void
+shim_timeline_postfork_child(void)
+{
+	__atomic_store_n(&shim_tl_on, false, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&tl_started, __ATOMIC_ACQUIRE) && tl_of.fd >= 0)
+		close(tl_of.fd);
+	__atomic_store_n(&tl_started, false, __ATOMIC_RELAXED);
+}
