@@ -14,6 +14,7 @@
  *                  lists the files)
  *   ingest*.c      reads per-process reports and merged documents
  *                  (ingest.h; ingest_int.h lists the files)
+ *   timeline.c     a report's timeline read, its peaks computed
  *   model.c        findings merged into groups, sorted, summed
  *   symbolize.c    (module, build-id, offset) -> function, file:line
  *   suppress.c     suppression rules (file and built-in), applied;
@@ -199,11 +200,26 @@ typedef struct au_oom_s {
 	size_t ngroups;
 } au_oom_t;
 
+/* A process's peaks (doc/audit.md, "Peaks"): the document timeline.c
+ * made of its timeline (or read back from a merged document's "peaks"),
+ * kept whole, and the stacks of each device's first AU_PEAK_GROUPS
+ * groups, device-major, for symbolize_model. */
+#define AU_PEAK_GROUPS 10
+typedef struct au_peak_s {
+	json_t *doc;        /* owned */
+	char *path;         /* the report */
+	long pid;
+	au_stack_t *stacks; /* [device index * AU_PEAK_GROUPS + group] */
+	size_t nstacks;
+} au_peak_t;
+
 typedef struct au_model_s {
 	au_process_t *procs;
 	size_t nprocs;
 	au_oom_t *ooms;   /* in the order read */
 	size_t nooms;
+	au_peak_t *peaks; /* in the order read */
+	size_t npeaks;
 	au_finding_t **leaks; /* every leak group (reported or not) */
 	size_t nleaks;
 	au_finding_t **viols;

@@ -44,7 +44,7 @@ enum {
 	OPT_PLAIN_SUMMARY,
 	OPT_QUIET, OPT_PRINT_LIMIT, OPT_ERROR_LIMIT, OPT_DEMANGLE,
 	OPT_SHOW_KINDS, OPT_COLOR, OPT_HELP_ALL,
-	OPT_JUNIT,
+	OPT_JUNIT, OPT_TIMELINE,
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +68,7 @@ static const struct option long_opts[] = {
 	{ "owner-skip", required_argument, NULL, OPT_OWNER_SKIP },
 	{ "pool-limit", required_argument, NULL, OPT_POOL_LIMIT },
 	{ "check-bounds", optional_argument, NULL, OPT_CHECK_BOUNDS },
+	{ "timeline", optional_argument, NULL, OPT_TIMELINE },
 	{ "verbose", optional_argument, NULL, OPT_VERBOSE },
 	{ "no-pool", no_argument, NULL, OPT_NO_POOL },
 	{ "large-block", required_argument, NULL, OPT_LARGE_BLOCK },
@@ -356,6 +357,11 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			if ((st = flag("--check-bounds", &b)) >= 0)
 				return st;
 			set_env(c, "CUWARDEN_CHECK_BOUNDS", b ? "1" : "0");
+			break;
+		case OPT_TIMELINE:
+			if ((st = flag("--timeline", &b)) >= 0)
+				return st;
+			set_env(c, "CUWARDEN_TIMELINE", b ? "1" : "0");
 			break;
 		case OPT_NO_POOL:
 			set_env(c, "CUWARDEN_POOL", "0");

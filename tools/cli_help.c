@@ -117,6 +117,8 @@ static const char all_text[] =
 "  --no-pool                pool mode off: straight to the driver\n"
 "  --large-block=SIZE       blocks with their own segment (default 2M)\n"
 "  --check-bounds[=yes|no]  check cuMemcpy*/cuMemset* ranges\n"
+"  --timeline[=yes|no]     record every allocation and free; show each\n"
+"                           device's PEAK and what made it up\n"
 "  --tombstones=N           freed allocations remembered\n"
 "  --show-stats[=yes|no]    the shim prints its statistics at exit\n"
 "  --shim-log-file=FILE     the shim's own messages to FILE, not the\n"

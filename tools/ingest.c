@@ -19,6 +19,7 @@
 #include "input.h"
 #include "json.h"
 #include "model.h"
+#include "timeline.h"
 #include "xalloc.h"
 
 static bool
@@ -133,6 +134,68 @@ ingest_oom(au_model_t *m, ingest_rd_t *r, json_t *doc)
 }
 
 bool
+ingest_peaks(au_model_t *m, ingest_rd_t *r, json_t *doc)
+{
+	const json_t *devs = json_object_get(doc, "devices");
+	au_process_t self;
+	ingest_rd_t sr;
+	au_peak_t *p;
+	size_t i, k;
+	bool bad = false;
+
+	if (!json_is_object(doc) || !json_is_array(devs) ||
+	    !json_is_integer(json_object_get(doc, "pid")))
+		return ingest_fail(r, "a peaks document without its \"pid\" "
+		    "or \"devices\"");
+	m->peaks = xrealloc(m->peaks, (m->npeaks + 1) * sizeof(*m->peaks));
+	p = &m->peaks[m->npeaks];
+	memset(p, 0, sizeof(*p));
+	p->stacks = xcalloc(json_array_size(devs) * AU_PEAK_GROUPS + 1,
+	    sizeof(*p->stacks));
+	/* As an OOM report's: module indexes into its own "modules". */
+	memset(&self, 0, sizeof(self));
+	self.exe = (char *)(uintptr_t)json_str(doc, "exe", "");
+	sr = *r;
+	sr.proc = &self;
+	sr.modules = json_object_get(doc, "modules");
+	sr.merged = false;
+	for (i = 0; !bad && i < json_array_size(devs); i++) {
+		const json_t *top = json_object_get(json_array_get(devs, i),
+		    "top");
+
+		for (k = 0; !bad && k < json_array_size(top) &&
+		    k < AU_PEAK_GROUPS; k++) {
+			char w[48];
+
+			snprintf(w, sizeof(w), "devices[%zu].top[%zu]", i, k);
+			bad = ingest_stack(&sr, json_array_get(top, k), w,
+			    "stack", &p->stacks[i * AU_PEAK_GROUPS + k]);
+		}
+	}
+	p->nstacks = json_array_size(devs) * AU_PEAK_GROUPS;
+	if (bad) {
+		for (k = 0; k < p->nstacks; k++)
+			stack_free(&p->stacks[k]);
+		free(p->stacks);
+		return true;
+	}
+	m->npeaks++;
+	p->doc = doc;
+	p->path = xstrdup(r->path);
+	p->pid = (long)json_integer_value(json_object_get(doc, "pid"));
+	return false;
+}
+
+/* Does path name a timeline (read through the report that names it)? */
+static bool
+is_timeline(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 9 && strcmp(path + n - 9, ".timeline") == 0;
+}
+
+bool
 ingest_file(au_model_t *m, const char *path, char *err, size_t errsize)
 {
 	json_error_t jerr;
@@ -146,6 +209,8 @@ ingest_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	long pid;
 	char *buf;
 
+	if (is_timeline(path))
+		return false;
 	buf = input_read(path, AU_MAX_REPORT_BYTES, NULL, &st, &len, err,
 	    errsize);
 	if (buf == NULL)
@@ -228,5 +293,13 @@ ingest_file(au_model_t *m, const char *path, char *err, size_t errsize)
 	for (i = 0; i < json_array_size(a); i++)
 		if (ingest_violation(&r, m, json_array_get(a, i), i))
 			return true;
+	/* Its timeline, when it names one: the peaks. */
+	a = timeline_peaks(doc, path, err, errsize);
+	if (a == NULL)
+		return err[0] != '\0';
+	if (ingest_peaks(m, &r, a)) {
+		json_decref(a);
+		return true;
+	}
 	return false;
 }

@@ -103,5 +103,9 @@ au_process_t *ingest_proc_add(au_model_t *m, const json_t *o,
  * keeps it).  Returns true on error (message in r). */
 bool ingest_oom(au_model_t *m, ingest_rd_t *r, json_t *doc);
 bool ingest_merged(au_model_t *m, ingest_rd_t *r, json_t *doc);
+/* A peaks document (timeline.h's, or a merged document's "peaks" entry):
+ * checked, its stacks read, doc kept in m (the model takes it; on error
+ * the caller keeps it).  Returns true on error (message in r). */
+bool ingest_peaks(au_model_t *m, ingest_rd_t *r, json_t *doc);
 
 #endif /* CUWARDEN_TOOLS_INGEST_INT_H */

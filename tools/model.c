@@ -442,6 +442,14 @@ model_free(au_model_t *m)
 		free(m->ooms[i].path);
 	}
 	free(m->ooms);
+	for (i = 0; i < m->npeaks; i++) {
+		for (size_t k = 0; k < m->peaks[i].nstacks; k++)
+			stack_free(&m->peaks[i].stacks[k]);
+		free(m->peaks[i].stacks);
+		json_decref(m->peaks[i].doc);
+		free(m->peaks[i].path);
+	}
+	free(m->peaks);
 	free(m->lost);
 	free(m->leaks);
 	free(m->viols);

@@ -44,6 +44,10 @@ void render_text(const au_model_t *m, const au_render_opts_t *o, FILE *out);
 /* The OUT OF MEMORY sections of the OOM reports read (render_oom.c),
  * written first by render_text. */
 void render_oom_text(const au_model_t *m, int limit, FILE *out);
+/* The PEAK sections of the timelines read (render_peak.c): per process
+ * and device, the peak's bytes and time and its largest groups with
+ * their stacks (at most limit frames). */
+void render_peak_text(const au_model_t *m, int limit, FILE *out);
 /* The text report's last line when findings decide the exit status:
  * "EXIT STATUS: status (N errors reported; the program exited with
  * M)". */

@@ -328,6 +328,14 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 			json_array_append(a, m->ooms[i].doc);
 		json_object_set_new(doc, "oom", a);
 	}
+	/* Only with timelines: each process's peaks (doc/audit.md,
+	 * "Peaks"). */
+	if (m->npeaks > 0) {
+		a = json_array();
+		for (i = 0; i < m->npeaks; i++)
+			json_array_append(a, m->peaks[i].doc);
+		json_object_set_new(doc, "peaks", a);
+	}
 	return doc;
 }
 

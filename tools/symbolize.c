@@ -563,6 +563,9 @@ symbolize_model(au_model_t *m, bool demangle)
 		for (size_t k = 0; k < m->ooms[i].ngroups; k++)
 			symbolize_stack(&m->ooms[i].groups[k]);
 	}
+	for (i = 0; i < m->npeaks; i++)
+		for (size_t k = 0; k < m->peaks[i].nstacks; k++)
+			symbolize_stack(&m->peaks[i].stacks[k]);
 }
 
 void

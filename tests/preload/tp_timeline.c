@@ -53,6 +53,7 @@ site_t(CUdeviceptr *p)
 }
 
 static CUcontext ctx;
+static volatile int three = 3, two = 2; /* loops kept: one stack per site */
 
 static void *
 pairs(void *arg)
@@ -81,10 +82,10 @@ main(int argc, char **argv)
 	    cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
 	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
 		return 2;
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < three; i++)
 		if (site_a(&a[i]) != CUDA_SUCCESS)
 			return 2;
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < two; i++)
 		if (site_b(&b[i]) != CUDA_SUCCESS)
 			return 2;
 	for (i = 0; i < 2; i++)

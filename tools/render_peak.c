@@ -1,0 +1,96 @@
+/*
+ * render_peak.c -- the text report's PEAK sections (render.h), one per
+ * device of each process whose timeline was read, after the OUT OF
+ * MEMORY sections and before the leaks: the peak's bytes and time, then
+ * the largest groups of what was live then, with their stacks (rt_stack:
+ * symbolized, at most --num-callers frames).  Drawn from the peaks
+ * document (timeline.c; doc/audit.md, "Peaks").  Every name goes through
+ * rt_tx.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "num.h"
+#include "render.h"
+#include "render_text_int.h"
+
+#define PEAK_GROUPS 5 /* groups shown per device */
+
+static const char *
+num(const json_t *o, const char *key, char *buf, size_t size)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return "?";
+	return fmt_commas((uint64_t)json_integer_value(v), buf, size);
+}
+
+static void
+print_device(FILE *out, const au_peak_t *p, const json_t *d, size_t di,
+    bool many, int limit)
+{
+	const json_t *top = json_object_get(d, "top");
+	long long t = json_int(d, "time_ns", 0);
+	char b1[64], b2[64], b3[64];
+	size_t i;
+
+	fputs("== " RT_SUM "PEAK: ", out);
+	if (json_is_true(json_object_get(d, "host")))
+		fputs("host", out);
+	else
+		fprintf(out, "device %lld", json_int(d, "device", -1));
+	fprintf(out, ": %s bytes at %lld.%03lld s" RT_OFF,
+	    num(d, "bytes", b1, sizeof(b1)), t / 1000000000,
+	    t / 1000000 % 1000);
+	if (many)
+		fprintf(out, " (pid %ld)", p->pid);
+	fprintf(out, "\n==    live then: %s allocations in %s groups by "
+	    "stack\n", num(d, "allocations", b2, sizeof(b2)),
+	    num(d, "groups", b3, sizeof(b3)));
+	for (i = 0; i < json_array_size(top) && i < PEAK_GROUPS; i++) {
+		const json_t *g = json_array_get(top, i);
+
+		fprintf(out, "==    %s bytes in %s %s allocation%s from\n",
+		    num(g, "bytes", b1, sizeof(b1)),
+		    num(g, "count", b2, sizeof(b2)),
+		    rt_tx(json_str(g, "kind", "?")),
+		    json_int(g, "count", 0) == 1 ? "" : "s");
+		if (di * AU_PEAK_GROUPS + i < p->nstacks)
+			rt_stack(out, &p->stacks[di * AU_PEAK_GROUPS + i],
+			    limit);
+	}
+	if (json_array_size(top) > PEAK_GROUPS ||
+	    (uint64_t)json_int(d, "groups", 0) > json_array_size(top))
+		fprintf(out, "==    ... %llu more groups\n",
+		    (unsigned long long)json_int(d, "groups", 0) -
+		    (json_array_size(top) < PEAK_GROUPS ?
+		    json_array_size(top) : PEAK_GROUPS));
+}
+
+void
+render_peak_text(const au_model_t *m, int limit, FILE *out)
+{
+	for (size_t i = 0; i < m->npeaks; i++) {
+		const au_peak_t *p = &m->peaks[i];
+		const json_t *devs = json_object_get(p->doc, "devices");
+		char b1[64];
+
+		for (size_t k = 0; k < json_array_size(devs); k++)
+			print_device(out, p, json_array_get(devs, k), k,
+			    m->npeaks > 1, limit);
+		if (json_int(p->doc, "dropped", 0) > 0)
+			fprintf(out, "==    " RT_NOTE "not exact" RT_OFF ": %s "
+			    "events of pid %ld were dropped (%s)\n",
+			    num(p->doc, "dropped", b1, sizeof(b1)), p->pid,
+			    json_is_true(json_object_get(p->doc,
+			    "limit_reached")) ? "CUWARDEN_TIMELINE_LIMIT "
+			    "reached" : "the writer was behind");
+		if (json_array_size(devs) > 0 || json_int(p->doc, "dropped",
+		    0) > 0)
+			fputs("\n", out);
+	}
+}
