@@ -19,16 +19,18 @@ void
 shim_pre_lookup(ns_t ns, uintptr_t addr, pre_t *pre)
 {
 	pre->found = !registry_find(ns, addr, &pre->h, &pre->rec);
+	pre->t = pre->found && unlikely(__atomic_load_n(&shim_tl_on,
+	    __ATOMIC_RELAXED)) ? shim_tl_clock() : 0;
 }
 
 void
-shim_remove_rec(reg_handle_t h, stack_id_t st)
+shim_remove_rec(reg_handle_t h, stack_id_t st, uint64_t t)
 {
 	reg_rec_t out;
 
 	if (registry_remove(h, NULL, NULL, st, &out) == 0) {
 		stats_on_free((kind_t)out.kind, out.size);
-		shim_tl_free(TLF_FREE, &out);
+		shim_tl_free(TLF_FREE, &out, t);
 	}
 	/* else: replaced meanwhile by a new allocation at the same address
 	 * (the driver had freed ours); record() accounted for it. */
@@ -108,7 +110,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		stack_id_t st = stack_capture_outside();
 		if (registry_remove(pre->h, NULL, NULL, st, &out) == 0) {
 			stats_on_free((kind_t)out.kind, out.size);
-			shim_tl_free(TLF_FREE, &out);
+			shim_tl_free(TLF_FREE, &out, pre->t);
 			shim_report_violation(V_DOUBLE_FREE, api, addr, &pre->rec, r,
 			    st);
 			return;
@@ -125,7 +127,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 			    &pre->rec, r, st);
 			if (r == CUDA_SUCCESS) {
 				shim_recent_free(api, &pre->rec, st);
-				shim_remove_rec(pre->h, st);
+				shim_remove_rec(pre->h, st, pre->t);
 			}
 			return;
 		}
@@ -138,7 +140,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 			shim_report_violation(V_FREE_WHILE_REFERENCED, api, addr,
 			    &pre->rec, r, st);
 		shim_recent_free(api, &pre->rec, st);
-		shim_remove_rec(pre->h, st);
+		shim_remove_rec(pre->h, st, pre->t);
 		return;
 	}
 	if (r == CUDA_SUCCESS) {

@@ -42,6 +42,9 @@ typedef struct pre_s {
 	bool found;
 	reg_handle_t h;
 	reg_rec_t rec;
+	uint64_t t; /* the timeline's time of the free (shim_tl_clock, read
+		     * before the real call: an address the driver hands out
+		     * again comes after it); 0: none */
 } pre_t;
 
 #define KBIT(k) (1u << (k))
@@ -118,7 +121,8 @@ void shim_pre_lookup(ns_t ns, uintptr_t addr, pre_t *pre);
 CUcontext shim_primary_ctx_of(CUdevice dev);
 void shim_record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags);
 void shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags, stack_id_t st);
-void shim_remove_rec(reg_handle_t h, stack_id_t st);
+/* Removes h's record, freed at the timeline's time t (0: now). */
+void shim_remove_rec(reg_handle_t h, stack_id_t st, uint64_t t);
 void shim_report_violation(vtype_t type, const char *api, uintptr_t addr, const reg_rec_t *rec, CUresult r, stack_id_t st);
 /* An invalid free by a call that frees the kinds in accept (KBIT): the
  * report names the family of the call (violation_t.family). */
@@ -159,10 +163,10 @@ void shim_timeline_postfork_child(void);
 /* A free (or teardown, ...) of the record r, after its removal: one
  * predictable branch when the timeline is off. */
 static inline void
-shim_tl_free(unsigned ev, const reg_rec_t *r)
+shim_tl_free(unsigned ev, const reg_rec_t *r, uint64_t t)
 {
 	if (unlikely(__atomic_load_n(&shim_tl_on, __ATOMIC_RELAXED)))
-		shim_tl_put(ev, r, shim_tl_clock());
+		shim_tl_put(ev, r, t != 0 ? t : shim_tl_clock());
 }
 
 extern bool shim_dead;

@@ -371,7 +371,7 @@ graph_frees(uintptr_t d, stack_id_t st)
 		return;
 	STATS_INC(graph_freed_by_graph);
 	STATS_INC(frees);
-	shim_remove_rec(h, st);
+	shim_remove_rec(h, st, 0);
 }
 
 CUresult
@@ -412,7 +412,7 @@ track_graph_launch(void *real, const char *api, CUgraphExec e, CUstream s)
 		 * FREE_ON_LAUNCH). */
 		if (!registry_find(NS_ADDR, a[i].dptr, &h, &rec)) {
 			STATS_INC(frees);
-			shim_remove_rec(h, st);
+			shim_remove_rec(h, st, 0);
 		}
 		shim_record_st(NS_ADDR, KIND_GRAPH, a[i].dptr, a[i].size,
 		    a[i].device, NULL, (uintptr_t)st, api, 0,

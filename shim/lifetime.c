@@ -94,7 +94,7 @@ teardown(CUcontext ctx, int device, bool pooled)
 				 * own category in the report (teardown.h). */
 				teardown_keep(&k);
 				stats_on_free((kind_t)out.kind, out.size);
-				shim_tl_free(TLF_TEARDOWN, &out);
+				shim_tl_free(TLF_TEARDOWN, &out, 0);
 				STATS_INC(teardown_frees);
 				total++;
 			}

@@ -148,7 +148,7 @@ shim_pool_try_free(unsigned accept, uintptr_t addr, CUstream stream, bool async,
 			return true;
 		}
 		stats_on_free((kind_t)out.kind, out.size);
-		shim_tl_free(TLF_FREE, &out);
+		shim_tl_free(TLF_FREE, &out, 0);
 		shim_recent_free(api, &out, st);
 		int dev = POOL_AUX_DEV(out.aux);
 		int cm = capture_relax(); /* as in shim_pool_try_alloc */

@@ -93,7 +93,7 @@ unmapped(uintptr_t handle)
 	if (registry_find(NS_VMM, handle, &h, &rec))
 		return;
 	if (registry_update(h, maps_dec, &d) == 0 && d.drop)
-		shim_remove_rec(h, stack_capture_outside());
+		shim_remove_rec(h, stack_capture_outside(), 0);
 }
 
 /* Whether a live mapping starts in [lo, lo + size): a walk, made only when
@@ -248,7 +248,7 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 		if (st == 0)
 			st = stack_capture_outside();
 		STATS_INC(frees);
-		shim_remove_rec(h, st);
+		shim_remove_rec(h, st, 0);
 		unmapped(rec.aux);
 		p += rec.size;
 	}
@@ -340,7 +340,7 @@ classify_array_free(uintptr_t handle, uintptr_t aux, CUresult r,
 		shim_report_violation(V_MISMATCHED_FREE, api, handle, &pre->rec, r,
 		    st);
 		if (r == CUDA_SUCCESS)
-			shim_remove_rec(pre->h, st);
+			shim_remove_rec(pre->h, st, pre->t);
 		return;
 	}
 	shim_classify_free(NS_ARRAY, KBIT(KIND_ARRAY), handle, r, api, pre);

@@ -1,0 +1,153 @@
+#!/bin/sh
+# The timeline and the peak (issue 18, doc/shim.md "The timeline",
+# doc/audit.md "Peaks"): tp_timeline allocates site_a 3 x 1 MiB, site_b
+# 2 x 4 MiB (the peak: 11 MiB on device 0), frees site_b's, allocates
+# site_c 2 MiB, then two threads make 1000 alloc/free pairs of 4 KiB each.
+#   - CUWARDEN_TIMELINE=1: REPORT.timeline (0600) holds every event
+#     (4008), in a valid header and chunks of 32-byte records; an
+#     allocation comes before its free in time order across threads; the
+#     report's timeline member says file, events, dropped 0, bytes (the
+#     file's size), and holds the stacks the records name;
+#   - cuwarden-audit --timeline: "PEAK: device 0: 11,534,336 bytes", its
+#     groups exact (site_b 8 MiB in 2, site_a 3 MiB in 3), before the
+#     leaks; --json's "peaks" the same; `report` of the merged document
+#     and of a --keep-reports directory show it again;
+#   - a tiny CUWARDEN_TIMELINE_LIMIT: the limit said once, events +
+#     dropped == all events, the leak report unchanged;
+#   - a truncated or corrupt timeline: a clear error from the tool (125);
+#   - the option off: no file, no timeline member; without
+#     CUWARDEN_REPORT: a warning, no timeline.
+. "${top_srcdir:-.}/tests/preload/lib.sh"
+
+MIB=1048576
+CUWARDEN_TIMELINE=1 CUWARDEN_REPORT=$WORK/on.json run on "$TP/tp_timeline"
+expect_rc 0 "tp_timeline with the timeline"
+[ -f "$WORK/on.json.timeline" ] && pass "REPORT.timeline written" ||
+	fail "no $WORK/on.json.timeline"
+[ "$(stat -c %a "$WORK/on.json.timeline" 2>/dev/null)" = 600 ] &&
+	pass "timeline mode 0600" || fail "timeline mode not 0600"
+if "$PY" - "$WORK/on.json" <<'PYEOF'
+import json, struct, sys
+r = json.load(open(sys.argv[1]))
+t = r["timeline"]
+bad = []
+def want(c, what):
+    if not c:
+        bad.append(what)
+data = open(t["file"], "rb").read()
+want(data[:8] == b"CWTIMELN", "magic")
+ver, hs, rs, cs = struct.unpack_from("<IIII", data, 8)
+want((ver, hs, rs, cs) == (1, 64, 32, 16), "header sizes %r" % ((ver, hs, rs, cs),))
+off, recs = 64, []
+while off < len(data):
+    magic, n, tid, _ = struct.unpack_from("<IIII", data, off)
+    want(magic == 0x4b4e4843, "chunk magic at %d" % off)
+    off += 16
+    for i in range(n):
+        recs.append(struct.unpack_from("<QQQIBBh", data, off) + (len(recs),))
+        off += 32
+want(off == len(data), "file size")
+want(len(recs) == 4008, "4008 events, got %d" % len(recs))
+want(t["events"] == 4008 and t["dropped"] == 0 and not t["limit_reached"], "counts %r" % t)
+want(t["bytes"] == len(data), "bytes")
+want(len(t["stacks"]) >= 4, "stacks %d" % len(t["stacks"]))
+ids = {s["id"] for s in t["stacks"]}
+want(all(x[3] in ids for x in recs), "every record's stack in the report")
+# In time order, each address's events alternate alloc, free.
+live = {}
+for x in sorted(recs, key=lambda x: (x[0], x[7])):
+    ev, a = x[5], x[1]
+    if ev == 1:
+        want(a not in live, "alloc of a live address %x" % a)
+        live[a] = 1
+    else:
+        want(a in live, "free before alloc %x" % a)
+        live.pop(a, None)
+want(sum(1 for x in recs if x[5] == 1 and x[2] == 4096) == 2000, "threads' allocations")
+if bad:
+    print("\n".join(bad)); sys.exit(1)
+PYEOF
+then pass "the timeline file: header, chunks, 4008 records, in order across threads"
+else fail "the timeline file"; fi
+
+# The leak report is the same with and without the timeline.
+CUWARDEN_REPORT=$WORK/off.json run off "$TP/tp_timeline"
+expect_rc 0 "tp_timeline without the timeline"
+[ ! -e "$WORK/off.json.timeline" ] && pass "off: no timeline file" || fail "off: a timeline file"
+"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit("timeline" in r)' "$WORK/off.json" &&
+	pass "off: no timeline member" || fail "off: a timeline member"
+CUWARDEN_TIMELINE=1 run noreport "$TP/tp_timeline"
+grep -q 'CUWARDEN_TIMELINE=1: CUWARDEN_REPORT is unset' "$WORK/noreport.err" &&
+	pass "no CUWARDEN_REPORT: refused with a warning" || { fail "no CUWARDEN_REPORT: no warning"; cat "$WORK/noreport.err"; }
+
+# A tiny limit: the rest dropped and counted, the leaks unchanged.
+CUWARDEN_TIMELINE=1 CUWARDEN_TIMELINE_LIMIT=2K CUWARDEN_REPORT=$WORK/lim.json run lim "$TP/tp_timeline" 100
+expect_rc 0 "tp_timeline past the limit"
+[ "$(grep -c 'CUWARDEN_TIMELINE_LIMIT (2048 bytes) reached' "$WORK/lim.err")" = 1 ] &&
+	pass "limit: said once" || { fail "limit: not said once"; cat "$WORK/lim.err"; }
+"$PY" - "$WORK/lim.json" "$WORK/off.json" <<'PYEOF' && pass "limit: events + dropped = 4208, limit_reached, file within it, leaks unchanged" || fail "limit"
+import json, os, sys
+r = json.load(open(sys.argv[1])); o = json.load(open(sys.argv[2]))
+t = r["timeline"]
+ok = (t["limit_reached"] and t["dropped"] > 0 and t["events"] + t["dropped"] == 4208
+      and os.path.getsize(t["file"]) == t["bytes"] <= 2048
+      and r["summary"]["leaked_bytes"] == o["summary"]["leaked_bytes"] == 5 << 20
+      and r["summary"]["leaked_allocations"] == o["summary"]["leaked_allocations"] == 4)
+if not ok:
+    print(t, r["summary"]); sys.exit(1)
+PYEOF
+
+AUDIT=$top_builddir/tools/cuwarden-audit
+if [ -x "$AUDIT" ]; then
+	"$AUDIT" --shim "$SHIM" --timeline --keep-reports "$WORK/kept" --json "$WORK/merged.json" \
+		-- "$TP/tp_timeline" >"$WORK/audit.txt" 2>&1
+	rc=$?
+	expect_rc 23 "cuwarden-audit --timeline (the leaks)"
+	peak=$(grep -n '== PEAK: device 0: 11,534,336 bytes at [0-9]*\.[0-9][0-9][0-9] s' "$WORK/audit.txt" | cut -d: -f1)
+	leak=$(grep -n 'leaked by' "$WORK/audit.txt" | head -1 | cut -d: -f1)
+	[ -n "$peak" ] && [ -n "$leak" ] && [ "$peak" -lt "$leak" ] &&
+		pass "audit: PEAK: device 0: 11,534,336 bytes, before the leaks" ||
+		{ fail "audit: no PEAK line before the leaks"; cat "$WORK/audit.txt"; }
+	grep -A2 '8,388,608 bytes in 2 device allocations from' "$WORK/audit.txt" | grep -q 'site_b' &&
+	grep -A2 '3,145,728 bytes in 3 device allocations from' "$WORK/audit.txt" | grep -q 'site_a' &&
+	grep -q 'live then: 5 allocations in 2 groups by stack' "$WORK/audit.txt" &&
+		pass "audit: the peak's groups exact (site_b 8 MiB in 2, site_a 3 MiB in 3)" ||
+		{ fail "audit: the peak's groups"; cat "$WORK/audit.txt"; }
+	"$PY" - "$WORK/merged.json" <<'PYEOF' && pass "--json: peaks" || fail "--json: peaks"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["peaks"][0]
+dev = p["devices"]
+ok = (len(dev) == 1 and dev[0]["device"] == 0 and dev[0]["bytes"] == 11 << 20 and
+      [(g["bytes"], g["count"], g["kind"]) for g in dev[0]["top"]] ==
+      [(8 << 20, 2, "device"), (3 << 20, 3, "device")] and p["exact"] and p["events"] == 4008)
+if not ok:
+    print(json.dumps(p, indent=1)[:3000]); sys.exit(1)
+PYEOF
+	"$AUDIT" report "$WORK/merged.json" >"$WORK/again.txt" 2>&1
+	grep -q '== PEAK: device 0: 11,534,336 bytes' "$WORK/again.txt" &&
+		pass "report merged.json: the peak read back" || { fail "report merged.json"; cat "$WORK/again.txt"; }
+	"$AUDIT" report "$WORK/kept" >"$WORK/kept.txt" 2>&1
+	grep -q '== PEAK: device 0: 11,534,336 bytes' "$WORK/kept.txt" &&
+		pass "report DIR (--keep-reports): the timeline beside its report read" ||
+		{ fail "report DIR"; cat "$WORK/kept.txt"; }
+
+	# Truncated, corrupt: a clear error, exit 125.
+	mkdir "$WORK/cut" "$WORK/bad"
+	cp "$WORK/on.json" "$WORK/cut/on.json"; cp "$WORK/on.json" "$WORK/bad/on.json"
+	head -c 1000 "$WORK/on.json.timeline" >"$WORK/cut/on.json.timeline"
+	cp "$WORK/on.json.timeline" "$WORK/bad/on.json.timeline"
+	printf 'XXXX' | dd of="$WORK/bad/on.json.timeline" bs=1 seek=64 conv=notrunc 2>/dev/null
+	"$AUDIT" report "$WORK/cut" >"$WORK/cut.txt" 2>&1; rc=$?
+	[ $rc = 125 ] && grep -q 'truncated timeline: the chunk at offset 64 holds' "$WORK/cut.txt" &&
+		pass "truncated timeline: a clear error (125)" || { fail "truncated timeline: rc $rc"; cat "$WORK/cut.txt"; }
+	"$AUDIT" report "$WORK/bad" >"$WORK/bad.txt" 2>&1; rc=$?
+	[ $rc = 125 ] && grep -q 'corrupt timeline: no chunk header at offset 64' "$WORK/bad.txt" &&
+		pass "corrupt timeline: a clear error (125)" || { fail "corrupt timeline: rc $rc"; cat "$WORK/bad.txt"; }
+	printf 'NOTATIMELINE' >"$WORK/bad/on.json.timeline"
+	"$AUDIT" report "$WORK/bad" >"$WORK/bad2.txt" 2>&1; rc=$?
+	[ $rc = 125 ] && grep -q 'not a cuwarden timeline' "$WORK/bad2.txt" &&
+		pass "not a timeline: a clear error (125)" || { fail "not a timeline: rc $rc"; cat "$WORK/bad2.txt"; }
+fi
+
+finish
