@@ -4,8 +4,9 @@
 #   bench/run-bench-shim.sh [BUILDDIR] [-q]
 #
 # Runs bench/bench_shim plain, under libcuwarden_preload.so in audit mode
-# (CUWARDEN_STACK_DEPTH=24) and in pool mode, and prints ns per
-# allocation+free pair for each, with the difference to plain.  Meant for
+# (CUWARDEN_STACK_DEPTH=24), in audit mode with CUWARDEN_TIMELINE=1 and in
+# pool mode, and prints ns per allocation+free pair for each, with the
+# difference to plain (the timeline's: to audit mode without it).  Meant for
 # the GPU machine: libcuda.so.1 must be on the loader's path (the real
 # driver; LD_LIBRARY_PATH=<builddir>/tests/fakecuda measures the shim
 # against the simulated driver).  CUWARDEN_SHIM overrides the shim's path.
@@ -27,20 +28,24 @@ trap 'rm -rf "$tmp"' EXIT
 env -u LD_PRELOAD "$bench" $quick >"$tmp/plain" || exit $?
 LD_PRELOAD=$shim CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 \
 	CUWARDEN_REPORT=$tmp/audit.json "$bench" $quick >"$tmp/audit" || exit $?
+LD_PRELOAD=$shim CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 CUWARDEN_TIMELINE=1 \
+	CUWARDEN_REPORT=$tmp/tl.json "$bench" $quick >"$tmp/tl" || exit $?
 LD_PRELOAD=$shim CUWARDEN_MODE=pool CUWARDEN_STACK_DEPTH=24 \
 	CUWARDEN_REPORT=$tmp/pool.json "$bench" $quick >"$tmp/pool" || exit $?
 
 awk '
 FILENAME ~ /plain$/ { key = $1 " " $2; order[++n] = key; plain[key] = $3; next }
 FILENAME ~ /audit$/ { audit[$1 " " $2] = $3; next }
+FILENAME ~ /tl$/    { tl[$1 " " $2] = $3; next }
 FILENAME ~ /pool$/  { pool[$1 " " $2] = $3; next }
 END {
-	printf "%-32s %10s %12s %12s %10s %12s %10s\n", "pair", "bytes", \
-	    "plain ns", "audit ns", "+audit", "pool ns", "+pool"
+	printf "%-32s %10s %12s %12s %10s %12s %10s %12s %10s\n", "pair", \
+	    "bytes", "plain ns", "audit ns", "+audit", "timeline ns", \
+	    "+timeline", "pool ns", "+pool"
 	for (i = 1; i <= n; i++) {
 		k = order[i]; split(k, f, " ")
-		printf "%-32s %10s %12.1f %12.1f %+10.1f %12.1f %+10.1f\n", \
+		printf "%-32s %10s %12.1f %12.1f %+10.1f %12.1f %+10.1f %12.1f %+10.1f\n", \
 		    f[1], f[2], plain[k], audit[k], audit[k] - plain[k], \
-		    pool[k], pool[k] - plain[k]
+		    tl[k], tl[k] - audit[k], pool[k], pool[k] - plain[k]
 	}
-}' "$tmp/plain" "$tmp/audit" "$tmp/pool"
+}' "$tmp/plain" "$tmp/audit" "$tmp/tl" "$tmp/pool"
