@@ -3,8 +3,10 @@
  * (input_read) and parsed; a merged document goes to ingest_merged.c; a
  * per-process report ("cuwarden-report" version 1, doc/report-schema.md)
  * has its header and modules checked, its process added once
- * (ingest_proc.c), then its leaks and violations (ingest_finding.c); an
- * OOM report ("cuwarden-oom" version 1) is checked and kept whole.
+ * (ingest_proc.c), then its leaks and violations (ingest_finding.c), then
+ * the peaks of the timeline it names (timeline.c; ingest_peaks); an OOM
+ * report ("cuwarden-oom" version 1) is checked and kept whole.  A file
+ * named "*.timeline" is skipped: it is read through its report.
  */
 #include "config.h"
 
