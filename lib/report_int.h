@@ -162,6 +162,9 @@ void report_json_str(wr_t *w, const char *s);
 void report_json_modules(wr_t *w);
 /* The current UTC time, as the reports' "time". */
 void report_utc_now(char *buf, size_t size);
+/* secs (since the epoch) as "YYYY-MM-DDTHH:MM:SSZ", by arithmetic: no
+ * gmtime_r, which may take locks and malloc (report_json.c). */
+void report_utc_format(int64_t secs, char *buf, size_t size);
 /* A document's opening members, every format of the shim's alike:
  * format, version 1, tool, pid, ppid, command, exe, host, boot_id, mode
  * and time (now), up to the comma after time's value. */

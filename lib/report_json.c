@@ -131,17 +131,41 @@ report_json_arg(const char *a, size_t n, size_t i, void *arg)
 	report_json_strn(w, a, n);
 }
 
+/* The time of day in UTC by arithmetic, not gmtime_r: glibc's gmtime_r
+ * takes the time-zone lock and may call malloc (tzset reads TZ and
+ * /etc/localtime), and the report is written from a signal handler or an
+ * exit() that interrupted glibc's malloc (seen: a hang at exit, the
+ * main arena's lock held by the interrupted realloc).  Days to a civil
+ * date in the proleptic Gregorian calendar, by 400-year eras. */
+void
+report_utc_format(int64_t secs, char *buf, size_t size)
+{
+	int64_t days, era, doe, yoe, doy, mp, y, m, d;
+
+	days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+	secs -= days * 86400;
+	days += 719468; /* from 1970-01-01 to 0000-03-01 */
+	era = (days >= 0 ? days : days - 146096) / 146097;
+	doe = days - era * 146097;                       /* [0, 146096] */
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);   /* [0, 365] */
+	mp = (5 * doy + 2) / 153;                        /* March = 0 */
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y = yoe + era * 400 + (m <= 2);
+	fmt_snprintf(buf, size, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
+	    (long long)y, (long long)m, (long long)d,
+	    (long long)(secs / 3600), (long long)(secs / 60 % 60),
+	    (long long)(secs % 60));
+}
+
 void
 report_utc_now(char *buf, size_t size)
 {
 	struct timespec ts;
-	struct tm tm;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	fmt_snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec);
+	report_utc_format((int64_t)ts.tv_sec, buf, size);
 }
 
 void

@@ -36,6 +36,7 @@
 #include "owner.h"
 #include "registry.h"
 #include "report.h"
+#include "report_int.h"
 #include "stackdepot.h"
 #include "stats.h"
 #include "teardown.h"
@@ -466,6 +467,37 @@ START_TEST(test_report_json)
 	ck_assert_int_ge(int_of(o, "log_lines_lost"), 0);
 	json_decref(doc);
 	reset_all();
+}
+END_TEST
+
+/* The report's time of day, by arithmetic (report_utc_format), against
+ * glibc's gmtime_r + strftime: every day from 1900 to 2400 at a time of
+ * day that walks the seconds, hours and minutes, and the edges (the
+ * epoch, leap days, century years, the year 2038's 32-bit limit). */
+START_TEST(test_report_utc)
+{
+	static const int64_t edges[] = { 0, -1, 86399, 86400, 951782400,
+		951868800, 4107542399LL, 4107542400LL, 2147483647LL,
+		2147483648LL, 1796599606LL, -2208988800LL };
+	char got[32], want[32];
+	struct tm tm;
+	size_t checked = 0;
+
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]) + 182622;
+	    i++) {
+		int64_t t = i < sizeof(edges) / sizeof(edges[0]) ? edges[i] :
+		    -2208988800LL + (int64_t)(i - 12) * 86400 +
+		    (int64_t)(i * 7919 % 86400);
+		time_t tt = (time_t)t;
+
+		ck_assert_ptr_nonnull(gmtime_r(&tt, &tm));
+		strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		report_utc_format(t, got, sizeof(got));
+		ck_assert_msg(strcmp(got, want) == 0, "%lld: %s, want %s",
+		    (long long)t, got, want);
+		checked++;
+	}
+	ck_assert_uint_gt(checked, 182000);
 }
 END_TEST
 
@@ -1392,6 +1424,7 @@ make_report_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_report_json);
+	tcase_add_test(tc, test_report_utc);
 	tcase_add_test(tc, test_report_empty);
 	tcase_add_test(tc, test_report_text);
 	tcase_add_test(tc, test_report_stacks_dropped);
