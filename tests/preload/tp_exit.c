@@ -15,8 +15,10 @@
  *               pools' segment made): exit() in a handler is safe only
  *               while no glibc malloc is interrupted, and the shim's first
  *               call (dlopen) and the simulated driver's allocations call
- *               glibc's malloc, its pools do not (an abort, 134, seen under
- *               load when the signal landed there);
+ *               glibc's malloc (an abort, 134, seen under load when the
+ *               signal landed there).  The pools call it only when their
+ *               pending list grows; the report takes no malloc lock then
+ *               (its clock is arithmetic: doc/reliability.md);
  *   misuse      a double free, then exit 0 (a setgid run: the shim must
  *               do nothing at all, CUWARDEN_ON_VIOLATION=abort included);
  *   wait        leaks 4096 bytes, prints "ready" and waits for a signal
