@@ -35,11 +35,15 @@ one() { # label tree round
 	CUWARDEN_SHIM=$t/preload/.libs/libcuwarden_preload.so \
 	    "$here/run-bench-shim.sh" "$t" >"$tmp/shim" 2>&1 ||
 		echo "$lab: run-bench-shim.sh failed ($?)" >&2
-	# pair bytes plain audit +audit pool +pool
+	# pair bytes plain audit +audit timeline +timeline pool +pool
+	# (the pool columns are the last two; the timeline's, where there
+	# are nine, the sixth and seventh)
 	awk -v r="$r" -v l="$lab" '$2 ~ /^[0-9]+$/ {
 		sub(/_v2\+cuMemFree_v2/, "", $1); sub(/\+cuMemFreeAsync/, "", $1)
 		print r, l, "shim-audit-added-" $1 "-" $2, $5
-		print r, l, "shim-pool-" $1 "-" $2, $6 }' "$tmp/shim" >>"$figs"
+		if (NF >= 9)
+			print r, l, "shim-timeline-added-" $1 "-" $2, $7
+		print r, l, "shim-pool-" $1 "-" $2, $(NF - 1) }' "$tmp/shim" >>"$figs"
 	echo "round $r: $lab ($t) done"
 }
 
