@@ -40,6 +40,16 @@ rt_tx(const char *s)
 	return *slot;
 }
 
+const char *
+rt_num(const json_t *o, const char *key, char *buf, size_t size)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return "?";
+	return fmt_commas((uint64_t)json_integer_value(v), buf, size);
+}
+
 void
 rt_tx_done(void)
 {

@@ -19,16 +19,6 @@
 
 #define OOM_GROUPS 5  /* live groups shown */
 
-static const char *
-num(const json_t *o, const char *key, char *buf, size_t size)
-{
-	const json_t *v = json_object_get(o, key);
-
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return "?";
-	return fmt_commas((uint64_t)json_integer_value(v), buf, size);
-}
-
 static void
 print_one(FILE *out, const au_oom_t *oom, int limit)
 {
@@ -44,33 +34,33 @@ print_one(FILE *out, const au_oom_t *oom, int limit)
 
 	fprintf(out, "== " RT_ERR "OUT OF MEMORY in pid %lld: %s of %s bytes",
 	    json_int(doc, "pid", -1), rt_tx(json_str(q, "api", "?")),
-	    num(q, "size", b1, sizeof(b1)));
+	    rt_num(q, "size", b1, sizeof(b1)));
 	if (json_int(q, "device", -1) >= 0)
 		fprintf(out, " on device %lld", json_int(q, "device", -1));
 	fprintf(out, " failed (%s)" RT_OFF "\n",
 	    rt_tx(json_str(q, "cuda_error", "?")));
 	if (json_is_integer(json_object_get(mem, "free")))
 		fprintf(out, "==    device free %s of %s bytes",
-		    num(mem, "free", b1, sizeof(b1)),
-		    num(mem, "total", b2, sizeof(b2)));
+		    rt_num(mem, "free", b1, sizeof(b1)),
+		    rt_num(mem, "total", b2, sizeof(b2)));
 	else
 		fprintf(out, "==    device free unknown (%s)",
 		    rt_tx(json_str(mem, "error", "?")));
 	if (json_is_integer(cached))
 		fprintf(out, "; pools' cache %s bytes",
-		    num(doc, "pool_cached_bytes", b1, sizeof(b1)));
+		    rt_num(doc, "pool_cached_bytes", b1, sizeof(b1)));
 	fprintf(out, "; live: %s bytes in %s allocations (%s groups by "
-	    "owner and stack)\n", num(live, "bytes", b1, sizeof(b1)),
-	    num(live, "allocations", b2, sizeof(b2)),
-	    num(live, "groups", b3, sizeof(b3)));
+	    "owner and stack)\n", rt_num(live, "bytes", b1, sizeof(b1)),
+	    rt_num(live, "allocations", b2, sizeof(b2)),
+	    rt_num(live, "groups", b3, sizeof(b3)));
 	fputs("==    requested at:\n", out);
 	rt_stack(out, &oom->request, limit);
 	for (i = 0; i < json_array_size(top) && i < OOM_GROUPS; i++) {
 		const json_t *g = json_array_get(top, i);
 
 		fprintf(out, "==    live: %s bytes in %s %s allocations (%s",
-		    num(g, "bytes", b1, sizeof(b1)),
-		    num(g, "count", b2, sizeof(b2)),
+		    rt_num(g, "bytes", b1, sizeof(b1)),
+		    rt_num(g, "count", b2, sizeof(b2)),
 		    rt_tx(json_str(g, "kind", "?")),
 		    rt_tx(json_str(g, "api", "?")));
 		if (*json_str(g, "owner", "") != '\0')
@@ -92,7 +82,7 @@ print_one(FILE *out, const au_oom_t *oom, int limit)
 		    rt_tx(json_str(e, "event", "?")),
 		    rt_tx(json_str(e, "api", "?")),
 		    rt_tx(json_str(e, "kind", "?")),
-		    num(e, "size", b1, sizeof(b1)),
+		    rt_num(e, "size", b1, sizeof(b1)),
 		    rt_tx(json_str(e, "address", "?")));
 	}
 	fputs("\n", out);

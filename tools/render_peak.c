@@ -19,16 +19,6 @@
 
 #define PEAK_GROUPS 5 /* groups shown per device */
 
-static const char *
-num(const json_t *o, const char *key, char *buf, size_t size)
-{
-	const json_t *v = json_object_get(o, key);
-
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return "?";
-	return fmt_commas((uint64_t)json_integer_value(v), buf, size);
-}
-
 static void
 print_device(FILE *out, const au_peak_t *p, const json_t *d, size_t di,
     bool many, int limit)
@@ -44,19 +34,19 @@ print_device(FILE *out, const au_peak_t *p, const json_t *d, size_t di,
 	else
 		fprintf(out, "device %lld", json_int(d, "device", -1));
 	fprintf(out, ": %s bytes at %lld.%03lld s" RT_OFF,
-	    num(d, "bytes", b1, sizeof(b1)), t / 1000000000,
+	    rt_num(d, "bytes", b1, sizeof(b1)), t / 1000000000,
 	    t / 1000000 % 1000);
 	if (many)
 		fprintf(out, " (pid %ld)", p->pid);
 	fprintf(out, "\n==    live then: %s allocations in %s groups by "
-	    "stack\n", num(d, "allocations", b2, sizeof(b2)),
-	    num(d, "groups", b3, sizeof(b3)));
+	    "stack\n", rt_num(d, "allocations", b2, sizeof(b2)),
+	    rt_num(d, "groups", b3, sizeof(b3)));
 	for (i = 0; i < json_array_size(top) && i < PEAK_GROUPS; i++) {
 		const json_t *g = json_array_get(top, i);
 
 		fprintf(out, "==    %s bytes in %s %s allocation%s from\n",
-		    num(g, "bytes", b1, sizeof(b1)),
-		    num(g, "count", b2, sizeof(b2)),
+		    rt_num(g, "bytes", b1, sizeof(b1)),
+		    rt_num(g, "count", b2, sizeof(b2)),
 		    rt_tx(json_str(g, "kind", "?")),
 		    json_int(g, "count", 0) == 1 ? "" : "s");
 		if (di * AU_PEAK_GROUPS + i < p->nstacks)
@@ -85,7 +75,7 @@ render_peak_text(const au_model_t *m, int limit, FILE *out)
 		if (json_int(p->doc, "dropped", 0) > 0)
 			fprintf(out, "==    " RT_NOTE "not exact" RT_OFF ": %s "
 			    "events of pid %ld were dropped (%s)\n",
-			    num(p->doc, "dropped", b1, sizeof(b1)), p->pid,
+			    rt_num(p->doc, "dropped", b1, sizeof(b1)), p->pid,
 			    json_is_true(json_object_get(p->doc,
 			    "limit_reached")) ? "CUWARDEN_TIMELINE_LIMIT "
 			    "reached" : "the writer was behind");

@@ -28,6 +28,9 @@
 /* A name from a report, escaped for a text line; each result lives
  * until 8 more calls (enough for the names of one fprintf). */
 const char *rt_tx(const char *s);
+/* Member key of o, a count, with grouped digits into buf; "?" when it is
+ * no non-negative integer (a document read as it is: OOM, peaks). */
+const char *rt_num(const json_t *o, const char *key, char *buf, size_t size);
 /* Frees what rt_tx keeps. */
 void rt_tx_done(void);
 /* v with its unit, singular or plural; "at least ..." for a saturated
