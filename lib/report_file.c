@@ -253,36 +253,47 @@ report_write_env(const report_meta_t *meta)
 }
 
 bool
+report_sibling_path(char *name, size_t size, const char *suffix,
+    const char *noun, bool *set, bool *stream)
+{
+	size_t n;
+
+	*stream = false;
+	if (report_env_path(name, size, set))
+		return true;
+	if (outfile_std_fd(name) >= 0) { /* "-", /dev/stdout, ... */
+		*stream = true;
+		return false;
+	}
+	n = strlen(name);
+	if (fmt_snprintf(name + n, size - n, "%s", suffix) >= (int)(size - n)) {
+		log_error("CUWARDEN_REPORT: the %s's name (the report's and "
+		    "\"%s\") is too long; no %s written", noun, suffix, noun);
+		errno = ENAMETOOLONG;
+		return true;
+	}
+	return false;
+}
+
+bool
 report_write_snapshot(const report_meta_t *meta)
 {
 	report_body_t b = { CW_FORMAT_TEXT, meta, false, false };
-	char name[PATH_MAX];
-	const char *path;
+	char name[PATH_MAX], suffix[32];
 	bool set, stream;
-	size_t n;
-	int k;
 
-	if (report_env_path(name, sizeof(name), &set)) {
+	fmt_snprintf(suffix, sizeof(suffix), ".snap.%d", meta->exit_status);
+	if (report_sibling_path(name, sizeof(name), suffix, "snapshot", &set,
+	    &stream)) {
 		if (!set)
 			errno = ENOENT;
 		return true;
 	}
-	path = name;
-	if (!report_is_stream_name(name)) {
-		n = strlen(name);
-		k = fmt_snprintf(name + n, sizeof(name) - n, ".snap.%d",
-		    meta->exit_status);
-		if (k < 0 || (size_t)k >= sizeof(name) - n) {
-			log_error("CUWARDEN_REPORT: the snapshot's name is too "
-			    "long; snapshot %d not written", meta->exit_status);
-			errno = ENAMETOOLONG;
-			return true;
-		}
+	if (!stream)
 		b.format = (cw_format_t)options_get(OPT_REPORT_FORMAT);
-	}
 	/* Never "own": the report at exit is not this file, and a name
 	 * already taken gives the snapshot a name of its own. */
-	if (report_file_write(path, false, "snapshot", name, sizeof(name),
+	if (report_file_write(name, false, "snapshot", name, sizeof(name),
 	    report_body, &b, &stream))
 		return true;
 	log_debug(1, "snapshot %d written to %s", meta->exit_status, name);
@@ -292,25 +303,19 @@ report_write_snapshot(const report_meta_t *meta)
 bool
 report_timeline_path(char *name, size_t size)
 {
-	bool set;
-	size_t n;
+	bool set, stream;
 
-	if (report_env_path(name, size, &set)) {
+	if (report_sibling_path(name, size, ".timeline", "timeline", &set,
+	    &stream)) {
 		if (!set)
 			log_error("CUWARDEN_TIMELINE: CUWARDEN_REPORT is unset; "
 			    "no timeline");
 		return true;
 	}
-	if (report_is_stream_name(name)) {
+	if (stream) {
 		log_error("CUWARDEN_TIMELINE: CUWARDEN_REPORT=%s names a "
 		    "stream, and the timeline goes to a file; no timeline",
 		    name);
-		return true;
-	}
-	n = strlen(name);
-	if (fmt_snprintf(name + n, size - n, ".timeline") >= (int)(size - n)) {
-		log_error("CUWARDEN_REPORT: the timeline's name is too long; "
-		    "no timeline");
 		return true;
 	}
 	return false;

@@ -29,7 +29,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "outfile.h"
 #include "owner.h"
 #include "report.h"
 #include "scratch.h"
@@ -203,15 +202,6 @@ bool report_file_write(const char *path, bool own, const char *noun,
     char *name, size_t size, bool (*body)(int fd, void *arg), void *arg,
     bool *stream);
 
-/* Does a CUWARDEN_REPORT name a stream of the process ("-",
- * /dev/stderr, /dev/stdout, ...: outfile_std_fd)?  The reports that go
- * next to it (".oom", ".snap.N") go there too, as text. */
-static inline bool
-report_is_stream_name(const char *name)
-{
-	return outfile_std_fd(name) >= 0;
-}
-
 /* Writes body's text where the shim's messages go when no CUWARDEN_REPORT
  * says where: appended to CUWARDEN_LOG_FILE's file when that is set
  * (log_file_fd), else standard error as it is.  noun names it in errors.
@@ -223,6 +213,14 @@ bool report_write_default(const char *noun, bool (*body)(int fd, void *arg),
  * when there is none: *set says whether CUWARDEN_REPORT is set (set and
  * unusable: logged, errno set). */
 bool report_env_path(char *name, size_t size, bool *set);
+/* A file beside the report: the expanded CUWARDEN_REPORT followed by
+ * suffix (".oom", ".snap.3", ".timeline").  When CUWARDEN_REPORT names a
+ * stream of the process, name is that stream and *stream true (no
+ * suffix).  Returns true when there is no name: *set false (unset), or
+ * set but unusable or too long for size (logged, naming noun; errno
+ * set). */
+bool report_sibling_path(char *name, size_t size, const char *suffix,
+    const char *noun, bool *set, bool *stream);
 
 /* ------------------------------------------------------------ "report.c" */
 

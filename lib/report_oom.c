@@ -284,14 +284,12 @@ oom_body(int fd, void *arg)
 bool
 report_write_oom(const report_oom_t *o)
 {
-	static const char suffix[] = ".oom";
 	oom_body_t b = { CW_FORMAT_TEXT, o };
 	char name[PATH_MAX];
 	bool set, stream;
-	size_t n;
 
-	if (report_env_path(name, sizeof(name) - (sizeof(suffix) - 1),
-	    &set)) {
+	if (report_sibling_path(name, sizeof(name), ".oom", "OOM report",
+	    &set, &stream)) {
 		if (set)
 			return true;
 		/* No CUWARDEN_REPORT: text, where the report at exit would
@@ -300,11 +298,8 @@ report_write_oom(const report_oom_t *o)
 			return false;
 		return report_write_default("OOM report", oom_body, &b);
 	}
-	if (!report_is_stream_name(name)) {
-		n = strlen(name);
-		memcpy(name + n, suffix, sizeof(suffix));
+	if (!stream)
 		b.format = (cw_format_t)options_get(OPT_REPORT_FORMAT);
-	}
 	if (report_file_write(name, false, "OOM report", name, sizeof(name),
 	    oom_body, &b, &stream))
 		return true;

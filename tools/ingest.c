@@ -74,6 +74,22 @@ check_header(ingest_rd_t *r, const json_t *doc)
 	return false;
 }
 
+/* A reader of doc's stacks (an OOM report, a peaks document) as a
+ * per-process report's: module indexes into its own "modules", a module
+ * without a path its "exe", whether doc came alone or inside a merged
+ * document.  self stands for the process; doc and self outlive sr. */
+static void
+doc_reader(ingest_rd_t *sr, const ingest_rd_t *r, au_process_t *self,
+    const json_t *doc)
+{
+	memset(self, 0, sizeof(*self));
+	self->exe = (char *)(uintptr_t)json_str(doc, "exe", "");
+	*sr = *r;
+	sr->proc = self;
+	sr->modules = json_object_get(doc, "modules");
+	sr->merged = false;
+}
+
 bool
 ingest_oom(au_model_t *m, ingest_rd_t *r, json_t *doc)
 {
@@ -102,15 +118,7 @@ ingest_oom(au_model_t *m, ingest_rd_t *r, json_t *doc)
 	m->ooms = xrealloc(m->ooms, (m->nooms + 1) * sizeof(*m->ooms));
 	o = &m->ooms[m->nooms];
 	memset(o, 0, sizeof(*o));
-	/* Its stacks, as a per-process report's (module indexes into its
-	 * own "modules"; a module without a path is its "exe"), whether it
-	 * came alone or inside a merged document. */
-	memset(&self, 0, sizeof(self));
-	self.exe = (char *)(uintptr_t)json_str(doc, "exe", "");
-	sr = *r;
-	sr.proc = &self;
-	sr.modules = json_object_get(doc, "modules");
-	sr.merged = false;
+	doc_reader(&sr, r, &self, doc);
 	top = json_object_get(json_object_get(doc, "live"), "top");
 	bad = ingest_stack(&sr, q, "request", "stack", &o->request);
 	for (i = 0; !bad && i < json_array_size(top) && i < AU_OOM_GROUPS;
@@ -154,13 +162,7 @@ ingest_peaks(au_model_t *m, ingest_rd_t *r, json_t *doc)
 	memset(p, 0, sizeof(*p));
 	p->stacks = xcalloc(json_array_size(devs) * AU_PEAK_GROUPS + 1,
 	    sizeof(*p->stacks));
-	/* As an OOM report's: module indexes into its own "modules". */
-	memset(&self, 0, sizeof(self));
-	self.exe = (char *)(uintptr_t)json_str(doc, "exe", "");
-	sr = *r;
-	sr.proc = &self;
-	sr.modules = json_object_get(doc, "modules");
-	sr.merged = false;
+	doc_reader(&sr, r, &self, doc);
 	for (i = 0; !bad && i < json_array_size(devs); i++) {
 		const json_t *top = json_object_get(json_array_get(devs, i),
 		    "top");
