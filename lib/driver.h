@@ -47,6 +47,7 @@
 	X(cuGetErrorString, (CUresult, const char **)) \
 	X(cuDeviceGet, (CUdevice *, int)) \
 	X(cuDeviceGetCount, (int *)) \
+	X(cuDeviceGetUuid_v2, (CUuuid *, CUdevice)) \
 	X(cuDeviceGetAttribute, (int *, CUdevice_attribute, CUdevice)) \
 	X(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice)) \
 	X(cuCtxGetCurrent, (CUcontext *)) \

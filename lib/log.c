@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "jobinfo.h"
 #include "log.h"
 #include "mutex.h"
 #include "outfile.h"
@@ -82,7 +83,7 @@ log_expand_path(const char *pat, char *out, size_t size)
 	if (size == 0)
 		return true;
 	for (const char *p = pat; *p != '\0'; p++) {
-		char num[24];
+		char num[24], job[130];
 		const char *piece = num;
 		size_t n;
 
@@ -94,6 +95,10 @@ log_expand_path(const char *pat, char *out, size_t size)
 			p++;
 		} else if (p[1] == '%') {
 			piece = "%";
+			p++;
+		} else if (p[1] != '\0' && jobinfo_expand(p[1], job,
+		    sizeof(job))) {
+			piece = job;
 			p++;
 		} else {
 			return true;

@@ -49,7 +49,8 @@ void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Expands "%p" (the pid) and "%%" (a "%") in a file name pattern into
+/* Expands "%p" (the pid), "%r" (the rank), "%h" (the host), "%j" (the
+ * job id) (jobinfo_expand) and "%%" (a "%") in a file name pattern into
  * out.  Returns true on error (any other escape, an empty result, or out
  * too small).  Used for CUWARDEN_LOG_FILE and CUWARDEN_REPORT. */
 bool log_expand_path(const char *pat, char *out, size_t size);

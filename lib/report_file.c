@@ -169,7 +169,7 @@ report_env_path(char *name, size_t size, bool *set)
 		return true;
 	if (report_expand_path(pat, name, size)) {
 		log_error("CUWARDEN_REPORT=%s: not a usable path (too long, or "
-		    "a '%%' other than %%p and %%%%)", pat);
+		    "a '%%' other than %%p, %%r, %%h, %%j and %%%%)", pat);
 		errno = EINVAL;
 		return true;
 	}
@@ -230,7 +230,8 @@ report_write_env(const report_meta_t *meta)
 		return false;
 	if (report_expand_path(pat, name, sizeof(name))) {
 		log_error("CUWARDEN_REPORT=%s: not a usable path (too long, or "
-		    "a '%%' other than %%p and %%%%); no report written", pat);
+		    "a '%%' other than %%p, %%r, %%h, %%j and %%%%); no report "
+		    "written", pat);
 		errno = EINVAL;
 		return true;
 	}

@@ -20,6 +20,7 @@
 #include "driver.h"
 #include "fence.h"
 #include "fmt.h"
+#include "jobinfo.h"
 #include "ledger.h"
 #include "log.h"
 #include "nowait.h"
@@ -168,6 +169,55 @@ report_utc_now(char *buf, size_t size)
 	report_utc_format((int64_t)ts.tv_sec, buf, size);
 }
 
+/* A number, null when unknown (-1). */
+static void
+json_num_or_null(wr_t *w, long v)
+{
+	if (v >= 0)
+		report_printf(w, "%ld", v);
+	else
+		report_puts(w, "null");
+}
+
+/* The "job" and "gpus" members (doc/report-schema.md, "The job"), each
+ * on its line with its comma. */
+static void
+json_job(wr_t *w)
+{
+	const jobinfo_t *j = jobinfo_get();
+	uint64_t seen = __atomic_load_n(&jobinfo_seen, __ATOMIC_ACQUIRE);
+	bool first = true;
+
+	report_puts(w, "  \"job\": {\"launcher\": ");
+	report_json_str(w, j->launcher);
+	report_puts(w, ", \"id\": ");
+	report_json_str(w, j->id[0] != '\0' ? j->id : NULL);
+	report_puts(w, ", \"step\": ");
+	report_json_str(w, j->step[0] != '\0' ? j->step : NULL);
+	report_puts(w, ", \"rank\": ");
+	json_num_or_null(w, j->rank);
+	report_puts(w, ", \"local_rank\": ");
+	json_num_or_null(w, j->local_rank);
+	report_puts(w, ", \"world_size\": ");
+	json_num_or_null(w, j->world_size);
+	report_puts(w, "},\n  \"gpus\": {\"cuda_visible_devices\": ");
+	report_json_str(w, j->has_visible ? j->visible : NULL);
+	report_puts(w, ", \"used\": [");
+	for (int d = 0; d < JOBINFO_MAX_GPUS; d++) {
+		char uuid[48];
+
+		if (!(seen & (1ULL << d)))
+			continue;
+		report_printf(w, "%s{\"device\": %d, \"uuid\": ",
+		    first ? "" : ", ", d);
+		report_json_str(w, jobinfo_uuid(d, uuid, sizeof(uuid)) ?
+		    uuid : NULL);
+		report_puts(w, "}");
+		first = false;
+	}
+	report_puts(w, "]},\n");
+}
+
 void
 report_json_head(wr_t *w, const char *format, const proc_t *p,
     const char *mode)
@@ -188,7 +238,9 @@ report_json_head(wr_t *w, const char *format, const proc_t *p,
 	report_json_str(w, p->host);
 	report_puts(w, ",\n  \"boot_id\": ");
 	report_json_str(w, p->boot_id);
-	report_puts(w, ",\n  \"mode\": ");
+	report_puts(w, ",\n");
+	json_job(w);
+	report_puts(w, "  \"mode\": ");
 	report_json_str(w, mode);
 	report_printf(w, ",\n  \"time\": \"%s\",", now);
 }

@@ -101,8 +101,8 @@ report_write_marker(void)
 	if (report_expand_path(pat, name, sizeof(name)) ||
 	    outfile_std_fd(pat) >= 0) {
 		log_error("CUWARDEN_MARKER=%s: not a usable path (too long, a "
-		    "standard stream, or a '%%' other than %%p and %%%%); no "
-		    "marker written", pat);
+		    "standard stream, or a '%%' other than %%p, %%r, %%h, "
+		    "%%j and %%%%); no marker written", pat);
 		errno = EINVAL;
 		return true;
 	}

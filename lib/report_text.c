@@ -16,6 +16,7 @@
 #include <cuda.h>
 
 #include "driver.h"
+#include "jobinfo.h"
 #include "ledger.h"
 #include "log.h"
 #include "nowait.h"
@@ -71,6 +72,20 @@ void
 report_text_str(wr_t *w, const char *s)
 {
 	w_tstrn(w, s != NULL ? s : "?", strlen(s != NULL ? s : "?"));
+}
+
+/* "rank R of N, " (or "rank R, ") when a launcher gave a rank. */
+static void
+text_job(wr_t *w)
+{
+	const jobinfo_t *j = jobinfo_get();
+
+	if (j->rank < 0)
+		return;
+	report_printf(w, "rank %ld", j->rank);
+	if (j->world_size >= 0)
+		report_printf(w, " of %ld", j->world_size);
+	report_puts(w, ", ");
 }
 
 static void
@@ -173,7 +188,9 @@ report_write_text(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	memset(&seen, 0, sizeof(seen));
 
 	report_printf(w, "cuwarden " PACKAGE_VERSION " report: pid %d "
-	    "(parent %d), mode %s, ", (int)getpid(), (int)getppid(),
+	    "(parent %d), ", (int)getpid(), (int)getppid());
+	text_job(w);
+	report_printf(w, "mode %s, ",
 	    meta->mode != NULL ? meta->mode : "library");
 	report_printf(w, "%s",
 	    meta->exit_how != NULL ? meta->exit_how : "request");

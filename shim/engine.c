@@ -20,6 +20,7 @@
 
 #include "api.h"
 #include "engine.h"
+#include "jobinfo.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static bool init_done;          /* acquire/release */
@@ -174,6 +175,7 @@ shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
 	rec.kind = (uint8_t)kind;
 	rec.ns = (uint8_t)ns;
 	rec.device = (int16_t)device;
+	jobinfo_note_device(device); /* the report's "gpus" */
 	STATS_INC(allocations);
 	/* Counted before the insert: once inserted, another thread may free
 	 * it (and count the free) at once. */
