@@ -18,23 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jobenv.h"
+
 #define JOBINFO_MAX_GPUS 64
 
-typedef struct jobinfo_s {
-	const char *launcher; /* "torchrun", "openmpi", "pmi", "slurm"; NULL */
-	long rank, local_rank, world_size; /* -1 unknown */
-	char id[128];         /* the job's id; "" unknown */
-	char step[32];        /* Slurm's step id; "" unknown */
-	bool has_visible;     /* CUDA_VISIBLE_DEVICES is set */
-	char visible[256];    /* ... its value (cut at 255 bytes) */
-} jobinfo_t;
+typedef jobenv_t jobinfo_t;
 
 /* The job as read at load (never NULL). */
 const jobinfo_t *jobinfo_get(void);
-/* Reads env (a NULL-terminated environ) into *j: the launcher whose
- * variables are set, the innermost first (torchrun, Open MPI, PMI, Slurm).
- * Exposed for the unit tests; jobinfo_get's is read from environ. */
-void jobinfo_parse(char *const *env, jobinfo_t *j);
 
 /* GPUs: bit d of jobinfo_seen is set once device d's UUID was asked. */
 extern uint64_t jobinfo_seen;
@@ -53,9 +44,9 @@ jobinfo_note_device(int dev)
 bool jobinfo_uuid(int dev, char *buf, size_t size);
 
 /* Expands one escape of a file name pattern: c is 'r' (the rank), 'h' (the
- * host) or 'j' (the job id), into buf.  An unknown rank or job id expands
- * to "none"; a host that cannot be read to "unknown".  Returns false when
- * c is none of them. */
+ * host) or 'j' (the job id), into buf, made a safe file name component
+ * (jobenv_safe_name; unknown: jobenv.h's JOBENV_NO_*).  Returns false
+ * when c is none of them. */
 bool jobinfo_expand(char c, char *buf, size_t size);
 
 #endif /* CUWARDEN_JOBINFO_H */

@@ -16,6 +16,7 @@
  *                  (ingest.h; ingest_int.h lists the files)
  *   timeline.c     a report's timeline read, its peaks computed
  *   model.c        findings merged into groups, sorted, summed
+ *   fold.c         a distributed job: ranks of findings, missing ranks
  *   symbolize.c    (module, build-id, offset) -> function, file:line
  *   suppress.c     suppression rules (file and built-in), applied;
  *                  supp_chain.c the "{ ... }" call-chain rules;
@@ -133,6 +134,19 @@ typedef struct au_finding_s {
 	size_t npids;
 	bool show_hosts;        /* the model's processes span several
 	                         * hosts: label pids host:pid (model_sort) */
+	/* Each pid's share, beside pids (count, bytes); NULL when unknown
+	 * (a merged document without "per_process"). */
+	uint64_t *pid_count, *pid_bytes;
+	/* Set by fold_model (fold.c): the ranks of its pids, sorted, each
+	 * once (none when no process has a rank); pid_ranks: each pid's
+	 * (-1: none); unranked: pids of no rank; job_size: the job's world
+	 * size; each_same: every rank had the same share (each_count,
+	 * each_bytes). */
+	long *ranks, *pid_ranks;
+	size_t nranks, unranked;
+	long job_size;
+	bool each_same;
+	uint64_t each_count, each_bytes;
 	size_t seq;             /* order of first occurrence */
 	char fingerprint[17];
 	uint64_t fp;            /* the fingerprint as a number */
@@ -159,6 +173,9 @@ typedef struct au_process_s {
 	char *exe;    /* "" when absent */
 	char *host;   /* the report's host and boot_id; "" when absent */
 	char *boot_id;
+	/* Its place in the job (the report's "job"): -1, "" when unknown. */
+	long rank, local_rank, world_size;
+	char *job_id, *launcher;
 	/* How it ended: the report's exit.how ("exit" when absent) and
 	 * status, or what run_spawn saw reaping it; status -1 when
 	 * unknown. */
@@ -239,6 +256,14 @@ typedef struct au_model_s {
 	struct au_index_s *index; /* fingerprint -> finding (model.c) */
 	bool show_hosts;  /* the processes span several hosts: pids are
 	                   * labelled host:pid (model_sort) */
+	/* The job (fold_model, fold.c): ranked when a process has a rank;
+	 * its world size (the largest a report gave, else the highest
+	 * rank + 1); the ranks of no report, sorted. */
+	bool ranked;
+	bool one_rank;    /* the tool audits one rank of a job */
+	long world_size;
+	long *missing_ranks;
+	size_t nmissing_ranks, nranks_found;
 } au_model_t;
 
 #endif /* CUWARDEN_TOOLS_AUDIT_H */

@@ -40,6 +40,7 @@ enum {
 	OPT_VERBOSE, OPT_NO_POOL, OPT_LARGE_BLOCK, OPT_SHOW_STATS,
 	OPT_TOMBSTONES, OPT_SHIM_LOG, OPT_NUM_CALLERS, OPT_NO_WAIT, OPT_HELP,
 	OPT_VERSION, OPT_REQUIRE_CUDA, OPT_ACCEPT_TEARDOWN, OPT_ALLOW_MISSING,
+	OPT_ALLOW_MISSING_RANKS,
 	OPT_BASELINE_MATCH,
 	OPT_PLAIN_SUMMARY,
 	OPT_QUIET, OPT_PRINT_LIMIT, OPT_ERROR_LIMIT, OPT_DEMANGLE,
@@ -82,6 +83,8 @@ static const struct option long_opts[] = {
 	{ "accept-teardown", optional_argument, NULL, OPT_ACCEPT_TEARDOWN },
 	{ "allow-missing-reports", optional_argument, NULL,
 	    OPT_ALLOW_MISSING },
+	{ "allow-missing-ranks", optional_argument, NULL,
+	    OPT_ALLOW_MISSING_RANKS },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "print-limit", required_argument, NULL, OPT_PRINT_LIMIT },
 	{ "error-limit", required_argument, NULL, OPT_ERROR_LIMIT },
@@ -140,6 +143,26 @@ flag(const char *opt, bool *v)
 		return -1;
 	return usage_msg(xasprintf("%s: \"%s\" is neither yes nor no", opt,
 	    optarg));
+}
+
+/* An output file's name (--json, --sarif, --html, --junit: slot i of
+ * c->out_bufs), its %-patterns expanded as --log-file's (%p, %r, %h,
+ * %j, %q{VAR}: a job's ranks write one file each) into *dst.  Returns -1
+ * to go on, else the exit status after a message. */
+static int
+out_pattern(au_cfg_t *c, size_t i, const char *opt, const char **dst)
+{
+	char *why, *path = cli_log_pattern(optarg, &why);
+
+	if (path == NULL) {
+		int st = usage_msg(xasprintf("%s %s: %s", opt, optarg, why));
+
+		free(why);
+		return st;
+	}
+	free(c->out_bufs[i]);
+	*dst = c->out_bufs[i] = path;
+	return -1;
 }
 
 /* An option getopt refused: a value given to an option that takes none,
@@ -258,16 +281,20 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			c->run.keep_reports = optarg;
 			break;
 		case OPT_JSON:
-			c->json = optarg;
+			if ((st = out_pattern(c, 0, "--json", &c->json)) >= 0)
+				return st;
 			break;
 		case OPT_SARIF:
-			c->sarif = optarg;
+			if ((st = out_pattern(c, 1, "--sarif", &c->sarif)) >= 0)
+				return st;
 			break;
 		case OPT_HTML:
-			c->html = optarg;
+			if ((st = out_pattern(c, 2, "--html", &c->html)) >= 0)
+				return st;
 			break;
 		case OPT_JUNIT:
-			c->junit = optarg;
+			if ((st = out_pattern(c, 3, "--junit", &c->junit)) >= 0)
+				return st;
 			break;
 		case OPT_LOG:
 			if ((path = cli_log_pattern(optarg, &why)) == NULL) {
@@ -466,6 +493,11 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 		case OPT_ALLOW_MISSING:
 			if ((st = flag("--allow-missing-reports",
 			    &c->run.allow_missing)) >= 0)
+				return st;
+			break;
+		case OPT_ALLOW_MISSING_RANKS:
+			if ((st = flag("--allow-missing-ranks",
+			    &c->allow_missing_ranks)) >= 0)
 				return st;
 			break;
 		case 'h':
@@ -715,6 +747,8 @@ cli_free(au_cfg_t *c)
 	free(c->run.env);
 	free(c->supp_files);
 	free(c->log_file_buf);
+	for (size_t i = 0; i < 4; i++)
+		free(c->out_bufs[i]);
 	if (c->args_owned)
 		free(c->args);
 }

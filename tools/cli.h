@@ -31,12 +31,14 @@ typedef struct au_cfg_s {
 	bool builtin, gen_supp, require_cuda;
 	const char *gen_supp_file; /* --gen-suppressions=FILE (gen_supp set) */
 	bool accept_teardown; /* teardown leaks accepted, not counted */
+	bool allow_missing_ranks; /* a job's ranks without a report: listed */
 	au_bmatch_t baseline_match; /* --baseline-match (exact) */
 	bool baseline_match_set;
 	bool plain_summary;   /* the summary lines' numbers ungrouped */
 	long error_exitcode;
 	long num_callers;
 	char *log_file_buf; /* --log-file, its %-patterns expanded */
+	char *out_bufs[4];  /* --json, --sarif, --html, --junit: the same */
 	int verbosity;      /* -1 -q, 0 default, 1.. -v (render.h) */
 	int shim_verbose;   /* CUWARDEN_VERBOSE (-v, --verbose=N); -1 unset */
 	long print_limit;   /* --print-limit, --error-limit; 0 all */

@@ -1,17 +1,19 @@
 /*
  * cli_value.c -- the values options take (cli_int.h): yes|no, the
  * %-patterns of --log-file, the category lists of --show-leak-kinds.
- * Pure functions of their argument (and of the environment and pid for
- * %q and %p): cli.c turns what they refuse into usage errors.
+ * Pure functions of their argument (and of the environment, pid and host
+ * for %q, %p, %r, %h and %j): cli.c turns what they refuse into usage errors.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "cli_int.h"
+#include "jobenv.h"
 #include "model.h"
 #include "render.h"
 #include "xalloc.h"
@@ -28,8 +30,8 @@ cli_yesno(const char *arg, bool *v)
 	return false;
 }
 
-#define PATTERNS ": use %p (the tool's pid), %q{VAR} (the variable VAR) " \
-	"or %% (a %)"
+#define PATTERNS ": use %p (the tool's pid), %r (the rank), %h (the host), " \
+	"%j (the job id), %q{VAR} (the variable VAR) or %% (a %)"
 
 /* Appends n bytes of s to the string *buf of *len bytes. */
 static void
@@ -39,6 +41,28 @@ append(char **buf, size_t *len, const char *s, size_t n)
 	memcpy(*buf + *len, s, n);
 	*len += n;
 	(*buf)[*len] = '\0';
+}
+
+/* %r, %h or %j (c) as the shim expands them (lib/jobenv.h), from the
+ * tool's own environment: the launcher that started the tool set it. */
+static void
+job_escape(char c, char *buf, size_t size)
+{
+	jobenv_t j;
+	struct utsname u;
+
+	jobenv_parse(environ, &j);
+	if (c == 'r' && j.rank >= 0)
+		snprintf(buf, size, "%ld", j.rank);
+	else if (c == 'r')
+		snprintf(buf, size, JOBENV_NO_RANK_PREFIX "%ld",
+		    (long)getpid());
+	else if (c == 'j')
+		jobenv_safe_name(buf, size, j.id[0] != '\0' ? j.id :
+		    JOBENV_NO_JOB);
+	else
+		jobenv_safe_name(buf, size, uname(&u) == 0 &&
+		    u.nodename[0] != '\0' ? u.nodename : JOBENV_NO_HOST);
 }
 
 char *
@@ -66,6 +90,12 @@ cli_log_pattern(const char *pat, char **why)
 			    (long)getpid());
 
 			append(&out, &len, pid, (size_t)n);
+			p = pc + 2;
+		} else if (pc[1] == 'r' || pc[1] == 'h' || pc[1] == 'j') {
+			char v[160];
+
+			job_escape(pc[1], v, sizeof(v));
+			append(&out, &len, v, strlen(v));
 			p = pc + 2;
 		} else if (pc[1] == 'q') {
 			const char *name = pc + 3, *end, *val;

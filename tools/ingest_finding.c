@@ -15,6 +15,35 @@
 #include "num.h"
 #include "xalloc.h"
 
+/* A merged document's "per_process" (each pid's share, beside pids):
+ * absent (a document from before it) leaves the shares unknown. */
+static bool
+read_shares(ingest_rd_t *r, const json_t *o, const char *w, au_finding_t *f)
+{
+	const json_t *pp = json_object_get(o, "per_process");
+	uint64_t c, b;
+
+	if (pp == NULL)
+		return false;
+	if (!json_is_array(pp) || json_array_size(pp) != f->npids)
+		return ingest_fail(r, "%s.per_process: expected an array as "
+		    "long as pids", w);
+	f->pid_count = xcalloc(f->npids + 1, sizeof(*f->pid_count));
+	f->pid_bytes = xcalloc(f->npids + 1, sizeof(*f->pid_bytes));
+	for (size_t i = 0; i < f->npids; i++) {
+		const json_t *e = json_array_get(pp, i);
+		char where[96];
+
+		snprintf(where, sizeof(where), "%s.per_process[%zu]", w, i);
+		if (ingest_get_uint(r, e, where, "count", true, 0, &c) ||
+		    ingest_get_uint(r, e, where, "bytes", true, 0, &b))
+			return true;
+		f->pid_count[i] = c;
+		f->pid_bytes[i] = b;
+	}
+	return false;
+}
+
 /* What a merged document adds to a finding: every pid (with its host)
  * and device, the size range, the count of a violation group. */
 static bool
@@ -48,6 +77,8 @@ read_merged_extras(ingest_rd_t *r, const json_t *o, const char *w,
 		finding_add_pid(f, (long)json_integer_value(
 		    json_array_get(pids, i)), json_string_value(h));
 	}
+	if (read_shares(r, o, w, f))
+		return true;
 	if (devs != NULL && !json_is_array(devs))
 		return ingest_fail(r, "%s.devices: expected an array", w);
 	for (i = 0; i < json_array_size(devs); i++)

@@ -136,6 +136,24 @@ proc_set_exit(au_process_t *p, const json_t *ex)
 	p->exit_status = st >= 0 && st <= 255 ? (long)st : -1;
 }
 
+/* Its place in the job (doc/report-schema.md, "The job"): what is not a
+ * number in range or a string is unknown. */
+static void
+proc_set_job(au_process_t *p, const json_t *job)
+{
+	p->rank = (long)json_int(job, "rank", -1);
+	p->local_rank = (long)json_int(job, "local_rank", -1);
+	p->world_size = (long)json_int(job, "world_size", -1);
+	if (p->rank < 0 || p->rank >= (1L << 20))
+		p->rank = -1;
+	if (p->local_rank < 0 || p->local_rank >= (1L << 20))
+		p->local_rank = -1;
+	if (p->world_size <= 0 || p->world_size > (1L << 20))
+		p->world_size = -1;
+	p->job_id = xstrdup(json_str(job, "id", ""));
+	p->launcher = xstrdup(json_str(job, "launcher", ""));
+}
+
 au_process_t *
 ingest_proc_add(au_model_t *m, const json_t *o, const char *path, long pid,
     uint64_t key, unsigned group)
@@ -155,6 +173,7 @@ ingest_proc_add(au_model_t *m, const json_t *o, const char *path, long pid,
 	p->exe = xstrdup(json_str(o, "exe", ""));
 	p->host = xstrdup(json_str(o, "host", ""));
 	p->boot_id = xstrdup(json_str(o, "boot_id", ""));
+	proc_set_job(p, json_object_get(o, "job"));
 	proc_set_exit(p, json_object_get(o, "exit"));
 	proc_set_activity(p, o);
 	return p;

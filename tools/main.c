@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "diag.h"
 #include "diff.h"
+#include "fold.h"
 #include "ingest.h"
 #include "json.h"
 #include "model.h"
@@ -150,7 +151,7 @@ main(int argc, char **argv)
 	FILE *log = stderr;
 	bool log_open = false;
 	int rc, status, m_signal = 0;
-	bool no_cuda, lost;
+	bool no_cuda, lost, missing;
 	char *snap_path = NULL;
 	char *snap_args[1];
 	size_t i;
@@ -255,12 +256,14 @@ main(int argc, char **argv)
 	if (base != NULL)
 		baseline_apply(base, &m);
 	model_sort(&m);
+	fold_model(&m, !c.report_cmd && fold_tool_is_rank());
 
 	/* The exit status, known before the outputs (the HTML page shows
 	 * it); its messages come after them, on the last lines. */
 	model_totals(&m, &t);
 	no_cuda = c.require_cuda && t.cuda_active == 0;
 	lost = run_lost_count(&m) > 0 && !c.run.allow_missing;
+	missing = m.nmissing_ranks > 0 && !c.allow_missing_ranks;
 	status = m.ran && m.exit_status >= 0 ? m.exit_status : 0;
 	if (t.errors > 0 && c.error_exitcode != 0)
 		status = (int)c.error_exitcode;
@@ -274,7 +277,8 @@ main(int argc, char **argv)
 	ro.print_limit = (size_t)c.print_limit;
 	ro.show_kinds = c.show_kinds;
 	ro.color = use_color(&c, log);
-	ro.exit_status = no_cuda || lost ? AU_EXIT_AUDIT_FAILED : status;
+	ro.exit_status = no_cuda || lost || missing ? AU_EXIT_AUDIT_FAILED :
+	    status;
 	render_text(&m, &ro, log);
 	if (c.gen_supp && c.gen_supp_file == NULL)
 		supp_generate(&m, (size_t)c.num_callers, log);
@@ -303,6 +307,14 @@ main(int argc, char **argv)
 		au_error("%zu process%s used CUDA and left no report (listed "
 		    "above): the audit is incomplete (--allow-missing-reports "
 		    "accepts that)", k, k == 1 ? "" : "es");
+		rc = AU_EXIT_AUDIT_FAILED;
+		goto out;
+	}
+	if (missing) {
+		au_error("%zu rank%s of %ld left no report (listed above): "
+		    "the audit is incomplete (--allow-missing-ranks accepts "
+		    "that)", m.nmissing_ranks, m.nmissing_ranks == 1 ? "" :
+		    "s", m.world_size);
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
 	}

@@ -106,8 +106,50 @@ finding_add_pid(au_finding_t *f, long pid, const char *host)
 			return;
 	f->pids = xrealloc(f->pids, (f->npids + 1) * sizeof(*f->pids));
 	f->hosts = xrealloc(f->hosts, (f->npids + 1) * sizeof(*f->hosts));
+	if (f->pid_count != NULL) {
+		f->pid_count = xrealloc(f->pid_count,
+		    (f->npids + 1) * sizeof(*f->pid_count));
+		f->pid_bytes = xrealloc(f->pid_bytes,
+		    (f->npids + 1) * sizeof(*f->pid_bytes));
+		f->pid_count[f->npids] = f->pid_bytes[f->npids] = 0;
+	}
 	f->pids[f->npids] = pid;
 	f->hosts[f->npids++] = xstrdup(host);
+}
+
+/* Adds the share (count, bytes) of f's i-th pid to g's slot of that pid
+ * (finding_add_pid has made it). */
+static void
+add_share(au_finding_t *g, const au_finding_t *f, size_t i)
+{
+	for (size_t k = 0; k < g->npids; k++) {
+		if (g->pids[k] != f->pids[i] ||
+		    strcmp(g->hosts[k], f->hosts[i]) != 0)
+			continue;
+		g->pid_count[k] = sat_add(g->pid_count[k], f->pid_count[i]);
+		g->pid_bytes[k] = sat_add(g->pid_bytes[k], f->pid_bytes[i]);
+		return;
+	}
+}
+
+/* A finding read from one process's report is that process's share. */
+static void
+own_share(au_finding_t *f)
+{
+	if (f->pid_count != NULL || f->npids != 1)
+		return;
+	f->pid_count = xmalloc(sizeof(*f->pid_count));
+	f->pid_bytes = xmalloc(sizeof(*f->pid_bytes));
+	f->pid_count[0] = f->count;
+	f->pid_bytes[0] = f->bytes;
+}
+
+static void
+drop_shares(au_finding_t *f)
+{
+	free(f->pid_count);
+	free(f->pid_bytes);
+	f->pid_count = f->pid_bytes = NULL;
 }
 
 bool
@@ -128,6 +170,23 @@ process_label(const au_model_t *m, const au_process_t *p, char *buf,
 		    "?", p->pid);
 	else
 		snprintf(buf, size, "%ld", p->pid);
+	return buf;
+}
+
+const char *
+process_name(const au_model_t *m, const au_process_t *p, char *buf,
+    size_t size)
+{
+	char lab[300];
+
+	if (p->rank >= 0 && m->show_hosts)
+		snprintf(buf, size, "%s:rank %ld", p->host[0] != '\0' ?
+		    p->host : "?", p->rank);
+	else if (p->rank >= 0)
+		snprintf(buf, size, "rank %ld", p->rank);
+	else
+		snprintf(buf, size, "pid %s", process_label(m, p, lab,
+		    sizeof(lab)));
 	return buf;
 }
 
@@ -188,6 +247,9 @@ finding_free(au_finding_t *f)
 		free(f->hosts[i]);
 	free(f->hosts);
 	free(f->pids);
+	drop_shares(f);
+	free(f->ranks);
+	free(f->pid_ranks);
 	free(f);
 }
 
@@ -198,6 +260,7 @@ model_add(au_model_t *m, au_finding_t *f)
 	size_t i;
 
 	fingerprint_compute(f);
+	own_share(f);
 	slot = index_slot(m, f);
 	g = *slot;
 	if (g == NULL) {
@@ -221,8 +284,13 @@ model_add(au_model_t *m, au_finding_t *f)
 		g->min_size = f->min_size;
 	if (f->max_size > g->max_size)
 		g->max_size = f->max_size;
-	for (i = 0; i < f->npids; i++)
+	if (f->pid_count == NULL)
+		drop_shares(g);
+	for (i = 0; i < f->npids; i++) {
 		finding_add_pid(g, f->pids[i], f->hosts[i]);
+		if (g->pid_count != NULL)
+			add_share(g, f, i);
+	}
 	for (i = 0; i < f->ndevices; i++)
 		finding_add_device(g, f->devices[i]);
 	for (i = 0; i < f->naddresses; i++)
@@ -262,7 +330,18 @@ static int
 cmp_proc(const void *a, const void *b)
 {
 	const au_process_t *x = a, *y = b;
+	int c;
 
+	/* A job's processes by host and rank, before any without a rank
+	 * (a launcher), which keep the order of their pids. */
+	if ((x->rank >= 0) != (y->rank >= 0))
+		return x->rank >= 0 ? -1 : 1;
+	if (x->rank >= 0) {
+		if ((c = strcmp(x->host, y->host)) != 0)
+			return c;
+		if (x->rank != y->rank)
+			return x->rank < y->rank ? -1 : 1;
+	}
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
@@ -428,6 +507,8 @@ model_free(au_model_t *m)
 		free(m->procs[i].exe);
 		free(m->procs[i].host);
 		free(m->procs[i].boot_id);
+		free(m->procs[i].job_id);
+		free(m->procs[i].launcher);
 		json_decref(m->procs[i].doc);
 	}
 	for (i = 0; i < m->nlost; i++) {
@@ -451,6 +532,7 @@ model_free(au_model_t *m)
 	}
 	free(m->peaks);
 	free(m->lost);
+	free(m->missing_ranks);
 	free(m->leaks);
 	free(m->viols);
 	free(m->procs);

@@ -60,6 +60,10 @@ bool finding_has_process(const au_finding_t *f, const au_process_t *p);
  * an unknown host).  Returns buf. */
 const char *process_label(const au_model_t *m, const au_process_t *p,
     char *buf, size_t size);
+/* Process p's name in text: "rank R" ("host:rank R" when m->show_hosts)
+ * when it has a rank, else "pid " and its process_label.  Returns buf. */
+const char *process_name(const au_model_t *m, const au_process_t *p,
+    char *buf, size_t size);
 void finding_add_device(au_finding_t *f, int dev);
 void finding_add_address(au_finding_t *f, const char *a);
 /* The label of f's i-th pid in text: "PID", or "HOST:PID" when

@@ -17,6 +17,7 @@
 
 #include "audit.h"
 #include "kinds.h"
+#include "fold.h"
 #include "model.h"
 #include "num.h"
 #include "path.h"
@@ -184,17 +185,53 @@ print_where(FILE *out, const au_finding_t *f, bool with_api)
 		fprintf(out, "%s%s", sep, rt_tx(f->api));
 		sep = ", ";
 	}
+	if (f->nranks > 0) {
+		char *list = fold_rank_list(f->ranks, f->nranks);
+
+		fprintf(out, "%srank%s %s", sep, f->nranks > 1 ? "s" : "",
+		    list);
+		free(list);
+		sep = ", ";
+	}
+	if (f->nranks > 0 && f->unranked == 0)
+		return; /* every pid has its rank */
 	if (f->npids > 0) {
-		fprintf(out, "%spid%s ", sep, f->npids > 1 ? "s" : "");
-		for (i = 0; i < f->npids && i < 8; i++) {
+		size_t shown = 0;
+
+		fprintf(out, "%spid%s ", sep, (f->nranks > 0 ? f->unranked :
+		    f->npids) > 1 ? "s" : "");
+		for (i = 0; i < f->npids && shown < 8; i++) {
 			char lb[96];
 
-			fprintf(out, "%s%s", i ? "," : "", rt_tx(
+			if (f->pid_ranks != NULL && f->pid_ranks[i] >= 0)
+				continue;
+			fprintf(out, "%s%s", shown++ ? "," : "", rt_tx(
 			    finding_pid_label(f, i, lb, sizeof(lb))));
 		}
-		if (f->npids > 8)
+		if (f->npids > 8 && f->nranks == 0)
 			fprintf(out, ",... (%zu processes)", f->npids);
 	}
+}
+
+/* A finding of a distributed job, folded (fold.c): on how many of the
+ * job's ranks it was, and each rank's share when all were the same. */
+static void
+print_fold(FILE *out, const au_finding_t *f)
+{
+	char b1[96], b2[96];
+
+	if (f->nranks == 0)
+		return;
+	fprintf(out, "==    on %zu of %ld rank%s", f->nranks, f->job_size,
+	    f->job_size == 1 ? "" : "s");
+	if (f->each_same && f->cls == AU_LEAK)
+		fprintf(out, ": %s in %s each", fmt_sum(f->each_bytes, "bytes",
+		    true, b1, sizeof(b1)), rt_amount(f->each_count,
+		    "allocation", "allocations", true, b2, sizeof(b2)));
+	else if (f->each_same)
+		fprintf(out, ": %s each", rt_amount(f->each_count, "time",
+		    "times", true, b1, sizeof(b1)));
+	fputc('\n', out);
 }
 
 const char *
@@ -244,6 +281,7 @@ rt_leak(FILE *out, const au_finding_t *f, int limit)
 	else if (f->suppressed_by != NULL)
 		fprintf(out, " (suppressed by %s)", rt_tx(f->suppressed_by));
 	fputs(RT_OFF "\n", out);
+	print_fold(out, f);
 	rt_stack(out, &f->stack, limit);
 	fputs("==\n", out);
 }
@@ -278,6 +316,7 @@ rt_violation(FILE *out, const au_finding_t *f, int limit)
 	    sizeof(b2)));
 	print_where(out, f, false);
 	fputs("]" RT_OFF "\n", out);
+	print_fold(out, f);
 	rt_stack(out, &f->stack, limit);
 	if (f->alloc_stack.n > 0) {
 		fputs("==  Allocated at:\n", out);

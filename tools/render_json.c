@@ -147,6 +147,19 @@ finding_json(const au_finding_t *f)
 	for (i = 0; i < f->npids; i++)
 		json_array_append_new(a, json_utf8(f->hosts[i]));
 	json_object_set_new(o, "hosts", a);
+	/* A distributed job (fold.c): its ranks, and each pid's share. */
+	a = json_array();
+	for (i = 0; i < f->nranks; i++)
+		json_array_append_new(a, json_integer(f->ranks[i]));
+	json_object_set_new(o, "ranks", a);
+	if (f->pid_count != NULL) {
+		a = json_array();
+		for (i = 0; i < f->npids; i++)
+			json_array_append_new(a, json_pack("{s:o,s:o}",
+			    "count", json_count(f->pid_count[i]), "bytes",
+			    json_count(f->pid_bytes[i])));
+		json_object_set_new(o, "per_process", a);
+	}
 	json_object_set_new(o, "fingerprint", json_string(f->fingerprint));
 	json_object_set_new(o, "symbolic_fingerprint",
 	    json_string(f->sym_fingerprint));
@@ -180,7 +193,7 @@ process_json(const au_process_t *p)
 {
 	json_t *o = json_object(), *v;
 	static const char *const keep[] = { "command", "exe", "mode", "exit",
-		"coverage", "summary", "time", "incomplete" };
+		"coverage", "summary", "time", "incomplete", "job", "gpus" };
 	size_t i;
 
 	json_object_set_new(o, "pid", json_integer(p->pid));
@@ -200,6 +213,19 @@ process_json(const au_process_t *p)
 	json_object_set_new(o, "cuda_active", json_boolean(p->cuda_active));
 	json_object_set_new(o, "report", json_utf8(p->path));
 	return o;
+}
+
+/* The job (fold.c): its world size, the ranks reported and missing. */
+static json_t *
+job_json(const au_model_t *m)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < m->nmissing_ranks; i++)
+		json_array_append_new(a, json_integer(m->missing_ranks[i]));
+	return json_pack("{s:o,s:I,s:o}", "world_size", m->ranked ?
+	    json_integer(m->world_size) : json_null(), "ranks_reported",
+	    (json_int_t)m->nranks_found, "missing_ranks", a);
 }
 
 /* The processes that left no report (doc/audit.md, "Lost processes"). */
@@ -243,6 +269,7 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 		json_array_append_new(a, process_json(&m->procs[i]));
 	json_object_set_new(doc, "processes", a);
 	json_object_set_new(doc, "lost_processes", lost_json(m));
+	json_object_set_new(doc, "job", job_json(m));
 	o2 = json_object();
 	sat = json_array();
 	set_count(o2, "processes", t.processes, sat);

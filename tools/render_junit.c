@@ -174,7 +174,7 @@ put_process(FILE *out, const au_model_t *m, const au_process_t *p,
 	char *cmd = run_command_line(json_object_get(p->doc, "command"),
 	    p->exe);
 	char lab[320];
-	char *name = xasprintf("%s (pid %s)", cmd, process_label(m, p, lab,
+	char *name = xasprintf("%s (%s)", cmd, process_name(m, p, lab,
 	    sizeof(lab)));
 	size_t i;
 

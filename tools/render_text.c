@@ -28,6 +28,7 @@
 
 #include "audit.h"
 #include "json.h"
+#include "fold.h"
 #include "model.h"
 #include "num.h"
 #include "render.h"
@@ -118,8 +119,14 @@ print_processes(const au_model_t *m, bool verbose, FILE *out)
 		const json_t *sm = json_object_get(p->doc, "summary");
 		const json_t *cov = json_object_get(p->doc, "coverage");
 
-		fprintf(out, "==    pid %s (parent %ld):", rt_tx(process_label(m,
-		    p, lab, sizeof(lab))), p->ppid);
+		if (p->rank >= 0)
+			fprintf(out, "==    %s (pid %ld, parent %ld):",
+			    rt_tx(process_name(m, p, lab, sizeof(lab))),
+			    p->pid, p->ppid);
+		else
+			fprintf(out, "==    pid %s (parent %ld):",
+			    rt_tx(process_label(m, p, lab, sizeof(lab))),
+			    p->ppid);
 		for (k = 0; k < json_array_size(cmd) && k < 8; k++) {
 			const char *arg = json_string_value(json_array_get(cmd,
 			    k));
@@ -167,10 +174,10 @@ print_snapshots(const au_model_t *m, FILE *out)
 
 		if (strcmp(p->exit_how, "snapshot") != 0)
 			continue;
-		fprintf(out, "== SNAPSHOT %lld of pid %s, a running process "
+		fprintf(out, "== SNAPSHOT %lld of %s, a running process "
 		    "(%s): its live allocations, listed as leaks would be; "
 		    "not an exit\n", json_int(json_object_get(p->doc, "exit"),
-		    "snapshot", 0), rt_tx(process_label(m, p, lab,
+		    "snapshot", 0), rt_tx(process_name(m, p, lab,
 		    sizeof(lab))), rt_tx(json_str(p->doc, "time", "time "
 		    "unknown")));
 	}
@@ -191,8 +198,8 @@ print_incomplete(const au_model_t *m, FILE *out)
 
 		if (!json_is_object(inc))
 			continue;
-		fprintf(out, "== INCOMPLETE: the report of pid %s left %lld "
-		    "part%s out (%s)\n", rt_tx(process_label(m, p, lab,
+		fprintf(out, "== INCOMPLETE: the report of %s left %lld "
+		    "part%s out (%s)\n", rt_tx(process_name(m, p, lab,
 		    sizeof(lab))), n, n == 1 ? "" : "s",
 		    rt_tx(json_str(inc, "reason", "no reason given")));
 	}
@@ -494,6 +501,25 @@ print_unreported(const au_render_opts_t *o, const au_totals_t *t,
 		    rt_tx(o->baseline));
 }
 
+/* A distributed job (fold.c): the ranks that reported, and those that
+ * did not, last, as the lost processes are. */
+static void
+print_ranks(const au_model_t *m, FILE *out)
+{
+	char *list;
+
+	if (!m->ranked || m->one_rank)
+		return;
+	fprintf(out, "== RANKS: %zu of %ld reported\n", m->nranks_found,
+	    m->world_size);
+	if (m->nmissing_ranks == 0)
+		return;
+	list = fold_rank_list(m->missing_ranks, m->nmissing_ranks);
+	fprintf(out, "== " RT_ERR "MISSING RANKS: %zu of %ld left no report: "
+	    "%s" RT_OFF "\n", m->nmissing_ranks, m->world_size, list);
+	free(list);
+}
+
 static void
 render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 {
@@ -550,6 +576,7 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 		print_coverage(o, &t, out);
 	print_incomplete(m, out);
 	print_lost(m, out);
+	print_ranks(m, out);
 }
 
 void

@@ -1,0 +1,27 @@
+/*
+ * fold.h -- a distributed job's processes (doc/audit.md, "Auditing a
+ * distributed job"): each finding's ranks and whether every rank had the
+ * same share of it, the job's world size and the ranks that left no
+ * report.  Defined in fold.c.
+ */
+#ifndef CUWARDEN_TOOLS_FOLD_H
+#define CUWARDEN_TOOLS_FOLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "audit.h"
+
+/* Sets m's job members (ranked, world_size, missing_ranks) and each
+ * finding's ranks (audit.h).  After model_sort.  one_rank: the tool
+ * audits one rank of the job (a launcher started it: fold_tool_is_rank),
+ * so the others' reports are elsewhere: none is missing. */
+void fold_model(au_model_t *m, bool one_rank);
+/* Was the tool itself started as a rank of a job (its own environment,
+ * lib/jobenv.h)? */
+bool fold_tool_is_rank(void);
+/* ranks (n of them, sorted, distinct) as a compact list: "0-7", "1,3",
+ * "0-3,5".  Returns a string to free. */
+char *fold_rank_list(const long *ranks, size_t n);
+
+#endif /* CUWARDEN_TOOLS_FOLD_H */
