@@ -8,7 +8,8 @@ cd "$(dirname "$0")"
 
 PKGS="build-essential autoconf automake libtool pkg-config binutils check libsubunit-dev
  libjemalloc-dev libunwind-dev libdw-dev libelf-dev libjansson-dev python3 python3-jsonschema
- python3-yaml valgrind chromium nodejs clang libclang-rt-14-dev cmake groff-base"
+ python3-yaml valgrind chromium nodejs clang libclang-rt-14-dev cmake groff-base
+ openmpi-bin"
 if command -v apt-get >/dev/null 2>&1; then
 	missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done)
 	if [ -n "$missing" ]; then

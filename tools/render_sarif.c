@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "fold.h"
 #include "installdirs.h"
 #include "json.h"
 #include "kinds.h"
@@ -421,11 +422,25 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 	size_t idx = rule_index(rules, f);
 	char *msg = message(f);
 	json_t *o, *stacks, *pids = json_array(), *hosts = json_array(), *flow;
+	json_t *ranks = json_array();
 	size_t i;
 
 	for (i = 0; i < f->npids; i++) {
 		json_array_append_new(pids, json_integer(f->pids[i]));
 		json_array_append_new(hosts, json_utf8(f->hosts[i]));
+	}
+	/* A distributed job's finding (fold.c): on which ranks. */
+	for (i = 0; i < f->nranks; i++)
+		json_array_append_new(ranks, json_integer(f->ranks[i]));
+	if (f->nranks > 0) {
+		char *list = fold_rank_list(f->ranks, f->nranks);
+		char *m2 = xasprintf("%s, on %zu of %ld rank%s (%s)", msg,
+		    f->nranks, f->job_size, f->job_size == 1 ? "" : "s",
+		    list);
+
+		free(list);
+		free(msg);
+		msg = m2;
 	}
 	stacks = json_array();
 	if (f->cls == AU_LEAK) {
@@ -452,6 +467,7 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 	    "properties", "api", f->api, "owner", f->owner,
 	    "count", json_count(f->count), "bytes", json_count(f->bytes),
 	    "pids", pids, "hosts", hosts);
+	json_object_set_new(json_object_get(o, "properties"), "ranks", ranks);
 	flow = code_flow(&f->stack);
 	if (flow != NULL)
 		json_object_set_new(o, "codeFlows", flow);

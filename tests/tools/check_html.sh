@@ -142,7 +142,9 @@ d = json.loads(m.group(2))
 for p in d["processes"]:
     p["host"] = "node-a" if p["pid"] in (100, 101) else "node-b"
     if p["pid"] != 300:
-        p["rank"] = {100: 0, 101: 1, 200: 2}[p["pid"]]
+        r = {100: 0, 101: 1, 200: 2}[p["pid"]]
+        p["job"] = {"launcher": "torchrun", "id": None, "step": None,
+                    "rank": r, "local_rank": r % 2, "world_size": 3}
 s = json.dumps(d, separators=(",", ":")).replace("<", "\\u003c")
 page = page[:m.start(2)] + s + page[m.end(2):]
 probe = open(sys.argv[3], encoding="utf-8").read()

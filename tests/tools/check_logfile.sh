@@ -26,14 +26,18 @@ run q env CW_RANK=3 CW_DIR="$WORK/sub%p" "$AUDIT" \
 expect_rc q 23
 [ -s "$WORK/sub%p.r3.100%" ] || fail "%q: sub%p.r3.100% not written"
 [ -s "$WORK/q.err" ] && fail "q: something on stderr"
-# The next word too (--log-file FILE), and only --log-file expands.
-run qs env CW_RANK=4 "$AUDIT" --log-file 'r%q{CW_RANK}' --json 'j%p' report "$A"
+# The next word too (--log-file FILE); --json expands as --log-file does
+# (%r: a rank's file, doc/audit.md "Auditing a distributed job"), while
+# --gen-suppressions=FILE does not.
+run qs env CW_RANK=4 OMPI_COMM_WORLD_RANK=2 "$AUDIT" --log-file 'r%q{CW_RANK}' \
+    --json 'j%p.%r' --gen-suppressions='g%p' report "$A"
 [ -s "$WORK/r4" ] || fail "qs: r4 not written"
-[ -s "$WORK/j%p" ] || fail "qs: --json expanded its %p"
+ls "$WORK" | grep -qx 'j[0-9]*\.2' || fail "qs: --json did not expand its %p and %r"
+[ -s "$WORK/g%p" ] || fail "qs: --gen-suppressions expanded its %p"
 # What is not a pattern, a variable not set: usage errors, nothing run.
 run bad_x "$AUDIT" --log-file 'x.%x' report "$A"
 expect_rc bad_x 125
-expect_in bad_x err "cuwarden-audit: --log-file x.%x: %x is not a pattern: use %p (the tool's pid), %q{VAR} (the variable VAR) or %% (a %)"
+expect_in bad_x err "cuwarden-audit: --log-file x.%x: %x is not a pattern: use %p (the tool's pid), %r (the rank), %h (the host), %j (the job id), %q{VAR} (the variable VAR) or %% (a %)"
 run bad_unset env -u CW_NOT_SET "$AUDIT" --log-file 'x.%q{CW_NOT_SET}' report "$A"
 expect_rc bad_unset 125
 expect_in bad_unset err "--log-file x.%q{CW_NOT_SET}: the environment variable CW_NOT_SET (%q{CW_NOT_SET}) is not set"

@@ -42,7 +42,8 @@ expect_rc perrank 0
 expect_not_in perrank err "MISSING RANKS"
 n=$(ls "$WORK/out" | grep -c '^[^.]*\.[0-3]\.json$')
 [ "$n" = 4 ] || { fail "perrank: 4 files JOB.RANK.json expected, got:"; ls "$WORK/out"; }
-run merged "$AUDIT" --json "$WORK/merged.json" report "$WORK/out"
+run merged "$AUDIT" --json "$WORK/merged.json" --html "$WORK/merged.html" \
+    --sarif "$WORK/merged.sarif" --junit "$WORK/merged.xml" report "$WORK/out"
 expect_rc merged 23
 expect_in merged err "[device 0, cuMemAlloc_v2, ranks 0-3]"
 expect_block merged err "leaked by $P [device 0, cuMemAlloc_v2, ranks 0-3]
@@ -86,6 +87,14 @@ assert d["job"] == {"world_size": 4, "ranks_reported": 4, "missing_ranks": []}, 
 # The file names: JOB.RANK.json, the job id the reports name.
 jid = d["processes"][0]["job"]["id"]
 assert sorted(os.listdir(sys.argv[2])) == ["%s.%d.json" % (jid, r) for r in range(4)], os.listdir(sys.argv[2])
+PYEOF
+"$PY" - "$WORK/merged.sarif" "$WORK/merged.xml" >"$WORK/sarif.out" 2>&1 <<'PYEOF' || { fail "merged SARIF, JUnit"; cat "$WORK/sarif.out"; }
+import json, sys, xml.etree.ElementTree as ET
+res = json.load(open(sys.argv[1]))["runs"][0]["results"]
+got = sorted((r["properties"]["ranks"], r["message"]["text"].rsplit(", on ", 1)[1]) for r in res)
+assert got == [([0, 1, 2, 3], "4 of 4 ranks (0-3)"), ([1, 3], "2 of 4 ranks (1,3)")], got
+names = sorted(c.get("name").rsplit(" (", 1)[1] for c in ET.parse(sys.argv[2]).getroot().iter("testcase"))
+assert names == ["rank 0)", "rank 1)", "rank 2)", "rank 3)"], names
 PYEOF
 # Read back: the same folding.
 run back "$AUDIT" report "$WORK/merged.json"
@@ -173,5 +182,23 @@ expect_in big err "==    on 1024 of 1024 ranks: 3,145,728 bytes in 1 allocation 
 expect_in big err "==    on 512 of 1024 ranks: 2,097,152 bytes in 2 allocations each"
 expect_in big err "== RANKS: 1024 of 1024 reported"
 echo "1,024 rank reports merged (text, JSON, HTML) in $(echo "$end - $start" | bc 2>/dev/null || echo "?") s"
+
+# The HTML pages' rank x owner view, where Chromium renders them: one row
+# per owner however many ranks, its ranks listed.
+CHROME=$(command -v chromium || command -v chromium-browser) && for page in merged big; do
+	timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic \
+		--no-first-run --disable-background-networking --disable-component-update \
+		--disable-sync --user-data-dir="$WORK/chrome-$page" --window-size=1400,1600 \
+		--dump-dom "file://$WORK/$page.html" >"$WORK/$page.dom" 2>/dev/null ||
+		fail "$page.html: chromium failed"
+	grep -q 'data-rendered="yes"' "$WORK/$page.dom" || fail "$page.html: the page's script did not finish"
+	[ "$(grep -o '<tr data-owner=' "$WORK/$page.dom" | wc -l)" = 1 ] ||
+		fail "$page.html: not one rank x owner row"
+done
+if [ -n "$CHROME" ]; then
+	grep -q 'data-ranks="0–3"' "$WORK/merged.dom" || fail "merged.html: ranks 0–3 not in the rank x owner view"
+	grep -q '<td class="cw-n">4 of 4</td>' "$WORK/merged.dom" || fail "merged.html: 4 of 4 not shown"
+	grep -q 'data-ranks="0–1023"' "$WORK/big.dom" || fail "big.html: ranks 0–1023 not in the rank x owner view"
+fi
 
 finish

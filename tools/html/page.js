@@ -133,7 +133,7 @@
     const procs = D.processes || [];
     const times = procs.map((p) => p.time).filter(Boolean).sort();
     const hosts = Array.from(new Set(procs.map((p) => p.host).filter(Boolean)));
-    const ranks = procs.map((p) => p.rank).filter((r) => Number.isInteger(r));
+    const ranks = procs.map(rankOf).filter((r) => r !== null);
     item('Command', D.command && D.command.length ? D.command.join(' ') : 'saved reports (cuwarden-audit report)');
     item('Run', times.length ? when(times[0]) + (times.length > 1 && times[times.length - 1] !== times[0] ?
       ' \u2013 ' + when(times[times.length - 1]) : '') : null);
@@ -219,6 +219,63 @@
         el('span', 'cw-bar-value', bytes(n) + ', ' + pct(n, total)));
       box.append(r);
     }
+  }
+
+  /* ---- A distributed job: leaked bytes by rank and owner ------------ */
+
+  /* A process's rank (its report's "job"), null without one. */
+  function rankOf(p) {
+    return p.job && Number.isInteger(p.job.rank) ? p.job.rank : null;
+  }
+  /* One row per owner, whatever the count of ranks: its ranks, on how
+   * many of the job's, each rank's bytes (least to most) and the total. */
+  function ranks() {
+    const rankBy = new Map();
+    for (const p of D.processes || [])
+      if (rankOf(p) !== null) rankBy.set((p.host || '') + '\u0000' + p.pid, rankOf(p));
+    if (!rankBy.size) return;
+    const world = (D.job && D.job.world_size) || rankBy.size;
+    const by = new Map();
+    for (const l of memory) {
+      const o = l.owner || '(unknown owner)';
+      if (!by.has(o)) by.set(o, new Map());
+      const m = by.get(o);
+      (l.pids || []).forEach((pid, i) => {
+        const r = rankBy.get(((l.hosts || [])[i] || '') + '\u0000' + pid);
+        if (r === undefined) return;
+        const share = l.per_process ? l.per_process[i].bytes : l.bytes / l.pids.length;
+        m.set(r, (m.get(r) || 0) + share);
+      });
+    }
+    $('cw-sec-ranks').hidden = false;
+    const box = $('cw-ranks');
+    const missing = (D.job && D.job.missing_ranks) || [];
+    if (missing.length)
+      box.append(el('p', 'cw-lost', 'Missing ranks: ' + missing.length + ' of ' + world +
+        ' left no report: ' + ranges(missing)));
+    const rows = Array.from(by).filter(([, m]) => m.size).map(([o, m]) => {
+      const rs = Array.from(m.keys()).sort((a, b) => a - b), v = Array.from(m.values());
+      return { o, rs, lo: Math.min(...v), hi: Math.max(...v), sum: v.reduce((a, b) => a + b, 0) };
+    }).sort((a, b) => b.sum - a.sum);
+    if (!rows.length) { box.append(el('p', 'cw-none', 'No rank leaked.')); return; }
+    const t = el('table', 'cw-procs'), hr = el('tr'), tb = el('tbody');
+    t.id = 'cw-rank-owner';
+    for (const h of ['owner', 'ranks', 'on', 'bytes per rank', 'total']) {
+      const th = el('th', null, h);
+      th.scope = 'col';
+      hr.append(th);
+    }
+    for (const w of rows) {
+      const r = el('tr');
+      r.setAttribute('data-owner', w.o);
+      r.setAttribute('data-ranks', ranges(w.rs));
+      add(r, add(el('td'), pathEl(w.o)), el('td', 'cw-cmd', ranges(w.rs)),
+        el('td', 'cw-n', w.rs.length + ' of ' + world),
+        el('td', 'cw-n', w.lo === w.hi ? bytes(w.lo) + ' each' : bytes(w.lo) + ' to ' + bytes(w.hi)),
+        el('td', 'cw-n', bytes(w.sum)));
+      tb.append(r);
+    }
+    box.append(add(el('div', 'cw-table-box'), add(t, add(el('thead'), hr), tb)));
   }
 
   /* ---- Leaked bytes by stack: the icicle graph ----------------------- */
@@ -492,13 +549,13 @@
         lostBox.append(el('p', 'cw-lost', 'Incomplete: the report of pid ' + p.pid + ' left ' +
           count(p.incomplete.parts_left_out, 'part', 'parts') + ' out (' + p.incomplete.reason + ')'));
 
-    const hasHost = procs.some((p) => p.host), hasRank = procs.some((p) => Number.isInteger(p.rank));
+    const hasHost = procs.some((p) => p.host), hasRank = procs.some((p) => rankOf(p) !== null);
     /* [header, value for sorting, text, numeric] */
     const cols = [
       ['pid', (p) => p.pid, null, true],
       ['parent', (p) => p.ppid, null, true],
       hasHost ? ['host', (p) => p.host || '', null, false] : null,
-      hasRank ? ['rank', (p) => (Number.isInteger(p.rank) ? p.rank : -1), (p) => (Number.isInteger(p.rank) ? String(p.rank) : ''), true] : null,
+      hasRank ? ['rank', (p) => (rankOf(p) !== null ? rankOf(p) : -1), (p) => (rankOf(p) !== null ? String(rankOf(p)) : ''), true] : null,
       ['command', (p) => (p.command || []).join(' ') || p.exe || '', null, false],
       ['exit', (p) => exitText(p.exit || {}), null, false],
       ['CUDA activity', (p) => (p.mode === 'library' ? 'libcuwarden' : (p.coverage || {}).hooks_active ? 'hooks active' :
@@ -575,6 +632,7 @@
   banner();
   summary();
   owners();
+  ranks();
   draw(root);
   findings();
   processes();
