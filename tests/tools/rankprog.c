@@ -99,7 +99,7 @@ main(int argc, char **argv)
 	leak_everywhere();
 	if (in_list(some, rank))
 		leak_somewhere();
-	if (rank == kill_rank)
+	if (kill_rank >= 0 && rank == kill_rank)
 		raise(SIGKILL);
 	return 0;
 }
