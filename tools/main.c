@@ -256,7 +256,10 @@ main(int argc, char **argv)
 	if (base != NULL)
 		baseline_apply(base, &m);
 	model_sort(&m);
-	fold_model(&m, !c.report_cmd && fold_tool_is_rank());
+	/* One rank's audit names none missing: a tool started as a rank,
+	 * or a snapshot of one process. */
+	fold_model(&m, c.snapshot_cmd || (!c.report_cmd &&
+	    fold_tool_is_rank()));
 
 	/* The exit status, known before the outputs (the HTML page shows
 	 * it); its messages come after them, on the last lines. */

@@ -19,12 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "diag.h"
 #include "input.h"
+#include "jobenv.h"
 #include "signame.h"
 #include "snapshot.h"
 #include "xalloc.h"
@@ -84,35 +86,71 @@ catches(long pid, int sig)
 	return r;
 }
 
-/* CUWARDEN_REPORT expanded as the shim does (%p the pid, %% a percent),
+/* An environ block (NUL-separated, len bytes) as a NULL-terminated
+ * vector of its strings, for jobenv_parse.  Caller frees the vector. */
+static char **
+env_vector(const char *env, size_t len)
+{
+	size_t n = 0, k = 0;
+	char **v;
+
+	for (size_t i = 0; i < len; i++)
+		if (env[i] == '\0')
+			n++;
+	v = xcalloc(n + 2, sizeof(*v));
+	for (size_t i = 0; i < len && k <= n; i += strlen(env + i) + 1)
+		v[k++] = (char *)env + i;
+	return v;
+}
+
+/* CUWARDEN_REPORT expanded as the shim does (%p the pid, %r %h %j its
+ * job's rank, host and id as its environment gives them, %% a percent),
  * and made absolute against the process's current directory if it is
  * relative (the shim made it absolute against the one it started in:
  * the same unless the program changed directory).  NULL after a
  * message. */
 static char *
-expand(long pid, const char *pat)
+expand(long pid, const char *pat, const char *env, size_t envlen)
 {
 	char buf[PATH_MAX], cwd[PATH_MAX], link[64];
 	size_t o = 0;
 	ssize_t n;
+	jobenv_t job;
+	char **vars = env_vector(env, envlen);
 
+	jobenv_parse(vars, &job);
+	free(vars);
 	for (const char *p = pat; *p != '\0'; p++) {
-		char num[24];
+		char num[160];
 		const char *piece = num;
+		struct utsname u;
 
 		if (*p != '%') {
 			num[0] = *p;
 			num[1] = '\0';
-		} else if (p[1] == 'p') {
-			snprintf(num, sizeof(num), "%ld", pid);
+		} else if (p[1] == 'p' || (p[1] == 'r' && job.rank < 0)) {
+			snprintf(num, sizeof(num), "%s%ld", p[1] == 'r' ?
+			    JOBENV_NO_RANK_PREFIX : "", pid);
+			p++;
+		} else if (p[1] == 'r') {
+			snprintf(num, sizeof(num), "%ld", job.rank);
+			p++;
+		} else if (p[1] == 'j') {
+			jobenv_safe_name(num, sizeof(num), job.id[0] != '\0' ?
+			    job.id : JOBENV_NO_JOB);
+			p++;
+		} else if (p[1] == 'h') { /* a process of this host */
+			jobenv_safe_name(num, sizeof(num), uname(&u) == 0 &&
+			    u.nodename[0] != '\0' ? u.nodename :
+			    JOBENV_NO_HOST);
 			p++;
 		} else if (p[1] == '%') {
 			piece = "%";
 			p++;
 		} else {
 			au_error("snapshot: its CUWARDEN_REPORT=%s has a '%%' "
-			    "other than %%p and %%%%: the shim writes no "
-			    "report there", pat);
+			    "other than %%p, %%r, %%h, %%j and %%%%: the shim "
+			    "writes no report there", pat);
 			return NULL;
 		}
 		if (o + strlen(piece) >= sizeof(buf)) {
@@ -311,7 +349,7 @@ snapshot_take(long pid, long wait_s, char **path, bool *json)
 		rc = 0;
 		goto out;
 	}
-	if ((full = expand(pid, rep)) == NULL)
+	if ((full = expand(pid, rep, env, len)) == NULL)
 		goto out;
 	slash = strrchr(full, '/');
 	dir = xstrndup(full, slash == full ? 1 : (size_t)(slash - full));

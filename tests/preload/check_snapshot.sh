@@ -196,6 +196,23 @@ expect_rc 125 "snapshot of no process"
 grep -q 'no process 999999999' "$WORK/nopid.err" && pass "no such process: said" ||
 	{ fail "no such process"; cat "$WORK/nopid.err"; }
 
+# A report path of a distributed job's rank (%j, %r): the snapshot is
+# looked for where that process writes it (doc/audit.md, "Auditing a
+# distributed job").
+OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4 OMPI_MCA_ess_base_jobid=77 \
+CUWARDEN_SNAPSHOT_SIGNAL=USR2 CUWARDEN_REPORT="$WORK/job.%j.%r.json" phase_run job
+ready job 1
+"$AUDIT" snapshot "$pid" >"$WORK/job.s.out" 2>"$WORK/job.s.txt"
+rc=$?
+expect_rc 0 "snapshot of rank 3 (CUWARDEN_REPORT with %j.%r)"
+grep -qx "$WORK/job.77.3.json.snap.1" "$WORK/job.s.out" &&
+	pass "snapshot of rank 3: job.77.3.json.snap.1" ||
+	{ fail "snapshot of rank 3: its path"; cat "$WORK/job.s.out" "$WORK/job.s.txt"; }
+go job
+ready job 2
+go job
+wait "$pid"
+
 # ------------------------------------------- signals refused: a warning
 for v in KILL TERM BOGUS 0 ALRM; do
 	CUWARDEN_SNAPSHOT_SIGNAL=$v CUWARDEN_REPORT=$WORK/bad.json run bad.$v "$TP/tp_snapshot"
