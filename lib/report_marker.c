@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jobinfo.h"
 #include "log.h"
 #include "options.h"
 #include "outfile.h"
@@ -50,8 +51,14 @@ marker_json(wr_t *w)
 	scratch_t ps = SCRATCH_INIT;
 
 	report_printf(w, "{\"format\": \"cuwarden-marker\", \"version\": 1, "
-	    "\"pid\": %d, \"ppid\": %d, \"start_time\": %llu, \"command\": [",
+	    "\"pid\": %d, \"ppid\": %d, \"start_time\": %llu, ",
 	    (int)getpid(), (int)getppid(), outfile_start_time());
+	/* Its rank, so that a rank killed by SIGKILL is named by it. */
+	if (jobinfo_get()->rank >= 0)
+		report_printf(w, "\"rank\": %ld, ", jobinfo_get()->rank);
+	else
+		report_puts(w, "\"rank\": null, ");
+	report_puts(w, "\"command\": [");
 	if (!scratch_reserve(&ps, sizeof(proc_t))) {
 		p = (proc_t *)(void *)ps.p;
 		report_proc_read(p);

@@ -193,6 +193,7 @@ typedef struct au_process_s {
  * lost (doc/audit.md, "Lost processes"). */
 typedef struct au_lost_s {
 	long pid, ppid;
+	long rank;       /* its rank in a job (the marker's); -1 none */
 	json_t *command; /* array of strings, owned */
 	char *exe;       /* "" when absent */
 	/* What the tool knows of its end: "signal" (status: the signal) or

@@ -237,9 +237,11 @@ lost_json(const au_model_t *m)
 	for (size_t i = 0; i < m->nlost; i++) {
 		const au_lost_t *l = &m->lost[i];
 
-		json_array_append_new(a, json_pack("{s:I,s:I,s:O,s:o,s:{s:s,"
-		    "s:o}}", "pid", (json_int_t)l->pid, "ppid",
-		    (json_int_t)l->ppid, "command", l->command, "exe",
+		json_array_append_new(a, json_pack("{s:I,s:I,s:o,s:O,s:o,"
+		    "s:{s:s,s:o}}", "pid", (json_int_t)l->pid, "ppid",
+		    (json_int_t)l->ppid, "rank", l->rank >= 0 ?
+		    json_integer(l->rank) : json_null(), "command",
+		    l->command, "exe",
 		    json_utf8(l->exe), "end", "how", l->end_how != NULL ?
 		    l->end_how : "unknown", "status", l->end_how != NULL &&
 		    strcmp(l->end_how, "running") != 0 ?

@@ -138,6 +138,9 @@ run_lost_collect(au_model_t *m, char **markers, size_t n,
 		memset(l, 0, sizeof(*l));
 		l->pid = pid;
 		l->ppid = (long)json_int(doc, "ppid", -1);
+		l->rank = (long)json_int(doc, "rank", -1);
+		if (l->rank < 0 || l->rank >= (1L << 20))
+			l->rank = -1;
 		cmd = json_object_get(doc, "command");
 		l->command = json_is_array(cmd) ? json_incref(cmd) :
 		    json_array();
@@ -212,8 +215,12 @@ run_lost_line(const au_lost_t *l)
 	char end[128], *cmd = run_command_line(l->command, l->exe), *t;
 
 	lost_end(l, end, sizeof(end));
-	t = xasprintf("process %ld (%s) used CUDA under the shim and left no "
-	    "report: %s", l->pid, cmd, end);
+	if (l->rank >= 0)
+		t = xasprintf("process %ld (rank %ld: %s) used CUDA under the "
+		    "shim and left no report: %s", l->pid, l->rank, cmd, end);
+	else
+		t = xasprintf("process %ld (%s) used CUDA under the shim and "
+		    "left no report: %s", l->pid, cmd, end);
 	free(cmd);
 	return t;
 }

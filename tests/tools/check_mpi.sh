@@ -116,6 +116,7 @@ expect_rc killed 125
 expect_in killed err "[device 0, cuMemAlloc_v2, ranks 0,1,3]"
 expect_in killed err "==    on 3 of 4 ranks: 3,145,728 bytes in 1 allocation each"
 expect_in killed err "== MISSING RANKS: 1 of 4 left no report: 2"
+expect_in killed err " (rank 2: $P -s 1,3 -k 2) used CUDA under the shim and left no report: "
 expect_in killed err "1 rank of 4 left no report (listed above): the audit is incomplete (--allow-missing-ranks accepts that)"
 expect_not_in killed err "==    rank 2 (pid "
 run killok "$AUDIT" --allow-missing-reports --allow-missing-ranks \
