@@ -140,7 +140,7 @@ typedef struct au_finding_s {
 	/* Set by fold_model (fold.c): the ranks of its pids, sorted, each
 	 * once (none when no process has a rank); pid_ranks: each pid's
 	 * (-1: none); unranked: pids of no rank; job_size: the job's world
-	 * size; each_same: every rank had the same share (each_count,
+	 * size (-1 in one rank's audit: fold_model's one_rank); each_same: every rank had the same share (each_count,
 	 * each_bytes). */
 	long *ranks, *pid_ranks;
 	size_t nranks, unranked;

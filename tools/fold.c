@@ -129,10 +129,12 @@ fold_model(au_model_t *m, bool one_rank)
 		size = top + 1; /* a rank beyond what a report said */
 	m->world_size = size;
 	qsort(tab, n, sizeof(*tab), cmp_pid_rank);
+	/* One rank's audit: its findings name their rank, not "on 1 of
+	 * N ranks" (job_size -1), since the others were not looked at. */
 	for (i = 0; i < m->nleaks; i++)
-		fold_finding(m->leaks[i], tab, n, size);
+		fold_finding(m->leaks[i], tab, n, one_rank ? -1 : size);
 	for (i = 0; i < m->nviols; i++)
-		fold_finding(m->viols[i], tab, n, size);
+		fold_finding(m->viols[i], tab, n, one_rank ? -1 : size);
 
 	have = xcalloc((size_t)size + 1, 1);
 	for (i = 0; i < n; i++) {

@@ -220,7 +220,7 @@ print_fold(FILE *out, const au_finding_t *f)
 {
 	char b1[96], b2[96];
 
-	if (f->nranks == 0)
+	if (f->nranks == 0 || f->job_size <= 0)
 		return;
 	fprintf(out, "==    on %zu of %ld rank%s", f->nranks, f->job_size,
 	    f->job_size == 1 ? "" : "s");

@@ -432,7 +432,7 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 	/* A distributed job's finding (fold.c): on which ranks. */
 	for (i = 0; i < f->nranks; i++)
 		json_array_append_new(ranks, json_integer(f->ranks[i]));
-	if (f->nranks > 0) {
+	if (f->nranks > 0 && f->job_size > 0) {
 		char *list = fold_rank_list(f->ranks, f->nranks);
 		char *m2 = xasprintf("%s, on %zu of %ld rank%s (%s)", msg,
 		    f->nranks, f->job_size, f->job_size == 1 ? "" : "s",

@@ -36,10 +36,13 @@ MPIRUN=(mpirun --oversubscribe -np 4)
 # the job when a rank exits non-zero: the per-rank tools exit 0
 # (--error-exitcode=0) and `report` decides.
 mkdir "$WORK/out"
-run perrank "${MPIRUN[@]}" "$AUDIT" -q --error-exitcode=0 \
+run perrank "${MPIRUN[@]}" "$AUDIT" --error-exitcode=0 \
     --json "$WORK/out/%j.%r.json" "$P" -s 1,3
 expect_rc perrank 0
 expect_not_in perrank err "MISSING RANKS"
+expect_not_in perrank err "==    on 1 of 4 ranks"
+expect_not_in perrank err "== RANKS:"
+expect_in perrank err "[device 0, cuMemAlloc_v2, rank 3]"
 n=$(ls "$WORK/out" | grep -c '^[^.]*\.[0-3]\.json$')
 [ "$n" = 4 ] || { fail "perrank: 4 files JOB.RANK.json expected, got:"; ls "$WORK/out"; }
 run merged "$AUDIT" --json "$WORK/merged.json" --html "$WORK/merged.html" \
