@@ -61,6 +61,9 @@ void render_text_finding(const au_finding_t *f, int stack_limit, FILE *out);
 void render_text_stack(const au_stack_t *s, int stack_limit, FILE *out);
 /* A stack as the merged document's array of frames (new reference). */
 json_t *render_stack_json(const au_stack_t *s);
+/* A timelines document as the merged document's "timelines" entry: its
+ * stacks symbolized, in the merged form (new reference). */
+json_t *render_tline_json(const au_tline_t *t);
 /* The merged document.  Caller owns the result. */
 json_t *render_json_doc(const au_model_t *m, const au_render_opts_t *o);
 /* Each returns true on error (message printed). */
