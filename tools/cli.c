@@ -44,7 +44,7 @@ enum {
 	OPT_PLAIN_SUMMARY,
 	OPT_QUIET, OPT_PRINT_LIMIT, OPT_ERROR_LIMIT, OPT_DEMANGLE,
 	OPT_SHOW_KINDS, OPT_COLOR, OPT_HELP_ALL,
-	OPT_JUNIT, OPT_TIMELINE,
+	OPT_JUNIT, OPT_TIMELINE, OPT_TRACE,
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "sarif", required_argument, NULL, OPT_SARIF },
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "junit", required_argument, NULL, OPT_JUNIT },
+	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "log-file", required_argument, NULL, OPT_LOG },
 	{ "error-exitcode", required_argument, NULL, OPT_ERROR_EXIT },
 	{ "suppressions", required_argument, NULL, OPT_SUPP },
@@ -268,6 +269,9 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			break;
 		case OPT_JUNIT:
 			c->junit = optarg;
+			break;
+		case OPT_TRACE:
+			c->trace = optarg;
 			break;
 		case OPT_LOG:
 			if ((path = cli_log_pattern(optarg, &why)) == NULL) {
@@ -511,9 +515,9 @@ static int
 check_distinct(const au_cfg_t *c)
 {
 	const char *name[] = { "--log-file", "--json", "--sarif", "--html",
-	    "--gen-suppressions", "--junit" };
+	    "--gen-suppressions", "--junit", "--trace" };
 	const char *path[] = { c->log_file, c->json, c->sarif, c->html,
-	    c->gen_supp_file, c->junit };
+	    c->gen_supp_file, c->junit, c->trace };
 	size_t i, j, n = sizeof(path) / sizeof(path[0]);
 
 	for (i = 0; i < n; i++)
@@ -703,6 +707,7 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 	    (c->sarif && out_is_stdout(c->sarif)) ||
 	    (c->html && out_is_stdout(c->html)) ||
 	    (c->junit && out_is_stdout(c->junit)) ||
+	    (c->trace && out_is_stdout(c->trace)) ||
 	    (c->gen_supp_file && out_is_stdout(c->gen_supp_file));
 	return check_distinct(c);
 }

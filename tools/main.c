@@ -187,6 +187,7 @@ main(int argc, char **argv)
 	    check_writable("--sarif", c.sarif) ||
 	    check_writable("--html", c.html) ||
 	    check_writable("--junit", c.junit) ||
+	    check_writable("--trace", c.trace) ||
 	    check_writable("--gen-suppressions", c.gen_supp_file)) {
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
@@ -283,7 +284,8 @@ main(int argc, char **argv)
 	    (c.json != NULL && render_json(&m, &ro, c.json)) ||
 	    (c.sarif != NULL && render_sarif(&m, &ro, c.sarif)) ||
 	    (c.html != NULL && render_html(&m, &ro, c.html)) ||
-	    (c.junit != NULL && render_junit(&m, &ro, c.junit))) {
+	    (c.junit != NULL && render_junit(&m, &ro, c.junit)) ||
+	    (c.trace != NULL && render_trace(&m, c.trace))) {
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
 	}

@@ -48,6 +48,10 @@ void render_oom_text(const au_model_t *m, int limit, FILE *out);
  * and device, the peak's bytes and time and its largest groups with
  * their stacks (at most limit frames). */
 void render_peak_text(const au_model_t *m, int limit, FILE *out);
+/* The GROWING sections of the timelines read (render_growth.c): per
+ * process, the stacks whose live bytes grew steadily, with their stacks
+ * (at most limit frames). */
+void render_growth_text(const au_model_t *m, int limit, FILE *out);
 /* The text report's last line when findings decide the exit status:
  * "EXIT STATUS: status (N errors reported; the program exited with
  * M)". */
@@ -75,6 +79,10 @@ bool render_html(const au_model_t *m, const au_render_opts_t *o,
     const char *path);
 bool render_junit(const au_model_t *m, const au_render_opts_t *o,
     const char *path);
+/* --trace: the timelines' memory over time as a Chrome trace
+ * (render_trace.c); the document alone (new reference). */
+bool render_trace(const au_model_t *m, const char *path);
+json_t *render_trace_doc(const au_model_t *m);
 /* f's SARIF rule id, newly allocated: cuwarden.leak.KIND,
  * cuwarden.violation.TYPE, cuwarden.teardown or cuwarden.address_range
  * (also the type of its JUnit failure). */

@@ -510,6 +510,8 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	render_oom_text(m, o->stack_limit, out);
 	/* Then the peaks: what the process held at its most. */
 	render_peak_text(m, o->stack_limit, out);
+	/* And what grew steadily while it ran. */
+	render_growth_text(m, o->stack_limit, out);
 	print_snapshots(m, out);
 	print_findings(m, o, out);
 	if (!quiet) {

@@ -7,6 +7,8 @@
  *                     and summary lines, the line filter and colours
  *   render_finding.c  one finding group: its header line and stacks;
  *                     names escaped (rt_tx)
+ *   render_oom.c, render_peak.c, render_growth.c  the OUT OF MEMORY,
+ *                     PEAK and GROWING sections
  */
 #ifndef CUWARDEN_TOOLS_RENDER_TEXT_INT_H
 #define CUWARDEN_TOOLS_RENDER_TEXT_INT_H
