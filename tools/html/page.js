@@ -578,5 +578,6 @@
   draw(root);
   findings();
   processes();
+  window.cwMemoryChart(D, $('cw-memory'));
   document.body.setAttribute('data-rendered', 'yes');
 })();
