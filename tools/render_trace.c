@@ -40,13 +40,20 @@ counter(long pid, const char *name, double ts, json_int_t v)
 }
 
 /* One counter track: the values of vals at the device's times, from 0 at
- * its start. */
+ * its start; none when they are all 0 (an "other" with nothing). */
 static void
 series(json_t *ev, long pid, const char *name, const json_t *times,
     const json_t *vals, double t0)
 {
+	size_t i;
+
+	for (i = 0; i < json_array_size(vals) &&
+	    json_integer_value(json_array_get(vals, i)) == 0; i++)
+		;
+	if (i == json_array_size(vals))
+		return;
 	json_array_append_new(ev, counter(pid, name, t0, 0));
-	for (size_t i = 0; i < json_array_size(times) &&
+	for (i = 0; i < json_array_size(times) &&
 	    i < json_array_size(vals); i++)
 		json_array_append_new(ev, counter(pid, name, t0 +
 		    (double)json_integer_value(json_array_get(times, i)) /

@@ -124,7 +124,8 @@ window.cwMemoryChart = (function () {
       s.append(t);
     }
     for (const tn of ticks(dur, 6)) {
-      const t = svg('text', { x: x(tn), y: H - PADB + 16, 'text-anchor': 'middle', class: 'cw-axis' });
+      const t = svg('text', { x: x(tn), y: H - PADB + 16, 'text-anchor': tn ? 'middle' : 'start',
+        class: 'cw-axis' });
       t.textContent = secs(tn);
       s.append(t);
     }
@@ -178,13 +179,16 @@ window.cwMemoryChart = (function () {
     tip.hidden = true;
     fig.append(tip);
     s.addEventListener('mousemove', (ev) => {
-      const r = s.getBoundingClientRect();
-      const px = (ev.clientX - r.left) * W / r.width, py = (ev.clientY - r.top) * H / r.height;
+      const m = s.getScreenCTM(), pt = s.createSVGPoint();
+      pt.x = ev.clientX;
+      pt.y = ev.clientY;
+      const q = m ? pt.matrixTransform(m.inverse()) : pt;
+      const px = q.x, py = q.y;
       const t = (px - PADL) / (W - PADL - PADR) * dur;
       /* The point in force where the cursor's pixel starts, or a higher
        * one inside the pixel: a peak is an instant, narrower than a
        * pixel, and must show. */
-      const half = dur / (W - PADL - PADR);
+      const half = 1.5 * dur / (W - PADL - PADR);
       let i = -1;
       for (let lo2 = 0, hi2 = n - 1; lo2 <= hi2;) {
         const mid = (lo2 + hi2) >> 1;
