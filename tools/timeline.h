@@ -17,8 +17,8 @@
 #include "tlformat.h"
 
 /* An open timeline: the file read whole and checked.  Memory: the file
- * (32 bytes an event, 16 a chunk) and 40 bytes a thread; nothing more
- * per event. */
+ * (32 bytes an event, 16 a chunk), 24 bytes a chunk, 56 a thread;
+ * nothing more per event. */
 typedef struct tl_s tl_t;
 
 /* Reads and checks path (header, sizes, every chunk and record).

@@ -147,8 +147,8 @@ grep -q '== GROWING: .* on device 0' "$WORK/again.txt" && pass "report merged.js
 	{ fail "report merged.json: no GROWING"; cat "$WORK/again.txt"; }
 
 # Many events: at most 1000 points, the peak kept; nothing grows.
-FAKECUDA_DEVICES=1 "$AUDIT" --shim "$SHIM" --timeline --json "$WORK/many.json" -- "$TP/tp_timeline" 20000 \
-	>"$WORK/many.txt" 2>&1
+FAKECUDA_DEVICES=1 "$AUDIT" --shim "$SHIM" --timeline --json "$WORK/many.json" --keep-reports "$WORK/kept" \
+	-- "$TP/tp_timeline" 20000 >"$WORK/many.txt" 2>&1
 rc=$?
 expect_rc 23 "tp_timeline 20000 (its leaks)"
 "$PY" - "$WORK/many.json" <<'PYEOF' && pass "44,008 events: <= 1000 points, the 11 MiB peak kept, nothing growing" || fail "many events"
@@ -159,6 +159,32 @@ ok = (d["peaks"][0]["events"] == 44008 and len(x["time_ns"]) <= 1000 and max(x["
       x["peak_bytes"] and t["growing"] == [])
 if not ok:
     print(d["peaks"][0]["events"], len(x["time_ns"]), max(x["bytes"]), t["growing"]); sys.exit(1)
+PYEOF
+
+# The reader's order (threads merged through a heap) is the file's
+# records sorted by time, ties in file order: every point is the live
+# bytes after an event at its time in that order, and the largest is the
+# largest there.
+"$PY" - "$WORK/many.json" "$WORK"/kept/*.timeline <<'PYEOF' && pass "every point is a state of the file sorted by time (threads merged in order)" || fail "points against the sorted file"
+import json, struct, sys
+d = json.load(open(sys.argv[1])); data = open(sys.argv[2], "rb").read()
+off, recs = 64, []
+while off < len(data):
+    magic, n, tid, _ = struct.unpack_from("<IIII", data, off)
+    off += 16
+    for i in range(n):
+        t, a, size, st, kind, ev, dev = struct.unpack_from("<QQQIBBh", data, off)
+        recs.append((t, len(recs), size if ev == 1 else -size))
+        off += 32
+live, states = 0, {}
+for t, _, delta in sorted(recs):
+    live += delta
+    states.setdefault(t, set()).add(live)
+x = d["timelines"][0]["devices"][0]
+bad = [(t, b) for t, b in zip(x["time_ns"], x["bytes"]) if b not in states.get(t, ())]
+top = max(max(v) for v in states.values())
+if bad or max(x["bytes"]) != top:
+    print(len(bad), bad[:5], max(x["bytes"]), top); sys.exit(1)
 PYEOF
 
 # The page: its charts, worked in headless Chromium.
