@@ -187,6 +187,37 @@ if bad or max(x["bytes"]) != top:
     print(len(bad), bad[:5], max(x["bytes"]), top); sys.exit(1)
 PYEOF
 
+# A crafted timeline: two threads, their chunks interleaved, a free and
+# an allocation at the same nanosecond in file order (free first): the
+# peak is 5 MiB at t=2, not 9 MiB (which the other order would give).
+mkdir "$WORK/craft"
+"$PY" - "$WORK"/kept/*.json "$WORK/craft" <<'PYEOF'
+import json, os, struct, sys
+r = json.load(open(sys.argv[1])); out = sys.argv[2]
+st = r["timeline"]["stacks"][0]["id"]; M = 1 << 20
+def rec(t, addr, size, ev):
+    return struct.pack("<QQQIBBh", t, addr, size, st, 0, ev, 0)
+chunks = [(1, [rec(1, 0xa, 4 * M, 1)]), (2, [rec(2, 0xb, M, 1)]),
+          (1, [rec(10, 0xa, 4 * M, 2)]), (2, [rec(10, 0xc, 4 * M, 1), rec(20, 0xb, M, 2), rec(30, 0xc, 4 * M, 2)])]
+data = b"CWTIMELN" + struct.pack("<IIIIII", 1, 64, 32, 16, r["pid"], 0) + struct.pack("<QQ", 0, 0) + bytes(16)
+for tid, recs in chunks:
+    data += struct.pack("<IIII", 0x4b4e4843, len(recs), tid, 0) + b"".join(recs)
+open(os.path.join(out, "c.json.timeline"), "wb").write(data)
+r["timeline"].update(file=os.path.join(out, "c.json.timeline"), events=6, bytes=len(data))
+json.dump(r, open(os.path.join(out, "c.json"), "w"))
+PYEOF
+"$AUDIT" --json "$WORK/craft.json" report "$WORK/craft/c.json" >"$WORK/craft.txt" 2>&1
+"$PY" - "$WORK/craft.json" <<'PYEOF' && pass "crafted timeline: threads merged by time, ties in file order (peak 5 MiB at t=2)" || { fail "crafted timeline"; cat "$WORK/craft.txt"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["peaks"][0]["devices"][0]; x = d["timelines"][0]["devices"][0]
+M = 1 << 20
+ok = (p["bytes"] == 5 * M and p["time_ns"] == 2 and x["peak_bytes"] == 5 * M and
+      list(zip(x["time_ns"], x["bytes"])) == [(1, 4 * M), (2, 5 * M), (10, 5 * M), (20, 4 * M), (30, 0)])
+if not ok:
+    print(p["bytes"], p["time_ns"], list(zip(x["time_ns"], x["bytes"]))); sys.exit(1)
+PYEOF
+
 # The page: its charts, worked in headless Chromium.
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
 if [ -n "$CHROME" ]; then
