@@ -35,8 +35,8 @@ render_growth_text(const au_model_t *m, int limit, FILE *out)
 			else
 				fprintf(out, "device %lld", json_int(e,
 				    "device", -1));
-			fprintf(out, " (%s -> %s), up at %lld of %zu "
-			    "moments" RT_OFF, rt_num(e, "first_bytes", b2,
+			fprintf(out, " (%s -> %s), rose in %lld of %zu "
+			    "intervals" RT_OFF, rt_num(e, "first_bytes", b2,
 			    sizeof(b2)), rt_num(e, "last_bytes", b3,
 			    sizeof(b3)), json_int(e, "increases", 0),
 			    json_array_size(json_object_get(e, "samples")) -

@@ -32,7 +32,7 @@ print("owners:", [(o["owner"], max(o["bytes"])) for o in x["owners"]])
 g = [e for e in t["growing"] if e["device"] == 0]
 for e in g:
     st = t["stacks"][e["stack"]]
-    print("growing: %d bytes (%d -> %d), up at %d of 15, owner %s, top frame %s" %
+    print("growing: %d bytes (%d -> %d), rose in %d of 15 intervals, owner %s, top frame %s" %
           (e["growth_bytes"], e["first_bytes"], e["last_bytes"], e["increases"], st["owner"],
            (st["stack"][0].get("function") if st["stack"] else None)))
 want(any(e["growth_bytes"] >= steps * (4 << 20) // 2 for e in g),

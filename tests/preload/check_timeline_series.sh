@@ -92,7 +92,7 @@ PYEOF
 fi
 
 peak=$(grep -n '== PEAK: device 0: 83,886,080 bytes' "$WORK/g.txt" | cut -d: -f1)
-grow=$(grep -n '== GROWING: [0-9,]* bytes more on device 0 ([0-9,]* -> [0-9,]*), up at [0-9]* of 15 moments' "$WORK/g.txt" | cut -d: -f1)
+grow=$(grep -n '== GROWING: [0-9,]* bytes more on device 0 ([0-9,]* -> [0-9,]*), rose in [0-9]* of 15 intervals' "$WORK/g.txt" | cut -d: -f1)
 [ -n "$peak" ] && [ -n "$grow" ] && [ "$peak" -lt "$grow" ] &&
 	[ "$(grep -c '== GROWING' "$WORK/g.txt")" = 1 ] &&
 	grep -A1 '== GROWING' "$WORK/g.txt" | grep -q 'site_grow (tp_growth.c' &&

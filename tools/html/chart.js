@@ -244,8 +244,8 @@ window.cwMemoryChart = (function () {
         for (const [T, g] of grow)
           ul.append(el('li', null, 'Growing on ' + (g.host ? 'host memory' : 'device ' + g.device) +
             ' (pid ' + T.pid + '): ' + stackName(T.stacks[g.stack]) + ', ' + human(g.first_bytes) +
-            ' → ' + human(g.last_bytes) + ', up at ' + g.increases + ' of ' +
-            (g.samples.length - 1) + ' moments'));
+            ' → ' + human(g.last_bytes) + ', rose in ' + g.increases + ' of ' +
+            (g.samples.length - 1) + ' intervals'));
         charts.append(el('h3', null, 'Growing stacks'), ul);
       }
     }
