@@ -17,7 +17,10 @@
 #     the last events in order; a "Peak memory" section: device 0 at
 #     11,534,336 bytes, the table by stack largest first, the icicle graph
 #     (root, main, site_b, site_a, the kind under each) with exact bytes
-#     and widths.
+#     and widths;
+#   - `report` of the merged document: the same SARIF result and JUnit
+#     text, the page's stacks symbolized again; pool mode: the pools'
+#     cached bytes in SARIF and the page.
 # Skips the HTML part (not the test) where Chromium is not installed.
 . "${top_srcdir:-.}/tests/preload/lib.sh"
 
@@ -104,6 +107,34 @@ PYEOF
 then pass "junit: the test case passes, the OOM section in its system-out"
 else fail "junit: the OOM in $WORK/m.xml"; fi
 
+# Read back: `report` of the merged document gives the same SARIF result
+# and JUnit text, and the page its stacks symbolized again.
+"$AUDIT" --sarif "$WORK/r.sarif" --junit "$WORK/r.xml" --html "$WORK/r.html" report "$WORK/m.json" \
+	>"$WORK/report.txt" 2>&1
+rc=$?
+expect_rc 0 "report m.json, every output"
+"$PY" - "$WORK/m.sarif" "$WORK/r.sarif" "$WORK/m.xml" "$WORK/r.xml" <<'PYEOF' &&
+import json, sys
+import xml.etree.ElementTree as ET
+a, b = (json.load(open(p))["runs"][0]["results"] for p in sys.argv[1:3])
+strip = lambda rs: [(r["ruleId"], r["level"], r["message"]["text"], r["properties"], len(r["stacks"])) for r in rs]
+out = lambda p: ET.parse(p).getroot().find("testsuite/testcase/system-out").text
+sys.exit(not (strip(a) == strip(b) and out(sys.argv[3]) == out(sys.argv[4])))
+PYEOF
+	grep -q '"function":"too_much"' "$WORK/r.html" &&
+	pass "report m.json: the same OOM result, system-out, and symbolized stacks in the page" ||
+	fail "report m.json: the OOM's outputs differ from the run's"
+
+# Pool mode: the pools' cache in the SARIF properties and the page.
+"$AUDIT" --shim "$SHIM" --mode=pool --sarif "$WORK/p.sarif" --html "$WORK/p.html" -- "$TP/tp_oom" \
+	>"$WORK/pool.txt" 2>&1
+rc=$?
+expect_rc 0 "cuwarden-audit --mode=pool tp_oom"
+"$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]["results"]
+sys.exit(not (len(r) == 1 and isinstance(r[0]["properties"]["pool_cached_bytes"], int)))' "$WORK/p.sarif" &&
+	pass "pool mode: pool_cached_bytes in the SARIF result" || fail "pool mode: SARIF pool_cached_bytes"
+
 # HTML: the embedded symbolized stacks, then the page in Chromium.
 grep -q '<script type="application/json" id="cw-stacks">{"oom":\[{"request":\[' "$WORK/m.html" &&
 	pass "html: the OOM's and peaks' stacks embedded, symbolized" || fail "html: no #cw-stacks"
@@ -181,5 +212,15 @@ if bad:
 PYEOF
 		{ fail "html $w px: the OOM or peak sections (probe in $WORK/p$w.kv)"; cat "$WORK/p$w.kv"; }
 done
+
+# The pool-mode page: the pools' cache shown.
+profile=$(mktemp -d "$WORK/chrome.XXXXXX")
+timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync \
+	--user-data-dir="$profile" --window-size=1400,1600 --dump-dom "file://$WORK/p.html" \
+	>"$WORK/pool.dom" 2>"$WORK/pool.dom.err" || fail "html pool: chromium failed"
+grep -Eq '<div data-fact="pool_cached"><dt>Cached by the pools</dt><dd>[0-9,]+ bytes.* \(free to the program, not to the driver\)</dd></div>' "$WORK/pool.dom" &&
+	pass "html pool mode: the pools' cached bytes shown" ||
+	{ fail "html pool mode: no pools' cache"; grep -o '<dl class="cw-oom-facts">.*</dl>' "$WORK/pool.dom"; }
 
 finish
