@@ -720,6 +720,7 @@ cli_free(au_cfg_t *c)
 	for (size_t i = 0; i < c->run.nenv; i++)
 		free(c->run.env[i]);
 	free(c->run.env);
+	free(c->run.see_unsuppressed);
 	free(c->supp_files);
 	free(c->log_file_buf);
 	if (c->args_owned)

@@ -157,6 +157,9 @@ run_see_env(const au_run_opts_t *o, const char *shim, size_t *n)
 		    SEE_THROUGH_HOOK_FILE ")", env[*n - 1]);
 	}
 	free(dir);
+	if (o->see_unsuppressed != NULL)
+		say(o->quiet, "built-in suppressions not applied: %s (they hide "
+		    "every tensor of these frameworks)", o->see_unsuppressed);
 	return env;
 }
 
