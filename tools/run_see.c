@@ -97,11 +97,8 @@ say(bool quiet, const char *fmt, ...)
 	if (quiet)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&line, fmt, ap) < 0)
-		line = NULL;
+	line = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (line == NULL)
-		return;
 	esc = text_escape(line);
 	fprintf(stderr, AU_PROG ": see-through: %s\n", esc);
 	free(esc);
