@@ -125,19 +125,29 @@ track_see_through(void)
 		return; /* a child: its parent said it all */
 	for (size_t i = 0; i < CW_ARRAY_SIZE(see_vars); i++) {
 		const see_var_t *v = &see_vars[i];
+		const char *cur = getenv(v->var);
 
 		if (set[i])
 			log_printf("see-through: %s=%s (%s: %s)", v->var,
 			    v->value, v->framework, v->what);
+		else if (cur == NULL)
+			log_warn("see-through: %s could not be set", v->var);
+		else if (strcmp(cur, v->value) == 0)
+			log_printf("see-through: %s=%s, set already (%s: %s)",
+			    v->var, v->value, v->framework, v->what);
 		else
 			log_printf("see-through: %s=%s kept, set already "
-			    "(see-through would set %s)", v->var,
-			    getenv(v->var), v->value);
+			    "(see-through would set %s)", v->var, cur,
+			    v->value);
 	}
 	if (hook > 0)
 		log_printf("see-through: " SEE_THROUGH_PATHVAR "=%s first (CuPy: "
 		    "its memory pools off at import, by " SEE_THROUGH_HOOK_FILE
 		    ")", dir);
+	else if (hook == 0)
+		log_printf("see-through: " SEE_THROUGH_PATHVAR " has %s already "
+		    "(CuPy: its memory pools off at import, by "
+		    SEE_THROUGH_HOOK_FILE ")", dir);
 	else
 		log_warn("see-through: CuPy's hook (" SEE_THROUGH_HOOK_FILE ") "
 		    "not found beside the shim, or its directory holds a ':': "

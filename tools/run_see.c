@@ -127,7 +127,11 @@ run_see_env(const au_run_opts_t *o, const char *shim, size_t *n)
 			say(o->quiet, "%s=%s kept, given on the command "
 			    "line (see-through would set %s)", v->var, old,
 			    v->value);
-		} else if ((old = getenv(v->var)) != NULL) {
+		} else if ((old = getenv(v->var)) != NULL &&
+		    strcmp(old, v->value) == 0) {
+			say(o->quiet, "%s=%s, from the environment (%s: %s)",
+			    v->var, old, v->framework, v->what);
+		} else if (old != NULL) {
 			say(o->quiet, "%s=%s kept, from the environment "
 			    "(see-through would set %s)", v->var, old,
 			    v->value);

@@ -120,6 +120,8 @@ expect_in user out "$OFF"
 run usermode env CUWARDEN_MODE=audit "$AUDIT" --see-through "$PY" "$WORK/show.py"
 expect_in usermode err "see-through: CUWARDEN_MODE=audit kept, from the environment"
 expect_in usermode out "CUWARDEN_MODE=audit"
+run same env XLA_PYTHON_CLIENT_PREALLOCATE=false "$AUDIT" --see-through "$PY" "$WORK/show.py"
+expect_in same err "cuwarden-audit: see-through: XLA_PYTHON_CLIENT_PREALLOCATE=false, from the environment (JAX: no preallocated 75% of the GPU)"
 
 # -q: settings made, nothing said.
 run quiet "$AUDIT" -q --see-through "$PY" "$WORK/show.py"
@@ -179,6 +181,13 @@ expect_rc shimuser 0
 expect_in shimuser err "cuwarden: see-through: NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=10 kept, set already (see-through would set 0)"
 expect_in shimuser out "NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=10"
 expect_in shimuser out "$OFF"
+run shimpath env CUWARDEN_SEE_THROUGH=1 PYTHONPATH="$HOOKDIR:$WORK/site" \
+    LD_PRELOAD="$SHIM" "$PY" "$WORK/show.py"
+expect_rc shimpath 0
+expect_in shimpath err "cuwarden: see-through: PYTHONPATH has $HOOKDIR already (CuPy"
+expect_not_in shimpath err "warning"
+expect_in shimpath out "PYTHONPATH=$HOOKDIR:$WORK/site"
+expect_in shimpath out "$OFF"
 run shimoff env CUWARDEN_SEE_THROUGH=0 LD_PRELOAD="$SHIM" "$PY" "$WORK/show.py"
 expect_rc shimoff 0
 expect_not_in shimoff err "see-through"
