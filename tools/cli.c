@@ -44,7 +44,7 @@ enum {
 	OPT_PLAIN_SUMMARY,
 	OPT_QUIET, OPT_PRINT_LIMIT, OPT_ERROR_LIMIT, OPT_DEMANGLE,
 	OPT_SHOW_KINDS, OPT_COLOR, OPT_HELP_ALL,
-	OPT_JUNIT, OPT_TIMELINE, OPT_TRACE,
+	OPT_JUNIT, OPT_TIMELINE, OPT_SEE_THROUGH, OPT_TRACE,
 };
 
 static const struct option long_opts[] = {
@@ -79,6 +79,7 @@ static const struct option long_opts[] = {
 	{ "num-callers", required_argument, NULL, OPT_NUM_CALLERS },
 	{ "plain-summary", optional_argument, NULL, OPT_PLAIN_SUMMARY },
 	{ "no-wait-descendants", no_argument, NULL, OPT_NO_WAIT },
+	{ "see-through", optional_argument, NULL, OPT_SEE_THROUGH },
 	{ "require-cuda", optional_argument, NULL, OPT_REQUIRE_CUDA },
 	{ "accept-teardown", optional_argument, NULL, OPT_ACCEPT_TEARDOWN },
 	{ "allow-missing-reports", optional_argument, NULL,
@@ -467,6 +468,12 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 		case OPT_NO_WAIT:
 			c->run.wait_descendants = false;
 			break;
+		case OPT_SEE_THROUGH:
+			if ((st = flag("--see-through", &c->run.see_through))
+			    >= 0)
+				return st;
+			c->shim_opts = true; /* a run's only */
+			break;
 		case OPT_ALLOW_MISSING:
 			if ((st = flag("--allow-missing-reports",
 			    &c->run.allow_missing)) >= 0)
@@ -718,6 +725,7 @@ cli_free(au_cfg_t *c)
 	for (size_t i = 0; i < c->run.nenv; i++)
 		free(c->run.env[i]);
 	free(c->run.env);
+	free(c->run.see_unsuppressed);
 	free(c->supp_files);
 	free(c->log_file_buf);
 	if (c->args_owned)

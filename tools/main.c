@@ -166,7 +166,9 @@ main(int argc, char **argv)
 	/* The built-in rules hide the frameworks' caches, which are fine
 	 * at exit; in a running process (snapshot, diff) they are the
 	 * memory asked about. */
-	if (c.builtin && !c.snapshot_cmd && !c.diff_cmd)
+	if (c.builtin && !c.snapshot_cmd && !c.diff_cmd && c.run.see_through)
+		c.run.see_unsuppressed = supp_add_builtin_but_caches(supp);
+	else if (c.builtin && !c.snapshot_cmd && !c.diff_cmd)
 		supp_add_builtin(supp);
 	for (i = 0; i < c.nsupp; i++)
 		if (supp_load(supp, c.supp_files[i], err, sizeof(err))) {

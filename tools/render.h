@@ -60,6 +60,9 @@ void render_text_status(const au_model_t *m, const au_render_opts_t *o,
 /* One finding group as the text report shows it: its header line, its
  * stacks (at most stack_limit frames each, 0 all), a closing "==" line. */
 void render_text_finding(const au_finding_t *f, int stack_limit, FILE *out);
+/* One OOM report's OUT OF MEMORY section as the text report shows it,
+ * without colour (JUnit's system-out). */
+void render_text_oom(const au_oom_t *oom, int stack_limit, FILE *out);
 /* A stack alone, as a finding's is shown ("==    at ..." lines), at most
  * stack_limit frames (0 all). */
 void render_text_stack(const au_stack_t *s, int stack_limit, FILE *out);

@@ -616,3 +616,16 @@ render_text_finding(const au_finding_t *f, int stack_limit, FILE *out)
 	fclose(safe);
 	rt_tx_done();
 }
+
+void
+render_text_oom(const au_oom_t *oom, int stack_limit, FILE *out)
+{
+	line_filter_t lf;
+	FILE *safe = filter_open(&lf, out, false);
+
+	if (safe == NULL)
+		return;
+	rt_oom(safe, oom, stack_limit);
+	fclose(safe);
+	rt_tx_done();
+}

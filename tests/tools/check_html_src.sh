@@ -14,7 +14,8 @@ NODE=$(command -v node || command -v nodejs) || {
 PY=$(command -v python3) || { echo "python3 is not installed"; exit 77; }
 H="$top_srcdir/tools/html"
 
-for js in "$H/page.js" "$H/chart.js" "$TT/html_probe.js" "$TT/chart_probe.js"; do
+for js in "$H/page.js" "$H/oom.js" "$H/peak.js" "$H/chart.js" "$TT/html_probe.js" \
+	"$TT/html_mem_probe.js" "$TT/chart_probe.js"; do
 	run js "$NODE" --check "$js"
 	expect_rc js 0
 done
@@ -22,7 +23,7 @@ done
 # Nothing from elsewhere: no address, no CSS url( (the script's
 # createObjectURL( fetches nothing), no import, no font, no src.  SVG's
 # namespace name (chart.js's createElementNS) is a name, not an address.
-for f in page.html page.css page.js chart.css chart.js; do
+for f in page.html page.css page.js oom.js peak.js chart.css chart.js; do
 	if sed 's#http://www\.w3\.org/2000/svg##g' "$H/$f" |
 		grep -Eiq 'https?:|@import|@font-face|<link|<(script|img|iframe)[^>]* src=' ||
 		grep -q 'url(' "$H/$f"; then
@@ -31,7 +32,9 @@ for f in page.html page.css page.js chart.css chart.js; do
 done
 grep -q '^@include page.css@$' "$H/page.html" || fail "page.html does not include page.css"
 grep -q '^@include page.js@$' "$H/page.html" || fail "page.html does not include page.js"
-grep -q '^@include chart.js@$' "$H/page.html" || fail "page.html does not include chart.js"
+for f in oom.js peak.js chart.js; do
+	grep -q "^@include $f@\$" "$H/page.html" || fail "page.html does not include $f"
+done
 
 # embed.sh: the header's bytes are the template with its includes.
 mkdir "$WORK/t"

@@ -1,11 +1,11 @@
-/* chart.js -- the page's memory over time (doc/audit.md, "The HTML
- * page"): for each process's timeline and device of the merged
+/* chart.js -- the page's "Memory over time" section (doc/audit.md, "The
+ * HTML page"): for each process's timeline and device of the merged
  * document's "timelines", an SVG chart of live bytes over time, stacked
  * by owner or by stack (a toggle), the peak marked, a tooltip under the
- * cursor.  Defines cwMemoryChart(D, box), which page.js calls; every
- * string is set as text, never as markup. */
+ * cursor.  Registered in window.cwParts; page.js calls it with its
+ * helpers (H).  Every string is set as text, never as markup. */
 'use strict';
-window.cwMemoryChart = (function () {
+(window.cwParts = window.cwParts || []).push((function () {
   const NS = 'http://www.w3.org/2000/svg';
   const H = 260, PADL = 78, PADR = 16, PADT = 22, PADB = 34;
   const COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2',
@@ -221,14 +221,14 @@ window.cwMemoryChart = (function () {
     return fig;
   }
 
-  /* The charts into box, a toggle on top; nothing without timelines. */
-  return function (D, box) {
-    const TL = D.timelines || [];
-    const sec = box.closest('section');
-    if (!TL.length) {
-      if (sec) sec.hidden = true;
-      return;
-    }
+  /* The charts into the section, a toggle on top; the section and its
+   * link stay hidden without timelines. */
+  return function memoryPart(H) {
+    const TL = H.D.timelines || [];
+    const box = document.getElementById('cw-memory');
+    if (!TL.length) return;
+    document.getElementById('cw-sec-memory').hidden = false;
+    document.getElementById('cw-nav-memory').hidden = false;
     let mode = 'owner';
     const bar = el('div', 'cw-chart-mode');
     const charts = el('div', 'cw-charts');
@@ -263,4 +263,4 @@ window.cwMemoryChart = (function () {
     box.append(bar, charts);
     draw();
   };
-})();
+})());
