@@ -14,10 +14,10 @@
     put('devices', figs().map((f) => f.dataset.pid + ':' + f.dataset.device).join(','));
     put('series', figs().map((f) => f.dataset.series).join(','));
     put('bands', figs().map((f) => qa('path.cw-band', f).length).join(','));
-    put('peaks', figs().map((f) => f.querySelector('.cw-peak').dataset.bytes).join(','));
+    put('peaks', figs().map((f) => f.querySelector('.cw-chart-peak').dataset.bytes).join(','));
     /* Hover at the first chart's peak: the tooltip, its bytes. */
     const f = figs()[0], s = f.querySelector('svg');
-    const c = f.querySelector('.cw-peak circle').getBoundingClientRect();
+    const c = f.querySelector('.cw-chart-peak circle').getBoundingClientRect();
     const x = c.left + c.width / 2, y = c.top + c.height / 2 + 6;
     s.dispatchEvent(new MouseEvent('mousemove', { clientX: x, clientY: y, bubbles: true }));
     const tip = f.querySelector('.cw-chart-tip');

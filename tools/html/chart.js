@@ -146,14 +146,14 @@
       lo = hi;
     });
     /* The peak. */
-    const pk = svg('g', { class: 'cw-peak' });
+    const pk = svg('g', { class: 'cw-chart-peak' });
     pk.dataset.bytes = d.peak_bytes;
     pk.dataset.timeNs = d.peak_time_ns;
     pk.append(svg('line', { x1: x(d.peak_time_ns), x2: x(d.peak_time_ns), y1: PADT,
-      y2: H - PADB, class: 'cw-peak-line' }));
+      y2: H - PADB, class: 'cw-chart-peak-line' }));
     pk.append(svg('circle', { cx: x(d.peak_time_ns), cy: y(d.peak_bytes), r: 4 }));
     const pl = svg('text', { x: Math.min(x(d.peak_time_ns) + 6, W - PADR - 120),
-      y: PADT - 6, class: 'cw-peak-label' });
+      y: PADT - 6, class: 'cw-chart-peak-label' });
     pl.textContent = 'peak ' + human(d.peak_bytes);
     pk.append(pl);
     s.append(pk);
