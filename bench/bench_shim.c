@@ -8,12 +8,20 @@
  *   <pair> <size> <ns per pair> <pairs>
  *
  * bench/run-bench-shim.sh runs it plain, under the shim in audit mode
- * (CUWARDEN_STACK_DEPTH=24) and in pool mode, and prints the three side by
- * side.  Meant for the GPU machine (real driver); against the simulated
- * driver it measures only the shim's own cost.
+ * (CUWARDEN_STACK_DEPTH=24), in audit mode with CUWARDEN_TIMELINE=1 and
+ * in pool mode, and prints them side by side.  Meant for the GPU machine
+ * (real driver); against the simulated driver it measures only the
+ * shim's own cost.
  *
- *   bench_shim [-q]     -q: fewer iterations (a smoke run)
+ * With -t N, then the cuMemAlloc_v2 + cuMemFree_v2 pair again on N threads
+ * at once, each making as many pairs as the one thread did, one line per
+ * size named "cuMemAlloc_v2+cuMemFree_v2/Nt": its ns per pair is one
+ * thread's (the run's wall time x N / all pairs), so that it reads beside
+ * the one-thread figure (equal: perfect scaling; N times: serialized).
+ *
+ *   bench_shim [-q] [-t N]    -q: fewer iterations (a smoke run)
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +49,82 @@ check(CUresult r, const char *what)
 	return 1;
 }
 
+/* One thread of a -t run: its context current, then n pairs once every
+ * thread is ready. */
+typedef struct worker_s {
+	CUcontext ctx;
+	size_t size;
+	int n;
+	pthread_barrier_t *start;
+	int failed;
+} worker_t;
+
+static void *
+worker(void *arg)
+{
+	worker_t *w = arg;
+	CUdeviceptr p;
+
+	if (check(cuCtxSetCurrent(w->ctx), "cuCtxSetCurrent (thread)"))
+		w->failed = 1;
+	pthread_barrier_wait(w->start);
+	for (int k = 0; k < w->n && !w->failed; k++)
+		if (cuMemAlloc(&p, w->size) != CUDA_SUCCESS ||
+		    cuMemFree(p) != CUDA_SUCCESS)
+			w->failed = check(CUDA_ERROR_UNKNOWN, "pair (thread)");
+	pthread_barrier_wait(w->start);
+	return NULL;
+}
+
+/* nthreads threads making n pairs of size each; prints the line.
+ * Returns 1 on error. */
+static int
+threaded(CUcontext ctx, size_t size, int n, int nthreads)
+{
+	pthread_t *tids = calloc((size_t)nthreads, sizeof(*tids));
+	worker_t *ws = calloc((size_t)nthreads, sizeof(*ws));
+	pthread_barrier_t start;
+	int bad = 0, made = 0;
+	double t0, t1;
+
+	if (tids == NULL || ws == NULL ||
+	    pthread_barrier_init(&start, NULL, (unsigned)nthreads + 1) != 0) {
+		fprintf(stderr, "bench_shim: no memory for %d threads\n",
+		    nthreads);
+		free(tids);
+		free(ws);
+		return 1;
+	}
+	for (int i = 0; i < nthreads; i++) {
+		ws[i] = (worker_t){ ctx, size, n, &start, 0 };
+		if (pthread_create(&tids[i], NULL, worker, &ws[i]) != 0) {
+			fprintf(stderr, "bench_shim: cannot start thread %d\n",
+			    i);
+			/* The barrier counts nthreads + 1: the rest would
+			 * wait forever. */
+			exit(1);
+		}
+		made++;
+	}
+	pthread_barrier_wait(&start); /* all ready: go */
+	t0 = now_ns();
+	pthread_barrier_wait(&start); /* all done */
+	t1 = now_ns();
+	for (int i = 0; i < made; i++) {
+		pthread_join(tids[i], NULL);
+		bad |= ws[i].failed;
+	}
+	if (!bad)
+		printf("cuMemAlloc_v2+cuMemFree_v2/%dt %zu %.1f %d\n", nthreads,
+		    size, (t1 - t0) / n,
+		    n * nthreads);
+	fflush(stdout);
+	pthread_barrier_destroy(&start);
+	free(tids);
+	free(ws);
+	return bad;
+}
+
 /* Iterations for a size: fewer for big blocks (the driver's cost grows). */
 static int
 iters_for(size_t size, int quick)
@@ -53,12 +137,23 @@ int
 main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 512, 64 << 10, 2 << 20, 64 << 20 };
-	int quick = argc > 1 && strcmp(argv[1], "-q") == 0;
+	int quick = 0, nthreads = 0;
 	CUdevice dev;
 	CUcontext ctx;
 	CUstream s;
 	CUdeviceptr p;
 
+	for (int a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "-q") == 0) {
+			quick = 1;
+		} else if (strcmp(argv[a], "-t") == 0 && a + 1 < argc &&
+		    (nthreads = atoi(argv[a + 1])) >= 0 && nthreads <= 1024) {
+			a++;
+		} else {
+			fprintf(stderr, "usage: bench_shim [-q] [-t N]\n");
+			return 2;
+		}
+	}
 	if (cuInit(0) != CUDA_SUCCESS) {
 		fprintf(stderr, "bench_shim: no CUDA device\n");
 		return 77;
@@ -104,6 +199,11 @@ main(int argc, char **argv)
 		    (t1 - t0) / n, n);
 		fflush(stdout);
 	}
+	for (size_t i = 0; nthreads > 0 && i < sizeof(sizes) / sizeof(sizes[0]);
+	    i++)
+		if (threaded(ctx, sizes[i], iters_for(sizes[i], quick),
+		    nthreads))
+			return 1;
 	cuStreamDestroy(s);
 	return 0;
 }

@@ -10,6 +10,10 @@
 # the GPU machine: libcuda.so.1 must be on the loader's path (the real
 # driver; LD_LIBRARY_PATH=<builddir>/tests/fakecuda measures the shim
 # against the simulated driver).  CUWARDEN_SHIM overrides the shim's path.
+# The rows ".../16t" are the cuMemAlloc_v2 + cuMemFree_v2 pair on 16
+# threads at once (bench_shim -t: one thread's ns per pair while all run),
+# so the timeline's cost under contention reads beside audit mode's in the
+# same run; CW_BENCH_THREADS=N sets the count, 0 leaves them out.
 # Exit 77 when no driver can be loaded.
 set -u
 b=${1:-${top_builddir:-.}}
@@ -24,14 +28,17 @@ if ldd "$bench" 2>/dev/null | grep -q 'libcuda.so.1 => not found'; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cwbench.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
+threads=${CW_BENCH_THREADS:-16}
+case $threads in ''|*[!0-9]*) echo "run-bench-shim: CW_BENCH_THREADS=$threads: not a count" >&2; exit 99 ;; esac
+[ "$threads" -gt 0 ] && set -- $quick -t "$threads" || set -- $quick
 
-env -u LD_PRELOAD "$bench" $quick >"$tmp/plain" || exit $?
+env -u LD_PRELOAD "$bench" "$@" >"$tmp/plain" || exit $?
 LD_PRELOAD=$shim CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 \
-	CUWARDEN_REPORT=$tmp/audit.json "$bench" $quick >"$tmp/audit" || exit $?
+	CUWARDEN_REPORT=$tmp/audit.json "$bench" "$@" >"$tmp/audit" || exit $?
 LD_PRELOAD=$shim CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 CUWARDEN_TIMELINE=1 \
-	CUWARDEN_REPORT=$tmp/tl.json "$bench" $quick >"$tmp/tl" || exit $?
+	CUWARDEN_REPORT=$tmp/tl.json "$bench" "$@" >"$tmp/tl" || exit $?
 LD_PRELOAD=$shim CUWARDEN_MODE=pool CUWARDEN_STACK_DEPTH=24 \
-	CUWARDEN_REPORT=$tmp/pool.json "$bench" $quick >"$tmp/pool" || exit $?
+	CUWARDEN_REPORT=$tmp/pool.json "$bench" "$@" >"$tmp/pool" || exit $?
 
 awk '
 FILENAME ~ /plain$/ { key = $1 " " $2; order[++n] = key; plain[key] = $3; next }

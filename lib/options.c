@@ -78,6 +78,7 @@ enum { UNREAD = 0, READING = 1, READ = 2 };
 static int state;                           /* atomic */
 static long long values[OPT_COUNT];
 static const char *strs[OPT_COUNT];         /* NULL = unset */
+static bool given[OPT_COUNT];               /* set, not empty (valid or not) */
 static char str_store[OPT_COUNT][STR_MAX];  /* only string options use it */
 static char pending[WARN_BUF];              /* warnings of the last read */
 static size_t pending_len;
@@ -242,6 +243,7 @@ read_environment(void)
 	for (int o = 0; o < OPT_COUNT; o++) {
 		values[o] = table[o].def;
 		strs[o] = NULL;
+		given[o] = false;
 	}
 	if (environ == NULL)
 		return;
@@ -265,6 +267,7 @@ read_environment(void)
 		}
 		if (v[0] == '\0')
 			continue; /* empty: unset, the default */
+		given[o] = true;
 		if (table[o].kind == OK_PATH && getauxval(AT_SECURE) != 0) {
 			/* setuid/setgid: as secure_getenv would, do not let
 			 * the caller's environment name files we create. */
@@ -353,6 +356,24 @@ options_get_str_quiet(option_t opt)
 	if ((unsigned)opt >= OPT_COUNT)
 		return NULL;
 	return strs[opt];
+}
+
+long long
+options_get_quiet(option_t opt)
+{
+	read_once();
+	if ((unsigned)opt >= OPT_COUNT)
+		return 0;
+	return values[opt];
+}
+
+bool
+options_is_set(option_t opt)
+{
+	options_init();
+	if ((unsigned)opt >= OPT_COUNT)
+		return false;
+	return given[opt];
 }
 
 bool

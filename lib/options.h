@@ -45,7 +45,12 @@ const char *options_get_str(option_t opt);   /* strings; NULL when unset */
  * the shim's load in every process (report_paths_init): one that never
  * uses CUDA stays silent. */
 const char *options_get_str_quiet(option_t opt);
+/* options_get without logging the read's warnings (as above). */
+long long options_get_quiet(option_t opt);
 bool options_get_bool(option_t opt);
+/* Whether the variable is in the environment with a value (an empty one
+ * counts as unset; a malformed one as set: its default is then used). */
+bool options_is_set(option_t opt);
 const char *options_name(option_t opt);      /* "CUWARDEN_STACK_DEPTH" */
 long long options_default(option_t opt);     /* the table's default */
 /* For tests: forget what was read, so the next call reads again. */

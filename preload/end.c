@@ -305,6 +305,7 @@ shim_load(void)
 	dlsym_fn real = (dlsym_fn)cw_dlsym_resolve();
 
 	track_loaded();
+	track_see_through();
 	(void)fork_add(&wd_fork); /* the first of eight: always fits */
 	/* Relative report and log paths mean the directory the program
 	 * started in, whatever it chdir()s to later. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "ownerpats.h"
 
 /* Owner patterns: CUDA's own libraries, ours, and CUWARDEN_OWNER_SKIP. */
 static const char *owner_pats[MAX_OWNER_PATTERNS];
@@ -24,13 +25,7 @@ static char owner_skip_buf[1024];
 static owner_id_t module_owner[OWNER_CACHE];
 char shim_exe_path[512];
 
-static const char *const cuda_libs[] = {
-	"libcuda.so*", "libcudart.so*", "libcublas.so*", "libcublasLt.so*",
-	"libcudnn*.so*", "libnccl.so*", "libcuwarden*",
-	/* Call trampolines, never owners: Python's ctypes calls the driver
-	 * through libffi (the owner is then the interpreter). */
-	"libffi.so*", "_ctypes*.so",
-};
+static const char *const cuda_libs[] = { OWNER_CUDA_PATTERNS };
 
 void
 shim_init_owner_patterns(void)

@@ -59,8 +59,11 @@ do_init(void)
 	    !fork_add(&shim_primary_fork) || !fork_add(&graphmem_fork))
 		log_warn("fork: the shim's hooks do not fit (fork.h)");
 	fork_init();
-	shim_mode = options_get(OPT_MODE) == OPT_MODE_POOL ? TRACK_POOL :
-	    TRACK_AUDIT;
+	/* CUWARDEN_SEE_THROUGH asks for pool mode unless CUWARDEN_MODE
+	 * says otherwise (shim/seethrough.c sets it for the children). */
+	shim_mode = options_get(OPT_MODE) == OPT_MODE_POOL ||
+	    (!options_is_set(OPT_MODE) && options_get_bool(OPT_SEE_THROUGH)) ?
+	    TRACK_POOL : TRACK_AUDIT;
 	shim_init_owner_patterns();
 	shim_timeline_init();
 	/* Loaded without the constructor (a unit test): this process. */

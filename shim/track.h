@@ -47,6 +47,10 @@ typedef enum track_mode_e {
  * the process the engine belongs to, and in a setuid or setgid process
  * (AT_SECURE) turns the engine off for good. */
 void track_loaded(void);
+/* At load, after track_loaded, before anything reads the report's paths:
+ * with CUWARDEN_SEE_THROUGH=1, the frameworks' cache variables and the
+ * CuPy hook set in the environment where unset (shim/seethrough.c). */
+void track_see_through(void);
 /* Lazy initialisation at the first hook: options, fork handlers, the
  * driver handle, owner patterns.  Thread-safe, idempotent. */
 void track_init(void);

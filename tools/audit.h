@@ -15,6 +15,8 @@
  *   ingest*.c      reads per-process reports and merged documents
  *                  (ingest.h; ingest_int.h lists the files)
  *   timeline.c     a report's timeline read, its peaks computed
+ *   tlseries.c     its memory over time, its growing stacks
+ *   render_trace.c --trace: the memory over time as a Chrome trace
  *   model.c        findings merged into groups, sorted, summed
  *   fold.c         a distributed job: ranks of findings, missing ranks
  *   symbolize.c    (module, build-id, offset) -> function, file:line
@@ -231,6 +233,18 @@ typedef struct au_peak_s {
 	size_t nstacks;
 } au_peak_t;
 
+/* A process's memory over time (doc/audit.md, "Memory over time"): the
+ * document tlseries.c made of its timeline (or read back from a merged
+ * document's "timelines"), kept whole, and the stacks it names
+ * ([i]: its "stacks"[i]) for symbolize_model. */
+typedef struct au_tline_s {
+	json_t *doc;        /* owned */
+	char *path;         /* the report */
+	long pid;
+	au_stack_t *stacks;
+	size_t nstacks;
+} au_tline_t;
+
 typedef struct au_model_s {
 	au_process_t *procs;
 	size_t nprocs;
@@ -238,6 +252,8 @@ typedef struct au_model_s {
 	size_t nooms;
 	au_peak_t *peaks; /* in the order read */
 	size_t npeaks;
+	au_tline_t *tlines; /* in the order read */
+	size_t ntlines;
 	au_finding_t **leaks; /* every leak group (reported or not) */
 	size_t nleaks;
 	au_finding_t **viols;

@@ -45,7 +45,7 @@ enum {
 	OPT_PLAIN_SUMMARY,
 	OPT_QUIET, OPT_PRINT_LIMIT, OPT_ERROR_LIMIT, OPT_DEMANGLE,
 	OPT_SHOW_KINDS, OPT_COLOR, OPT_HELP_ALL,
-	OPT_JUNIT, OPT_TIMELINE,
+	OPT_JUNIT, OPT_TIMELINE, OPT_SEE_THROUGH, OPT_TRACE,
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +55,7 @@ static const struct option long_opts[] = {
 	{ "sarif", required_argument, NULL, OPT_SARIF },
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "junit", required_argument, NULL, OPT_JUNIT },
+	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "log-file", required_argument, NULL, OPT_LOG },
 	{ "error-exitcode", required_argument, NULL, OPT_ERROR_EXIT },
 	{ "suppressions", required_argument, NULL, OPT_SUPP },
@@ -79,6 +80,7 @@ static const struct option long_opts[] = {
 	{ "num-callers", required_argument, NULL, OPT_NUM_CALLERS },
 	{ "plain-summary", optional_argument, NULL, OPT_PLAIN_SUMMARY },
 	{ "no-wait-descendants", no_argument, NULL, OPT_NO_WAIT },
+	{ "see-through", optional_argument, NULL, OPT_SEE_THROUGH },
 	{ "require-cuda", optional_argument, NULL, OPT_REQUIRE_CUDA },
 	{ "accept-teardown", optional_argument, NULL, OPT_ACCEPT_TEARDOWN },
 	{ "allow-missing-reports", optional_argument, NULL,
@@ -296,6 +298,9 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 			if ((st = out_pattern(c, 3, "--junit", &c->junit)) >= 0)
 				return st;
 			break;
+		case OPT_TRACE:
+			c->trace = optarg;
+			break;
 		case OPT_LOG:
 			if ((path = cli_log_pattern(optarg, &why)) == NULL) {
 				st = usage_msg(xasprintf("--log-file %s: %s",
@@ -490,6 +495,12 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 		case OPT_NO_WAIT:
 			c->run.wait_descendants = false;
 			break;
+		case OPT_SEE_THROUGH:
+			if ((st = flag("--see-through", &c->run.see_through))
+			    >= 0)
+				return st;
+			c->shim_opts = true; /* a run's only */
+			break;
 		case OPT_ALLOW_MISSING:
 			if ((st = flag("--allow-missing-reports",
 			    &c->run.allow_missing)) >= 0)
@@ -543,9 +554,9 @@ static int
 check_distinct(const au_cfg_t *c)
 {
 	const char *name[] = { "--log-file", "--json", "--sarif", "--html",
-	    "--gen-suppressions", "--junit" };
+	    "--gen-suppressions", "--junit", "--trace" };
 	const char *path[] = { c->log_file, c->json, c->sarif, c->html,
-	    c->gen_supp_file, c->junit };
+	    c->gen_supp_file, c->junit, c->trace };
 	size_t i, j, n = sizeof(path) / sizeof(path[0]);
 
 	for (i = 0; i < n; i++)
@@ -735,6 +746,7 @@ cli_parse(au_cfg_t *c, int argc, char **argv)
 	    (c->sarif && out_is_stdout(c->sarif)) ||
 	    (c->html && out_is_stdout(c->html)) ||
 	    (c->junit && out_is_stdout(c->junit)) ||
+	    (c->trace && out_is_stdout(c->trace)) ||
 	    (c->gen_supp_file && out_is_stdout(c->gen_supp_file));
 	return check_distinct(c);
 }
@@ -745,6 +757,7 @@ cli_free(au_cfg_t *c)
 	for (size_t i = 0; i < c->run.nenv; i++)
 		free(c->run.env[i]);
 	free(c->run.env);
+	free(c->run.see_unsuppressed);
 	free(c->supp_files);
 	free(c->log_file_buf);
 	for (size_t i = 0; i < 4; i++)

@@ -26,6 +26,7 @@ typedef struct au_cfg_s {
 	au_run_opts_t run; /* run.env: the CUWARDEN_* of the shim options */
 	const char *json, *sarif, *html, *log_file, *baseline;
 	const char *junit; /* --junit FILE */
+	const char *trace; /* --trace FILE */
 	const char **supp_files;
 	size_t nsupp;
 	bool builtin, gen_supp, require_cuda;

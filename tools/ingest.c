@@ -21,7 +21,6 @@
 #include "input.h"
 #include "json.h"
 #include "model.h"
-#include "timeline.h"
 #include "xalloc.h"
 
 static bool
@@ -74,11 +73,8 @@ check_header(ingest_rd_t *r, const json_t *doc)
 	return false;
 }
 
-/* A reader of doc's stacks (an OOM report, a peaks document) as a
- * per-process report's: module indexes into its own "modules", a module
- * without a path its "exe", whether doc came alone or inside a merged
- * document.  self stands for the process; doc and self outlive sr. */
-static void
+/* (ingest_int.h) Whether doc came alone or inside a merged document. */
+void
 doc_reader(ingest_rd_t *sr, const ingest_rd_t *r, au_process_t *self,
     const json_t *doc)
 {
@@ -298,12 +294,5 @@ ingest_file(au_model_t *m, const char *path, char *err, size_t errsize)
 		if (ingest_violation(&r, m, json_array_get(a, i), i))
 			return true;
 	/* Its timeline, when it names one: the peaks. */
-	a = timeline_peaks(doc, path, err, errsize);
-	if (a == NULL)
-		return err[0] != '\0';
-	if (ingest_peaks(m, &r, a)) {
-		json_decref(a);
-		return true;
-	}
-	return false;
+	return ingest_timeline(m, &r, doc, path, err, errsize);
 }

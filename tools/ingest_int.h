@@ -9,6 +9,7 @@
  *   ingest_finding.c  a leak or a violation, checked, into the model
  *   ingest_stack.c    stacks and frames
  *   ingest_get.c      members checked one by one, the error message
+ *   ingest_tline.c    a report's timeline: its peaks, its memory over time
  *
  * Invariants: a report is checked member by member before anything is
  * taken from it, so a bad file is refused whole, with its name, the
@@ -107,5 +108,19 @@ bool ingest_merged(au_model_t *m, ingest_rd_t *r, json_t *doc);
  * checked, its stacks read, doc kept in m (the model takes it; on error
  * the caller keeps it).  Returns true on error (message in r). */
 bool ingest_peaks(au_model_t *m, ingest_rd_t *r, json_t *doc);
+/* A reader of doc's stacks (an OOM report, a peaks or timelines document
+ * of a per-process report) as a per-process report's: module indexes
+ * into its own "modules", a module without a path its "exe".  self
+ * stands for the process; doc and self outlive sr. */
+void doc_reader(ingest_rd_t *sr, const ingest_rd_t *r, au_process_t *self,
+    const json_t *doc);
+/* The timeline the per-process report names, when it names one: its
+ * peaks and its memory over time into m (ingest_tline.c).  Returns true
+ * on error (message in err). */
+bool ingest_timeline(au_model_t *m, ingest_rd_t *r, const json_t *report,
+    const char *path, char *err, size_t errsize);
+/* A timelines document (tlseries.h's, read through a doc_reader, or a
+ * merged document's "timelines" entry): taken when it is good. */
+bool ingest_tline(au_model_t *m, ingest_rd_t *r, json_t *doc);
 
 #endif /* CUWARDEN_TOOLS_INGEST_INT_H */

@@ -106,6 +106,13 @@ ingest_merged(au_model_t *m, ingest_rd_t *r, json_t *doc)
 		if ((bad = ingest_peaks(m, r, json_incref(o))))
 			json_decref(o);
 	}
+	a = json_object_get(doc, "timelines");
+	for (i = 0; !bad && i < json_array_size(a); i++) {
+		json_t *o = json_array_get(a, i);
+
+		if ((bad = ingest_tline(m, r, json_incref(o))))
+			json_decref(o);
+	}
 	json_decref(doc);
 	return bad;
 }

@@ -167,7 +167,9 @@ main(int argc, char **argv)
 	/* The built-in rules hide the frameworks' caches, which are fine
 	 * at exit; in a running process (snapshot, diff) they are the
 	 * memory asked about. */
-	if (c.builtin && !c.snapshot_cmd && !c.diff_cmd)
+	if (c.builtin && !c.snapshot_cmd && !c.diff_cmd && c.run.see_through)
+		c.run.see_unsuppressed = supp_add_builtin_but_caches(supp);
+	else if (c.builtin && !c.snapshot_cmd && !c.diff_cmd)
 		supp_add_builtin(supp);
 	for (i = 0; i < c.nsupp; i++)
 		if (supp_load(supp, c.supp_files[i], err, sizeof(err))) {
@@ -188,6 +190,7 @@ main(int argc, char **argv)
 	    check_writable("--sarif", c.sarif) ||
 	    check_writable("--html", c.html) ||
 	    check_writable("--junit", c.junit) ||
+	    check_writable("--trace", c.trace) ||
 	    check_writable("--gen-suppressions", c.gen_supp_file)) {
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
@@ -290,7 +293,8 @@ main(int argc, char **argv)
 	    (c.json != NULL && render_json(&m, &ro, c.json)) ||
 	    (c.sarif != NULL && render_sarif(&m, &ro, c.sarif)) ||
 	    (c.html != NULL && render_html(&m, &ro, c.html)) ||
-	    (c.junit != NULL && render_junit(&m, &ro, c.junit))) {
+	    (c.junit != NULL && render_junit(&m, &ro, c.junit)) ||
+	    (c.trace != NULL && render_trace(&m, c.trace))) {
 		rc = AU_EXIT_AUDIT_FAILED;
 		goto out;
 	}

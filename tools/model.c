@@ -531,6 +531,14 @@ model_free(au_model_t *m)
 		free(m->peaks[i].path);
 	}
 	free(m->peaks);
+	for (i = 0; i < m->ntlines; i++) {
+		for (size_t k = 0; k < m->tlines[i].nstacks; k++)
+			stack_free(&m->tlines[i].stacks[k]);
+		free(m->tlines[i].stacks);
+		json_decref(m->tlines[i].doc);
+		free(m->tlines[i].path);
+	}
+	free(m->tlines);
 	free(m->lost);
 	free(m->missing_ranks);
 	free(m->leaks);

@@ -48,6 +48,10 @@ void render_oom_text(const au_model_t *m, int limit, FILE *out);
  * and device, the peak's bytes and time and its largest groups with
  * their stacks (at most limit frames). */
 void render_peak_text(const au_model_t *m, int limit, FILE *out);
+/* The GROWING sections of the timelines read (render_growth.c): per
+ * process, the stacks whose live bytes grew steadily, with their stacks
+ * (at most limit frames). */
+void render_growth_text(const au_model_t *m, int limit, FILE *out);
 /* The text report's last line when findings decide the exit status:
  * "EXIT STATUS: status (N errors reported; the program exited with
  * M)". */
@@ -56,11 +60,17 @@ void render_text_status(const au_model_t *m, const au_render_opts_t *o,
 /* One finding group as the text report shows it: its header line, its
  * stacks (at most stack_limit frames each, 0 all), a closing "==" line. */
 void render_text_finding(const au_finding_t *f, int stack_limit, FILE *out);
+/* One OOM report's OUT OF MEMORY section as the text report shows it,
+ * without colour (JUnit's system-out). */
+void render_text_oom(const au_oom_t *oom, int stack_limit, FILE *out);
 /* A stack alone, as a finding's is shown ("==    at ..." lines), at most
  * stack_limit frames (0 all). */
 void render_text_stack(const au_stack_t *s, int stack_limit, FILE *out);
 /* A stack as the merged document's array of frames (new reference). */
 json_t *render_stack_json(const au_stack_t *s);
+/* A timelines document as the merged document's "timelines" entry: its
+ * stacks symbolized, in the merged form (new reference). */
+json_t *render_tline_json(const au_tline_t *t);
 /* The merged document.  Caller owns the result. */
 json_t *render_json_doc(const au_model_t *m, const au_render_opts_t *o);
 /* Each returns true on error (message printed). */
@@ -72,6 +82,10 @@ bool render_html(const au_model_t *m, const au_render_opts_t *o,
     const char *path);
 bool render_junit(const au_model_t *m, const au_render_opts_t *o,
     const char *path);
+/* --trace: the timelines' memory over time as a Chrome trace
+ * (render_trace.c); the document alone (new reference). */
+bool render_trace(const au_model_t *m, const char *path);
+json_t *render_trace_doc(const au_model_t *m);
 /* f's SARIF rule id, newly allocated: cuwarden.leak.KIND,
  * cuwarden.violation.TYPE, cuwarden.teardown or cuwarden.address_range
  * (also the type of its JUnit failure). */

@@ -365,7 +365,33 @@ render_json_doc(const au_model_t *m, const au_render_opts_t *o)
 			json_array_append(a, m->peaks[i].doc);
 		json_object_set_new(doc, "peaks", a);
 	}
+	/* And their memory over time (doc/audit.md, "Memory over time"). */
+	if (m->ntlines > 0) {
+		a = json_array();
+		for (i = 0; i < m->ntlines; i++)
+			json_array_append_new(a, render_tline_json(
+			    &m->tlines[i]));
+		json_object_set_new(doc, "timelines", a);
+	}
 	return doc;
+}
+
+json_t *
+render_tline_json(const au_tline_t *t)
+{
+	json_t *d = json_copy(t->doc), *st = json_array();
+
+	json_object_del(d, "modules");
+	for (size_t i = 0; i < t->nstacks; i++) {
+		json_t *e = json_copy(json_array_get(json_object_get(t->doc,
+		    "stacks"), i));
+
+		json_object_set_new(e, "stack", render_stack_json(
+		    &t->stacks[i]));
+		json_array_append_new(st, e);
+	}
+	json_object_set_new(d, "stacks", st);
+	return d;
 }
 
 bool

@@ -5,8 +5,9 @@
  * <failure> per reported finding group of that process: its message the
  * text report's header line, its text the group's stacks as the text
  * report prints them, its type the group's SARIF rule id.  Suppressed,
- * accepted and baseline findings are no failures; address ranges never
- * freed, which fail nothing, are listed in the test case's <system-out>.
+ * accepted and baseline findings are no failures; an OOM report (its
+ * text report section) and address ranges never freed, which fail
+ * nothing, are in the test case's <system-out>.
  * A process that used CUDA and left no report is a test case with an
  * <error> (the audit fails for it), or <skipped> while still running
  * (--no-wait-descendants).  A finding belongs to the processes whose pids
@@ -143,12 +144,70 @@ put_failure(FILE *out, const au_finding_t *f, int limit)
 	free(body);
 }
 
-/* The address ranges never freed of process p: their header lines. */
+/* Did oom come from process p (its pid, on its host)? */
+static bool
+oom_of(const au_oom_t *oom, const au_process_t *p)
+{
+	return oom->pid == p->pid && strcmp(json_str(oom->doc, "host", ""),
+	    p->host) == 0;
+}
+
+/* oom's OUT OF MEMORY section as the text report has it, its lines
+ * without the leading "== " (newly allocated). */
+static char *
+oom_text(const au_oom_t *oom, int limit)
+{
+	char *buf = NULL, *line, *next, *b, *text;
+	size_t size = 0, len = 0;
+	FILE *mem = xopen_memstream(&buf, &size);
+
+	render_text_oom(oom, limit, mem);
+	xclose_memstream(mem);
+	b = text = xmalloc(size + 1);
+	for (line = buf; *line != '\0'; line = next) {
+		size_t n = strcspn(line, "\n");
+
+		next = line[n] == '\n' ? line + n + 1 : line + n;
+		if (strncmp(line, "==", 2) == 0) {
+			line += 2;
+			n -= 2;
+			if (n > 0 && *line == ' ') {
+				line++;
+				n--;
+			}
+		}
+		if (n == 0)
+			continue;
+		memcpy(b + len, line, n);
+		len += n;
+		b[len++] = '\n';
+	}
+	b[len] = '\0';
+	free(buf);
+	return text;
+}
+
+/* The test case's <system-out>, when it has anything to say: the OOM
+ * reports of process p (an OOM is no failure of the audit: the program
+ * saw the error and went on or not), then its address ranges never
+ * freed, their header lines. */
 static void
-put_ranges(FILE *out, const au_model_t *m, const au_process_t *p, int limit)
+put_system_out(FILE *out, const au_model_t *m, const au_process_t *p,
+    int limit)
 {
 	bool open = false;
 
+	for (size_t i = 0; i < m->nooms; i++) {
+		char *text;
+
+		if (!oom_of(&m->ooms[i], p))
+			continue;
+		text = oom_text(&m->ooms[i], limit);
+		fputs(open ? "\n" : "<system-out>", out);
+		open = true;
+		xml_put(out, text, false);
+		free(text);
+	}
 	for (size_t i = 0; i < m->nleaks; i++) {
 		const au_finding_t *f = m->leaks[i];
 		char *head, *body;
@@ -185,7 +244,7 @@ put_process(FILE *out, const au_model_t *m, const au_process_t *p,
 	for (i = 0; i < m->nviols; i++)
 		if (failing(m->viols[i]) && finding_has_process(m->viols[i], p))
 			put_failure(out, m->viols[i], limit);
-	put_ranges(out, m, p, limit);
+	put_system_out(out, m, p, limit);
 	fputs("</testcase>\n", out);
 	free(cmd);
 	free(name);

@@ -19,8 +19,8 @@
 
 #define OOM_GROUPS 5  /* live groups shown */
 
-static void
-print_one(FILE *out, const au_oom_t *oom, int limit)
+void
+rt_oom(FILE *out, const au_oom_t *oom, int limit)
 {
 	const json_t *doc = oom->doc;
 	const json_t *q = json_object_get(doc, "request");
@@ -92,5 +92,5 @@ void
 render_oom_text(const au_model_t *m, int limit, FILE *out)
 {
 	for (size_t i = 0; i < m->nooms; i++)
-		print_one(out, &m->ooms[i], limit);
+		rt_oom(out, &m->ooms[i], limit);
 }

@@ -16,6 +16,9 @@
  * the fingerprints into partialFingerprints ("cuwarden/v1", and the
  * symbolic one, which survives rebuilds, "cuwarden-symbolic/v1").
  *
+ * An OOM report is one more result, rule "cuwarden.oom" of level
+ * "note" (listed by code scanning, failing nothing), after the findings.
+ *
  * The leak rules (name, PascalCase name, description) come from
  * lib/kinds.h, the one table of kinds; views have none.
  */
@@ -41,6 +44,8 @@
 #include "xalloc.h"
 
 #define SARIF_MAX_RESULTS 25000 /* GitHub code scanning's limit */
+#define OOM_RULE "cuwarden.oom"
+#define OOM_STACKS 5 /* live groups' stacks in a result */
 #define SARIF_SCHEMA \
 	"https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -213,6 +218,13 @@ rules_init(rules_t *r)
 	for (i = AU_CAT_TEARDOWN; i <= AU_CAT_RANGE; i++)
 		rule_add(r, cat_rules[i].id, cat_rules[i].name,
 		    cat_rules[i].text, cat_rules[i].text, cat_rules[i].level);
+	/* Last, so that the rules before keep their index. */
+	rule_add(r, OOM_RULE, "OutOfMemory", "Out of device memory",
+	    "An allocation was refused with CUDA_ERROR_OUT_OF_MEMORY.  The "
+	    "result tells the request, the device's free and total memory, "
+	    "the pools' cache and the live set by owner and stack (its "
+	    "stacks, properties); not an error of the audit by itself.",
+	    "note");
 }
 
 static bool
@@ -347,11 +359,12 @@ code_flow(const au_stack_t *s)
 	return json_pack("[{s:[{s:o}]}]", "threadFlows", "locations", locs);
 }
 
-/* The primary location of a finding (never NULL). */
+/* The primary location of a stack (never NULL): its innermost frame
+ * with a source line under the current directory, else with any source
+ * line, else its first module outside CUDA, else owner. */
 static json_t *
-primary_location(const au_finding_t *f)
+stack_location(const au_stack_t *s, const char *owner)
 {
-	const au_stack_t *s = &f->stack;
 	size_t i;
 	int pass;
 
@@ -380,8 +393,15 @@ primary_location(const au_finding_t *f)
 			    "text", "no source line: the module has no debug "
 			    "info");
 	return json_pack("{s:o,s:{s:s}}", "physicalLocation",
-	    physical(f->owner[0] ? f->owner : "unknown", 1), "message", "text",
+	    physical(owner[0] ? owner : "unknown", 1), "message", "text",
 	    "no stack was recorded");
+}
+
+/* The primary location of a finding (never NULL). */
+static json_t *
+primary_location(const au_finding_t *f)
+{
+	return stack_location(&f->stack, f->owner);
 }
 
 static char *
@@ -477,6 +497,125 @@ result_json(rules_t *rules, const au_finding_t *f, bool baseline)
 	return o;
 }
 
+/* The index of rule id (rules_init added it). */
+static size_t
+rule_by_id(const rules_t *r, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < r->n && strcmp(r->ids[i], id) != 0; i++)
+		continue;
+	return i;
+}
+
+/* A count of a document read as it is, for a property: the integer, or
+ * null when it is none. */
+static json_t *
+doc_count(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? json_integer(json_integer_value(v)) :
+	    json_null();
+}
+
+/* An OOM report as a result of level "note" (doc/audit.md, "Out of
+ * memory"): code scanning lists it with the findings, located at the
+ * request's stack, without failing anything; its message is the text
+ * report's first lines, the request's and the largest live groups'
+ * stacks are its stacks, the numbers its properties. */
+static json_t *
+oom_result(const rules_t *rules, const au_oom_t *oom)
+{
+	const json_t *doc = oom->doc;
+	const json_t *q = json_object_get(doc, "request");
+	const json_t *mem = json_object_get(doc, "device_memory");
+	const json_t *live = json_object_get(doc, "live");
+	const json_t *top = json_object_get(live, "top");
+	size_t idx = rule_by_id(rules, OOM_RULE), i;
+	char b1[32], b2[32], b3[32], dev[32] = "", *msg, *free_text;
+	json_t *o, *stacks, *groups, *flow, *props;
+
+	if (json_int(q, "device", -1) >= 0)
+		snprintf(dev, sizeof(dev), " on device %lld",
+		    json_int(q, "device", -1));
+	if (json_is_integer(json_object_get(mem, "free"))) {
+		fmt_commas((uint64_t)json_int(mem, "free", 0), b1, sizeof(b1));
+		fmt_commas((uint64_t)json_int(mem, "total", 0), b2,
+		    sizeof(b2));
+		free_text = xasprintf("device free %s of %s bytes", b1, b2);
+	} else {
+		free_text = xasprintf("device free unknown (%s)",
+		    json_str(mem, "error", "?"));
+	}
+	fmt_commas((uint64_t)json_int(q, "size", 0), b3, sizeof(b3));
+	fmt_commas((uint64_t)json_int(live, "bytes", 0), b1, sizeof(b1));
+	msg = xasprintf("Out of memory in pid %lld: %s of %s bytes%s failed "
+	    "(%s); %s; live: %s bytes in %lld allocations (%lld groups by "
+	    "owner and stack)", json_int(doc, "pid", -1),
+	    json_str(q, "api", "?"), b3, dev, json_str(q, "cuda_error", "?"),
+	    free_text, b1, json_int(live, "allocations", 0),
+	    json_int(live, "groups", 0));
+	stacks = json_array();
+	json_array_append_new(stacks, stack_json(&oom->request,
+	    "the request"));
+	groups = json_array();
+	for (i = 0; i < json_array_size(top); i++) {
+		const json_t *g = json_array_get(top, i);
+
+		json_array_append_new(groups, json_pack("{s:o,s:o,s:o,s:o,s:o,"
+		    "s:o}", "owner", json_utf8(json_str(g, "owner", "")),
+		    "kind", json_utf8(json_str(g, "kind", "")),
+		    "api", json_utf8(json_str(g, "api", "")),
+		    "device", doc_count(g, "device"),
+		    "count", doc_count(g, "count"),
+		    "bytes", doc_count(g, "bytes")));
+		if (i < oom->ngroups && i < OOM_STACKS) {
+			char *what;
+
+			fmt_commas((uint64_t)json_int(g, "bytes", 0), b1,
+			    sizeof(b1));
+			what = xasprintf("live: %s bytes in %lld %s "
+			    "allocations, owner %s", b1, json_int(g, "count",
+			    0), json_str(g, "kind", "?"), json_str(g, "owner",
+			    "unknown"));
+			json_array_append_new(stacks, stack_json(
+			    &oom->groups[i], what));
+			free(what);
+		}
+	}
+	props = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,"
+	    "s:o,s:o}",
+	    "pid", doc_count(doc, "pid"),
+	    "api", json_utf8(json_str(q, "api", "")),
+	    "kind", json_utf8(json_str(q, "kind", "")),
+	    "size", doc_count(q, "size"),
+	    "device", doc_count(q, "device"),
+	    "cuda_error", json_utf8(json_str(q, "cuda_error", "")),
+	    "device_free", doc_count(mem, "free"),
+	    "device_total", doc_count(mem, "total"),
+	    "pool_cached_bytes", doc_count(doc, "pool_cached_bytes"),
+	    "live_bytes", doc_count(live, "bytes"),
+	    "live_allocations", doc_count(live, "allocations"),
+	    "live_groups", doc_count(live, "groups"),
+	    "live_top", groups);
+	if (*json_str(doc, "host", "") != '\0')
+		json_object_set_new(props, "host", json_utf8(json_str(doc,
+		    "host", "")));
+	o = json_pack("{s:s,s:I,s:s,s:{s:o},s:[o],s:o,s:o}",
+	    "ruleId", OOM_RULE, "ruleIndex", (json_int_t)idx,
+	    "level", "note", "message", "text", json_utf8(msg),
+	    "locations", stack_location(&oom->request, ""),
+	    "stacks", stacks,
+	    "properties", props);
+	flow = code_flow(&oom->request);
+	if (flow != NULL)
+		json_object_set_new(o, "codeFlows", flow);
+	free(msg);
+	free(free_text);
+	return o;
+}
+
 /* The processes that left no report: one notification each, an error
  * unless the process was still running (not waited for). */
 static json_t *
@@ -522,6 +661,11 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 		    json_array_size(results) < SARIF_MAX_RESULTS)
 			json_array_append_new(results, result_json(&rules,
 			    m->leaks[i], o->baseline != NULL));
+	/* The OOM reports: notes, after the findings. */
+	for (i = 0; i < m->nooms; i++)
+		if (json_array_size(results) < SARIF_MAX_RESULTS)
+			json_array_append_new(results, oom_result(&rules,
+			    &m->ooms[i]));
 	if (getcwd(cwd, sizeof(cwd)) == NULL)
 		strcpy(cwd, "/");
 	{

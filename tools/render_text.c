@@ -536,6 +536,8 @@ render_body(const au_model_t *m, const au_render_opts_t *o, FILE *out)
 	render_oom_text(m, o->stack_limit, out);
 	/* Then the peaks: what the process held at its most. */
 	render_peak_text(m, o->stack_limit, out);
+	/* And what grew steadily while it ran. */
+	render_growth_text(m, o->stack_limit, out);
 	print_snapshots(m, out);
 	print_findings(m, o, out);
 	if (!quiet) {
@@ -638,6 +640,19 @@ render_text_finding(const au_finding_t *f, int stack_limit, FILE *out)
 		rt_leak(safe, f, stack_limit);
 	else
 		rt_violation(safe, f, stack_limit);
+	fclose(safe);
+	rt_tx_done();
+}
+
+void
+render_text_oom(const au_oom_t *oom, int stack_limit, FILE *out)
+{
+	line_filter_t lf;
+	FILE *safe = filter_open(&lf, out, false);
+
+	if (safe == NULL)
+		return;
+	rt_oom(safe, oom, stack_limit);
 	fclose(safe);
 	rt_tx_done();
 }

@@ -7,6 +7,8 @@
  *                     and summary lines, the line filter and colours
  *   render_finding.c  one finding group: its header line and stacks;
  *                     names escaped (rt_tx)
+ *   render_oom.c, render_peak.c, render_growth.c  the OUT OF MEMORY,
+ *                     PEAK and GROWING sections
  */
 #ifndef CUWARDEN_TOOLS_RENDER_TEXT_INT_H
 #define CUWARDEN_TOOLS_RENDER_TEXT_INT_H
@@ -46,5 +48,8 @@ void rt_stack(FILE *out, const au_stack_t *s, int limit);
 void rt_leak(FILE *out, const au_finding_t *f, int limit);
 /* A violation group: header and its three stacks. */
 void rt_violation(FILE *out, const au_finding_t *f, int limit);
+/* An OOM report's OUT OF MEMORY section (render_oom.c), its stacks at
+ * most limit frames (0 all). */
+void rt_oom(FILE *out, const au_oom_t *oom, int limit);
 
 #endif /* CUWARDEN_TOOLS_RENDER_TEXT_INT_H */

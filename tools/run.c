@@ -107,6 +107,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	run_child_t c;
 	size_t i, n, nr;
 	int keep_fd = -1;
+	au_run_opts_t see;
+	const au_run_opts_t *run = o;
 
 	memset(&c, 0, sizeof(c));
 	if ((shim = run_shim_path(o)) == NULL)
@@ -140,7 +142,13 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	report = xasprintf("%s/report.%%p.json", dir);
 	marker = xasprintf("%s/" RUN_MARKER_PREFIX "%%p.json", dir);
 	log = shim_log_path(o, dir);
-	if ((rc = run_spawn(o, argv, shim, report, marker, log, &c)) != 0)
+	if (o->see_through) {
+		/* The program's environment with the caches off. */
+		see = *o;
+		see.env = run_see_env(o, shim, &see.nenv);
+		run = &see;
+	}
+	if ((rc = run_spawn(run, argv, shim, report, marker, log, &c)) != 0)
 		goto out;
 	if (log != NULL)
 		run_copy_log(log, o->shim_lines);
@@ -228,6 +236,8 @@ run_program(const au_run_opts_t *o, char **argv, au_model_t *m)
 	}
 	run_free_list(files, n);
 out:
+	if (run != o)
+		run_see_free(o, see.env, see.nenv);
 	if (keep_fd >= 0)
 		close(keep_fd);
 	run_remove_dir(dir);

@@ -21,6 +21,10 @@ typedef struct au_run_opts_s {
 	bool stdout_to_stderr;    /* an output is "-": the program's stdout
 	                           * goes to stderr, ours stays parseable */
 	bool quiet;               /* -q: no notes, errors only */
+	bool see_through;         /* --see-through (run_see.c) */
+	/* The built-in rules of the caches, left out (said by run_see.c);
+	 * freed by cli_free. */
+	char *see_unsuppressed;
 	/* --log-file: the shim's messages, gathered in the private
 	 * directory, are copied here once every process has ended (unless
 	 * --shim-log-file or CUWARDEN_LOG_FILE sends them elsewhere); NULL:

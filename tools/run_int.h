@@ -5,6 +5,7 @@
  *   run.c          run_program: the steps of a run, the reports read, the
  *                  verdict when there are none
  *   run_shim.c     the shim: where it is, the environment that loads it
+ *   run_see.c      --see-through: the frameworks' caches off
  *   run_spawn.c    fork and exec, signals passed on, the processes reaped
  *   run_exec.c     why the program could not be started
  *   run_reports.c  the private report directory, --keep-reports
@@ -31,6 +32,16 @@ char *run_shim_path(const au_run_opts_t *o);
  * JSON format, and o->env. */
 void run_shim_env(const char *shim, const char *report, const char *marker,
     const char *log, const au_run_opts_t *o);
+
+/* ----------------------------------------------------------- run_see.c */
+
+/* --see-through: o->env followed by the variables of lib/seethrough.h
+ * that neither o->env nor the environment gives, and PYTHONPATH with the
+ * CuPy hook's directory beside shim first; each setting (and each one
+ * kept) said on stderr unless o->quiet.  Returns the new array (*n
+ * entries); run_see_free frees it. */
+char **run_see_env(const au_run_opts_t *o, const char *shim, size_t *n);
+void run_see_free(const au_run_opts_t *o, char **env, size_t n);
 
 /* --------------------------------------------------------- run_spawn.c */
 

@@ -1,9 +1,12 @@
 /*
  * snapshot.c -- `cuwarden-audit snapshot PID` (snapshot.h): what the
- * process's environment says (/proc/PID/environ: the signal, where its
- * reports go), whether the shim's handler is there (/proc/PID/status:
- * SigCgt; a signal nobody catches would end the process by its default
- * action, so none is sent then), the signal, and the wait for the file:
+ * process's environment says (/proc/PID/environ: the control FIFO or the
+ * signal, where its reports go), the request -- a "snapshot" line written
+ * to the FIFO of CUWARDEN_CONTROL when the process has one (no signal:
+ * nothing can end the process), else the signal, sent only where the
+ * shim's handler is there (/proc/PID/status: SigCgt; a signal nobody
+ * catches would end the process by its default action) -- and the wait
+ * for the file:
  * the snapshot's directory is listed before the signal and polled after
  * it until a new "<name>.snap.*" appears (the shim writes it whole under
  * a temporary ".name" and renames it: a name seen is a whole file) or
@@ -13,12 +16,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,14 +108,16 @@ env_vector(const char *env, size_t len)
 	return v;
 }
 
-/* CUWARDEN_REPORT expanded as the shim does (%p the pid, %r %h %j its
- * job's rank, host and id as its environment gives them, %% a percent),
- * and made absolute against the process's current directory if it is
- * relative (the shim made it absolute against the one it started in:
- * the same unless the program changed directory).  NULL after a
- * message. */
+/* The pattern pat of variable name (CUWARDEN_REPORT, CUWARDEN_CONTROL)
+ * expanded as the shim does (%p the pid, %r %h %j its job's rank, host
+ * and id as its environment env (envlen bytes) gives them, %% a
+ * percent), and made absolute against the process's current directory
+ * if it is relative (the shim made it absolute against the one it
+ * started in: the same unless the program changed directory).  NULL
+ * after a message. */
 static char *
-expand(long pid, const char *pat, const char *env, size_t envlen)
+expand(long pid, const char *name, const char *pat, const char *env,
+    size_t envlen)
 {
 	char buf[PATH_MAX], cwd[PATH_MAX], link[64];
 	size_t o = 0;
@@ -148,13 +155,13 @@ expand(long pid, const char *pat, const char *env, size_t envlen)
 			piece = "%";
 			p++;
 		} else {
-			au_error("snapshot: its CUWARDEN_REPORT=%s has a '%%' "
-			    "other than %%p, %%r, %%h, %%j and %%%%: the shim "
-			    "writes no report there", pat);
+			au_error("snapshot: its %s=%s has a '%%' other than "
+			    "%%p, %%r, %%h, %%j and %%%%: the shim uses no such "
+			    "path", name, pat);
 			return NULL;
 		}
 		if (o + strlen(piece) >= sizeof(buf)) {
-			au_error("snapshot: its CUWARDEN_REPORT is too long");
+			au_error("snapshot: its %s is too long", name);
 			return NULL;
 		}
 		memcpy(buf + o, piece, strlen(piece));
@@ -166,8 +173,8 @@ expand(long pid, const char *pat, const char *env, size_t envlen)
 	snprintf(link, sizeof(link), "/proc/%ld/cwd", pid);
 	n = readlink(link, cwd, sizeof(cwd) - 1);
 	if (n <= 0) {
-		au_error("snapshot: its CUWARDEN_REPORT=%s is relative and its "
-		    "directory cannot be read (%s)", pat, strerror(errno));
+		au_error("snapshot: its %s=%s is relative and its directory "
+		    "cannot be read (%s)", name, pat, strerror(errno));
 		return NULL;
 	}
 	cwd[n] = '\0';
@@ -232,12 +239,56 @@ has_shim(long pid)
 	return yes;
 }
 
+/* Writes a request for a snapshot to process pid's control FIFO path.
+ * Returns true after a message when it cannot. */
+static bool
+control_send(long pid, const char *path)
+{
+	static const char req[] = "snapshot\n";
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	/* O_NONBLOCK: no reader is an error (ENXIO), not a wait. */
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ENXIO || errno == ENOENT)) {
+		au_error("snapshot: process %ld has CUWARDEN_CONTROL, but %s "
+		    "%s: the shim makes it at the process's first CUDA call "
+		    "(none yet?), and says on the process's standard error "
+		    "why when it cannot", pid, path, errno == ENXIO ?
+		    "has no reader (a FIFO left by a process that ended?)" :
+		    "does not exist");
+		return true;
+	}
+	if (fd < 0) {
+		au_error("snapshot: cannot open %s: %s", path, strerror(errno));
+		return true;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+		au_error("snapshot: %s (CUWARDEN_CONTROL of process %ld) is no "
+		    "FIFO; nothing written", path, pid);
+		close(fd);
+		return true;
+	}
+	/* One write of less than PIPE_BUF bytes: whole or not at all.  A
+	 * full FIFO holds requests not read yet: one snapshot comes. */
+	n = write(fd, req, sizeof(req) - 1);
+	if (n != (ssize_t)sizeof(req) - 1 && !(n < 0 && errno == EAGAIN)) {
+		au_error("snapshot: cannot write to %s: %s", path,
+		    n < 0 ? strerror(errno) : "a short write");
+		close(fd);
+		return true;
+	}
+	close(fd);
+	return false;
+}
+
 /* Waits for a new file of dir beginning with prefix, not in before[],
  * while the process lives.  Returns it (newly allocated), or NULL after a
  * message. */
 static char *
 wait_file(long pid, const char *dir, const char *prefix, char **before,
-    size_t nbefore, long wait_s, const char *sname)
+    size_t nbefore, long wait_s, const char *sent)
 {
 	struct timespec t0, now, nap = { 0, 20 * 1000 * 1000 };
 	char **names;
@@ -265,10 +316,10 @@ wait_file(long pid, const char *dir, const char *prefix, char **before,
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec - t0.tv_sec >= wait_s) {
-			au_error("snapshot: SIG%s sent to process %ld, but no "
-			    "%s* file came in %ld s (--wait): the process may "
-			    "be stopped, or the snapshot could not be written "
-			    "(the process's standard error says why)", sname,
+			au_error("snapshot: %s process %ld, but no %s* file "
+			    "came in %ld s (--wait): the process may be "
+			    "stopped, or the snapshot could not be written "
+			    "(the process's standard error says why)", sent,
 			    pid, prefix, wait_s);
 			return NULL;
 		}
@@ -276,15 +327,30 @@ wait_file(long pid, const char *dir, const char *prefix, char **before,
 	}
 }
 
+/* Sends the request: to the FIFO cpath when there is one, else the
+ * signal.  Returns true after a message. */
+static bool
+request(long pid, const char *cpath, int sig)
+{
+	if (cpath != NULL)
+		return control_send(pid, cpath);
+	if (kill((pid_t)pid, sig) != 0) {
+		au_error("snapshot: cannot signal process %ld: %s", pid,
+		    strerror(errno));
+		return true;
+	}
+	return false;
+}
+
 int
 snapshot_take(long pid, long wait_s, char **path, bool *json)
 {
 	size_t len, nbefore = 0;
-	char *env, *full = NULL, *dir = NULL, *prefix = NULL;
+	char *env, *full = NULL, *dir = NULL, *prefix = NULL, *cpath = NULL;
 	char **before = NULL;
-	const char *v, *rep, *fmt, *why, *sname, *slash;
-	char num[16];
-	int sig, rc = AU_EXIT_AUDIT_FAILED, c;
+	const char *v, *ctl, *rep, *fmt, *why, *sname = NULL, *slash;
+	char num[16], sent[PATH_MAX + 64];
+	int sig = 0, rc = AU_EXIT_AUDIT_FAILED, c;
 
 	*path = NULL;
 	*json = true;
@@ -295,24 +361,22 @@ snapshot_take(long pid, long wait_s, char **path, bool *json)
 	if ((env = proc_read(pid, "environ", &len)) == NULL)
 		return rc;
 	v = env_get(env, len, "CUWARDEN_SNAPSHOT_SIGNAL");
+	ctl = env_get(env, len, "CUWARDEN_CONTROL");
 	rep = env_get(env, len, "CUWARDEN_REPORT");
 	fmt = env_get(env, len, "CUWARDEN_REPORT_FORMAT");
+	if (ctl != NULL && *ctl == '\0')
+		ctl = NULL;
 	if (!has_shim(pid)) {
 		au_error("snapshot: process %ld does not run under the "
 		    "cuwarden shim (no libcuwarden_preload in its maps)", pid);
 		goto out;
 	}
-	if (v == NULL || *v == '\0') {
+	if ((v == NULL || *v == '\0') && ctl == NULL) {
 		au_error("snapshot: process %ld has snapshots off: it was "
-		    "started without CUWARDEN_SNAPSHOT_SIGNAL (start it with "
-		    "CUWARDEN_SNAPSHOT_SIGNAL=USR2, and CUWARDEN_REPORT)", pid);
-		goto out;
-	}
-	sig = signame_parse(v);
-	if (sig == 0 || (why = signame_refused(sig)) != NULL) {
-		au_error("snapshot: process %ld has CUWARDEN_SNAPSHOT_SIGNAL=%s, "
-		    "which the shim refuses (%s): no snapshots", pid, v,
-		    sig == 0 ? "not a signal" : why);
+		    "started without CUWARDEN_SNAPSHOT_SIGNAL or "
+		    "CUWARDEN_CONTROL (start it with CUWARDEN_CONTROL=/tmp/"
+		    "cw.%%p.ctl or CUWARDEN_SNAPSHOT_SIGNAL=USR2, and "
+		    "CUWARDEN_REPORT)", pid);
 		goto out;
 	}
 	if (rep == NULL || *rep == '\0') {
@@ -320,36 +384,51 @@ snapshot_take(long pid, long wait_s, char **path, bool *json)
 		    "shim takes no snapshot without one", pid);
 		goto out;
 	}
-	sname = signame_name(sig);
-	if (sname == NULL) {
-		snprintf(num, sizeof(num), "%d", sig);
-		sname = num;
-	}
-	if ((c = catches(pid, sig)) < 0)
-		goto out;
-	if (c == 0) {
-		au_error("snapshot: process %ld does not catch SIG%s, so the "
-		    "shim's snapshot handler is not there: it is installed at "
-		    "the process's first CUDA call (none yet?), and never over "
-		    "the program's own handler (the shim's warning says so); "
-		    "nothing sent (the default action would end it)", pid,
-		    sname);
-		goto out;
+	if (ctl != NULL) {
+		/* The FIFO, whatever the signal says. */
+		if ((cpath = expand(pid, "CUWARDEN_CONTROL", ctl, env,
+		    len)) == NULL)
+			goto out;
+		snprintf(sent, sizeof(sent), "a request written to %s of",
+		    cpath);
+	} else {
+		sig = signame_parse(v);
+		if (sig == 0 || (why = signame_refused(sig)) != NULL) {
+			au_error("snapshot: process %ld has "
+			    "CUWARDEN_SNAPSHOT_SIGNAL=%s, which the shim "
+			    "refuses (%s): no snapshots", pid, v, sig == 0 ?
+			    "not a signal" : why);
+			goto out;
+		}
+		sname = signame_name(sig);
+		if (sname == NULL) {
+			snprintf(num, sizeof(num), "%d", sig);
+			sname = num;
+		}
+		if ((c = catches(pid, sig)) < 0)
+			goto out;
+		if (c == 0) {
+			au_error("snapshot: process %ld does not catch SIG%s, "
+			    "so the shim's snapshot handler is not there: it "
+			    "is installed at the process's first CUDA call "
+			    "(none yet?), and never over the program's own "
+			    "handler (the shim's warning says so); nothing "
+			    "sent (the default action would end it)", pid,
+			    sname);
+			goto out;
+		}
+		snprintf(sent, sizeof(sent), "SIG%s sent to", sname);
 	}
 	if (strcmp(rep, "-") == 0 || strcmp(rep, "/dev/stderr") == 0 ||
 	    strcmp(rep, "/dev/fd/2") == 0) {
-		if (kill((pid_t)pid, sig) != 0) {
-			au_error("snapshot: cannot signal process %ld: %s", pid,
-			    strerror(errno));
+		if (request(pid, cpath, sig))
 			goto out;
-		}
-		au_warn("snapshot: SIG%s sent to process %ld; its snapshot "
-		    "goes to its standard error (CUWARDEN_REPORT=%s)", sname,
-		    pid, rep);
+		au_warn("snapshot: %s process %ld; its snapshot goes to its "
+		    "standard error (CUWARDEN_REPORT=%s)", sent, pid, rep);
 		rc = 0;
 		goto out;
 	}
-	if ((full = expand(pid, rep, env, len)) == NULL)
+	if ((full = expand(pid, "CUWARDEN_REPORT", rep, env, len)) == NULL)
 		goto out;
 	slash = strrchr(full, '/');
 	dir = xstrndup(full, slash == full ? 1 : (size_t)(slash - full));
@@ -358,12 +437,9 @@ snapshot_take(long pid, long wait_s, char **path, bool *json)
 		au_error("snapshot: cannot list %s: %s", dir, strerror(errno));
 		goto out;
 	}
-	if (kill((pid_t)pid, sig) != 0) {
-		au_error("snapshot: cannot signal process %ld: %s", pid,
-		    strerror(errno));
+	if (request(pid, cpath, sig))
 		goto out;
-	}
-	*path = wait_file(pid, dir, prefix, before, nbefore, wait_s, sname);
+	*path = wait_file(pid, dir, prefix, before, nbefore, wait_s, sent);
 	if (*path != NULL) {
 		*json = fmt == NULL || strcasecmp(fmt, "text") != 0;
 		rc = 0;
@@ -373,6 +449,7 @@ out:
 	free(prefix);
 	free(dir);
 	free(full);
+	free(cpath);
 	free(env);
 	return rc;
 }

@@ -80,6 +80,22 @@ static const char *const builtin[][2] = {
 	{ "leak:libjax_common*.so*", "jaxlib runtime leftovers" },
 };
 
+/* The rules of the table above that hide a framework's cache, and with it
+ * every tensor or array: --see-through turns the caches off to see those
+ * (doc/audit.md, "Seeing through the caches"). */
+static bool
+is_cache_rule(const char *rule)
+{
+	static const char *const caches[] = { "leak:libc10_cuda.so",
+	    "leak:libxla*.so*", "leak:xla_extension*.so*",
+	    "leak:*xla_cuda*plugin*.so*", "leak:libjax_common*.so*" };
+
+	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
+		if (strcmp(rule, caches[i]) == 0)
+			return true;
+	return false;
+}
+
 au_supp_t *
 supp_new(void)
 {
@@ -144,19 +160,46 @@ parse_rule(au_supp_t *s, char *line, const char *origin)
 	    "\"{\" to open a call-chain rule)";
 }
 
-void
-supp_add_builtin(au_supp_t *s)
+/* The built-in rules, the caches' too unless skipped is not NULL: then
+ * they are left out and listed in *skipped (", "-separated). */
+static void
+add_builtin(au_supp_t *s, char **skipped)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++) {
-		char *line = xstrdup(builtin[i][0]);
-		const char *bad = parse_rule(s, line, "built-in");
+		char *line;
+		const char *bad;
 
+		if (skipped != NULL && is_cache_rule(builtin[i][0])) {
+			char *l = xasprintf("%s%s%s", *skipped ? *skipped : "",
+			    *skipped ? ", " : "", builtin[i][0]);
+
+			free(*skipped);
+			*skipped = l;
+			continue;
+		}
+		line = xstrdup(builtin[i][0]);
+		bad = parse_rule(s, line, "built-in");
 		if (bad != NULL)
 			abort(); /* the table above is wrong */
 		free(line);
 	}
+}
+
+void
+supp_add_builtin(au_supp_t *s)
+{
+	add_builtin(s, NULL);
+}
+
+char *
+supp_add_builtin_but_caches(au_supp_t *s)
+{
+	char *skipped = NULL;
+
+	add_builtin(s, &skipped);
+	return skipped;
 }
 
 static char *

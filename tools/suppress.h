@@ -17,6 +17,10 @@ typedef struct au_supp_s au_supp_t; /* the rule set */
 
 au_supp_t *supp_new(void);
 void supp_add_builtin(au_supp_t *s);
+/* The same but the rules that hide a framework's cache (libc10_cuda.so,
+ * XLA's), for --see-through.  Returns those left out, ", "-separated
+ * (newly allocated). */
+char *supp_add_builtin_but_caches(au_supp_t *s);
 /* Reads FILE.  Returns true on error (message in err: "file:line: ..."). */
 bool supp_load(au_supp_t *s, const char *path, char *err, size_t errsize);
 /* Marks matching findings suppressed (f->suppressed_by = the rule). */

@@ -566,6 +566,9 @@ symbolize_model(au_model_t *m, bool demangle)
 	for (i = 0; i < m->npeaks; i++)
 		for (size_t k = 0; k < m->peaks[i].nstacks; k++)
 			symbolize_stack(&m->peaks[i].stacks[k]);
+	for (i = 0; i < m->ntlines; i++)
+		for (size_t k = 0; k < m->tlines[i].nstacks; k++)
+			symbolize_stack(&m->tlines[i].stacks[k]);
 }
 
 void

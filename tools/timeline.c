@@ -2,14 +2,21 @@
  * timeline.c -- the timeline a per-process report names (timeline.h;
  * the file's layout is lib/tlformat.h, doc/report-schema.md "The timeline
  * file"): read whole, checked (header, sizes, every chunk and record),
- * its events put in time order, and each device's peak of live bytes
- * computed exactly, with the live set at that moment grouped by stack.
+ * its events handed out in time order, and each device's peak of live
+ * bytes computed exactly, with the live set at that moment grouped by
+ * stack.
+ *
+ * The reader sorts nothing: a thread's chunks are chained in file order
+ * and the threads merged through a heap on (time, file offset), so the
+ * order is the one a stable sort by time would give (a thread's times
+ * never go back: the shim reads the clock as it appends) and the memory
+ * is the file's and a cursor per thread.
  *
  * Invariants: a file that is not exactly what the header promises is an
  * error with its byte offset, never a peak from part of it.  Events at
- * the same nanosecond keep the order of their thread's buffer (a thread's
- * events are ordered; the shim makes an allocation's time come before
- * its free's on any thread).  The peak is the first moment the largest
+ * the same nanosecond keep file order (a thread's events are ordered;
+ * the shim makes an allocation's time come before its free's on any
+ * thread).  The peak is the first moment the largest
  * sum is reached.  Counted: the memory kinds (device, managed, pinned,
  * registered, async, vmm, array, graph); not address ranges, mappings,
  * views nor IPC imports (another process's memory).
@@ -35,9 +42,8 @@ static const char *const kind_names[] = { KIND_LIST(KIND_NAME) };
 static const unsigned char kind_host[] = { KIND_LIST(KIND_HOST) };
 #define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
 
-/* Memory of the process's own (the peak's sum). */
-static bool
-counted(unsigned k)
+bool
+tl_counted(unsigned k)
 {
 	const char *n = k < NKINDS ? kind_names[k] : "";
 
@@ -46,42 +52,178 @@ counted(unsigned k)
 	    strcmp(n, "ipc") != 0;
 }
 
-typedef struct ev_s {
-	tlf_rec_t r;
-	uint64_t seq; /* file order: ties keep their thread's order */
-} ev_t;
-
-static int
-cmp_ev(const void *a, const void *b)
-{
-	const ev_t *x = a, *y = b;
-
-	if (x->r.t_ns != y->r.t_ns)
-		return x->r.t_ns < y->r.t_ns ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Host memory is its own line (-1), whatever device it names. */
-static int
-dev_of(const tlf_rec_t *r)
+int
+tl_device(const tlf_rec_t *r)
 {
 	return kind_host[r->kind] ? -1 : r->device;
 }
 
-/* Reads and checks path: its events into *out (*n), the header into
- * *h.  Returns true on error (err). */
-static bool
-read_file(const char *path, tlf_header_t *h, ev_t **out, size_t *n,
-    char *err, size_t errsize)
+int64_t
+tl_delta(const tlf_rec_t *r)
 {
-	size_t len, off, k = 0, cap = 0;
-	ev_t *v = NULL;
+	return r->event == TLF_ALLOC ? (int64_t)r->size : -(int64_t)r->size;
+}
+
+/* ---------------------------------------------------------- the reader */
+
+typedef struct chunk_s {
+	size_t off;     /* its first record's offset in buf */
+	uint32_t count;
+	size_t next;    /* the next chunk of its thread; SIZE_MAX: none */
+} chunk_t;
+
+/* A thread's place in the merge: its next record. */
+typedef struct cur_s {
+	tlf_rec_t r;
+	size_t chunk;   /* the chunk r is in */
+	uint32_t i;     /* r's index there */
+} cur_t;
+
+struct tl_s {
+	char *buf;      /* the file */
+	tlf_header_t h;
+	chunk_t *chunks;
+	size_t nchunks;
+	size_t *first;  /* each thread's first chunk */
+	size_t nthreads;
+	cur_t *heap;    /* the threads not yet done, the earliest on top */
+	size_t nheap;
+	tlf_rec_t out;  /* what tl_next returned */
+	size_t events;
+	uint64_t end_ns;
+};
+
+static size_t
+rec_off(const tl_t *t, const cur_t *c)
+{
+	return t->chunks[c->chunk].off + (size_t)c->i * sizeof(tlf_rec_t);
+}
+
+/* Does a come before b?  Time, then file order. */
+static bool
+before(const tl_t *t, const cur_t *a, const cur_t *b)
+{
+	if (a->r.t_ns != b->r.t_ns)
+		return a->r.t_ns < b->r.t_ns;
+	return rec_off(t, a) < rec_off(t, b);
+}
+
+static void
+sift_down(tl_t *t, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		cur_t tmp;
+
+		if (l < t->nheap && before(t, &t->heap[l], &t->heap[m]))
+			m = l;
+		if (l + 1 < t->nheap && before(t, &t->heap[l + 1], &t->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = t->heap[i];
+		t->heap[i] = t->heap[m];
+		t->heap[m] = tmp;
+		i = m;
+	}
+}
+
+/* c's record read; false when its thread has no more. */
+static bool
+load(tl_t *t, cur_t *c)
+{
+	while (c->i >= t->chunks[c->chunk].count) {
+		if (t->chunks[c->chunk].next == SIZE_MAX)
+			return false;
+		c->chunk = t->chunks[c->chunk].next;
+		c->i = 0;
+	}
+	memcpy(&c->r, t->buf + rec_off(t, c), sizeof(c->r));
+	return true;
+}
+
+void
+tl_rewind(tl_t *t)
+{
+	t->nheap = 0;
+	for (size_t k = 0; k < t->nthreads; k++) {
+		cur_t *c = &t->heap[t->nheap];
+
+		c->chunk = t->first[k];
+		c->i = 0;
+		if (load(t, c))
+			t->nheap++;
+	}
+	for (size_t i = t->nheap / 2; i-- > 0;)
+		sift_down(t, i);
+}
+
+const tlf_rec_t *
+tl_next(tl_t *t)
+{
+	cur_t *c = &t->heap[0];
+
+	if (t->nheap == 0)
+		return NULL;
+	t->out = c->r;
+	c->i++;
+	if (!load(t, c))
+		*c = t->heap[--t->nheap];
+	sift_down(t, 0);
+	return &t->out;
+}
+
+size_t
+tl_events(const tl_t *t)
+{
+	return t->events;
+}
+
+uint64_t
+tl_end_ns(const tl_t *t)
+{
+	return t->end_ns;
+}
+
+const tlf_header_t *
+tl_header(const tl_t *t)
+{
+	return &t->h;
+}
+
+void
+tl_close(tl_t *t)
+{
+	if (t == NULL)
+		return;
+	free(t->buf);
+	free(t->chunks);
+	free(t->first);
+	free(t->heap);
+	free(t);
+}
+
+/* Chunks of one thread chained in file order: tid -> its last chunk
+ * (open addressing; tids are never 0 in practice, a key of tid + 1). */
+typedef struct tid_slot_s {
+	uint64_t key;
+	size_t last;
+} tid_slot_t;
+
+tl_t *
+tl_open(const char *path, char *err, size_t errsize)
+{
+	size_t len, off, cap = 0, tcap = 64, ntid = 0;
+	tid_slot_t *tids = xcalloc(tcap, sizeof(*tids));
+	tl_t *t = xcalloc(1, sizeof(*t));
+	tlf_header_t *h = &t->h;
 	char *buf;
 
 	buf = input_read(path, AU_MAX_REPORT_BYTES, "the timeline", NULL,
 	    &len, err, errsize);
 	if (buf == NULL)
-		return true;
+		goto bad;
+	t->buf = buf;
 	if (len < sizeof(*h) || memcmp(buf, TLF_MAGIC, 8) != 0) {
 		snprintf(err, errsize, "%s: not a cuwarden timeline (%s)", path,
 		    len < 8 ? "shorter than its header" : "no magic \""
@@ -105,7 +247,8 @@ read_file(const char *path, tlf_header_t *h, ev_t **out, size_t *n,
 	}
 	for (off = sizeof(*h); off < len;) {
 		tlf_chunk_t c;
-		size_t need;
+		size_t need, s;
+		chunk_t *ch;
 
 		if (len - off < sizeof(c)) {
 			snprintf(err, errsize, "%s: truncated timeline: %zu "
@@ -128,34 +271,70 @@ read_file(const char *path, tlf_header_t *h, ev_t **out, size_t *n,
 			    c.count, need, len - off);
 			goto bad;
 		}
-		if (k + c.count > cap) {
-			cap = (k + c.count) * 2;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
 		for (uint32_t i = 0; i < c.count; i++, off +=
 		    sizeof(tlf_rec_t)) {
-			memcpy(&v[k].r, buf + off, sizeof(tlf_rec_t));
-			if (v[k].r.event < TLF_ALLOC ||
-			    v[k].r.event > TLF_EVENT_MAX ||
-			    v[k].r.kind >= NKINDS) {
+			tlf_rec_t r;
+
+			memcpy(&r, buf + off, sizeof(r));
+			if (r.event < TLF_ALLOC || r.event > TLF_EVENT_MAX ||
+			    r.kind >= NKINDS) {
 				snprintf(err, errsize, "%s: corrupt timeline: "
 				    "the record at offset %zu has event %u, "
-				    "kind %u", path, off, v[k].r.event,
-				    v[k].r.kind);
+				    "kind %u", path, off, r.event, r.kind);
 				goto bad;
 			}
-			v[k].seq = k;
-			k++;
+			if (r.t_ns > t->end_ns)
+				t->end_ns = r.t_ns;
 		}
+		t->events += c.count;
+		if (t->nchunks == cap) {
+			cap = cap ? 2 * cap : 64;
+			t->chunks = xrealloc(t->chunks, cap * sizeof(*t->chunks));
+		}
+		ch = &t->chunks[t->nchunks];
+		ch->off = off - need;
+		ch->count = c.count;
+		ch->next = SIZE_MAX;
+		/* Chain it after its thread's last chunk. */
+		if (2 * (ntid + 1) > tcap) {
+			tid_slot_t *old = tids;
+			size_t oc = tcap;
+
+			tcap *= 2;
+			tids = xcalloc(tcap, sizeof(*tids));
+			for (size_t j = 0; j < oc; j++) {
+				if (old[j].key == 0)
+					continue;
+				for (s = old[j].key * 0x9e3779b97f4a7c15ull &
+				    (tcap - 1); tids[s].key != 0;
+				    s = (s + 1) & (tcap - 1))
+					;
+				tids[s] = old[j];
+			}
+			free(old);
+		}
+		for (s = ((uint64_t)c.tid + 1) * 0x9e3779b97f4a7c15ull &
+		    (tcap - 1); tids[s].key != 0 && tids[s].key !=
+		    (uint64_t)c.tid + 1; s = (s + 1) & (tcap - 1))
+			;
+		if (tids[s].key == 0) {
+			tids[s].key = (uint64_t)c.tid + 1;
+			t->first = xrealloc(t->first, (ntid + 1) *
+			    sizeof(*t->first));
+			t->first[ntid++] = t->nchunks;
+		} else
+			t->chunks[tids[s].last].next = t->nchunks;
+		tids[s].last = t->nchunks++;
 	}
-	free(buf);
-	*out = v;
-	*n = k;
-	return false;
+	free(tids);
+	t->nthreads = ntid;
+	t->heap = xcalloc(ntid + 1, sizeof(*t->heap));
+	tl_rewind(t);
+	return t;
 bad:
-	free(buf);
-	free(v);
-	return true;
+	free(tids);
+	tl_close(t);
+	return NULL;
 }
 
 /* ------------------------------------------------------------ the peak */
@@ -192,9 +371,10 @@ cmp_dev(const void *a, const void *b)
 	    y->dev);
 }
 
-/* The live set of device d after event at: groups by (stack, kind). */
+/* The live set of device d after its peak's event (t rewound and read
+ * up to it): groups by (stack, kind). */
 static json_t *
-live_set(const ev_t *v, const dev_t_ *d, const json_t *stacks)
+live_set(tl_t *t, const dev_t_ *d, const json_t *stacks)
 {
 	size_t cap = 1024, ng = 0, i, j;
 	grp_t *g = xcalloc(cap, sizeof(*g));
@@ -203,12 +383,13 @@ live_set(const ev_t *v, const dev_t_ *d, const json_t *stacks)
 	uint64_t allocs = 0, groups = 0;
 
 	memset(kinds, 0, sizeof(kinds));
+	tl_rewind(t);
 	for (i = 0; i <= d->at; i++) {
-		const tlf_rec_t *r = &v[i].r;
+		const tlf_rec_t *r = tl_next(t);
 		uint64_t key, h;
 		int64_t sign = r->event == TLF_ALLOC ? 1 : -1;
 
-		if (!counted(r->kind) || dev_of(r) != d->dev)
+		if (!tl_counted(r->kind) || tl_device(r) != d->dev)
 			continue;
 		kinds[r->kind] += sign * (int64_t)r->size;
 		key = ((uint64_t)r->stack << 8 | r->kind) + 1;
@@ -311,52 +492,61 @@ locate(const char *file, const char *report_path)
 	return xstrdup(file);
 }
 
-json_t *
-timeline_peaks(const json_t *report, const char *report_path, char *err,
-    size_t errsize)
+tl_t *
+tl_open_report(const json_t *report, const char *report_path, char **pathp,
+    char *err, size_t errsize)
 {
 	const json_t *tl = json_object_get(report, "timeline");
 	const char *file = json_str(tl, "file", NULL);
-	tlf_header_t h;
-	ev_t *v = NULL;
-	size_t n = 0, nd = 0, i;
-	dev_t_ *d = NULL;
-	json_t *doc, *devs, *stacks;
 	char *path;
+	tl_t *t;
 
 	err[0] = '\0';
+	if (pathp != NULL)
+		*pathp = NULL;
 	if (!json_is_object(tl) || file == NULL)
 		return NULL;
 	path = locate(file, report_path);
-	if (read_file(path, &h, &v, &n, err, errsize)) {
-		free(path);
-		return NULL;
-	}
-	if (json_is_integer(json_object_get(tl, "events")) &&
-	    (uint64_t)json_int(tl, "events", 0) != n) {
+	t = tl_open(path, err, errsize);
+	if (t != NULL && json_is_integer(json_object_get(tl, "events")) &&
+	    (uint64_t)json_int(tl, "events", 0) != t->events) {
 		snprintf(err, errsize, "%s: truncated or corrupt timeline: it "
-		    "holds %zu events, its report (%s) says %lld", path, n,
-		    report_path, json_int(tl, "events", 0));
-		free(path);
-		free(v);
-		return NULL;
+		    "holds %zu events, its report (%s) says %lld", path,
+		    t->events, report_path, json_int(tl, "events", 0));
+		tl_close(t);
+		t = NULL;
 	}
-	qsort(v, n, sizeof(*v), cmp_ev);
-	for (i = 0; i < n; i++) {
-		const tlf_rec_t *r = &v[i].r;
+	if (t != NULL && pathp != NULL)
+		*pathp = path;
+	else
+		free(path);
+	return t;
+}
+
+json_t *
+timeline_peaks(tl_t *t, const json_t *report, const char *report_path,
+    const char *path)
+{
+	const json_t *tl = json_object_get(report, "timeline");
+	const tlf_rec_t *r;
+	size_t nd = 0, i;
+	dev_t_ *d = NULL;
+	json_t *doc, *devs, *stacks;
+
+	tl_rewind(t);
+	for (i = 0; (r = tl_next(t)) != NULL; i++) {
 		size_t k;
 
-		if (!counted(r->kind))
+		if (!tl_counted(r->kind))
 			continue;
-		for (k = 0; k < nd && d[k].dev != dev_of(r); k++)
+		for (k = 0; k < nd && d[k].dev != tl_device(r); k++)
 			;
 		if (k == nd) {
 			d = xrealloc(d, ++nd * sizeof(*d));
 			memset(&d[k], 0, sizeof(*d));
-			d[k].dev = dev_of(r);
+			d[k].dev = tl_device(r);
 		}
-		d[k].cur += r->event == TLF_ALLOC ? (int64_t)r->size :
-		    -(int64_t)r->size;
+		d[k].cur += tl_delta(r);
 		if (d[k].cur > d[k].peak) {
 			d[k].peak = d[k].cur;
 			d[k].at = i;
@@ -372,7 +562,7 @@ timeline_peaks(const json_t *report, const char *report_path, char *err,
 
 		if (d[i].peak <= 0)
 			continue;
-		e = live_set(v, &d[i], stacks);
+		e = live_set(t, &d[i], stacks);
 		json_object_set_new(e, "device", json_integer(d[i].dev));
 		json_object_set_new(e, "host", json_boolean(d[i].dev < 0));
 		json_object_set_new(e, "bytes", json_count((uint64_t)
@@ -388,7 +578,7 @@ timeline_peaks(const json_t *report, const char *report_path, char *err,
 	    "")));
 	json_object_set_new(doc, "report", json_utf8(report_path));
 	json_object_set_new(doc, "timeline", json_utf8(path));
-	json_object_set_new(doc, "events", json_count(n));
+	json_object_set_new(doc, "events", json_count(t->events));
 	json_object_set_new(doc, "dropped", json_count((uint64_t)json_int(tl,
 	    "dropped", 0)));
 	json_object_set_new(doc, "limit_reached", json_boolean(json_is_true(
@@ -398,8 +588,6 @@ timeline_peaks(const json_t *report, const char *report_path, char *err,
 	json_object_set(doc, "modules", json_object_get(report, "modules") ?
 	    json_object_get(report, "modules") : json_array());
 	json_object_set_new(doc, "devices", devs);
-	free(path);
-	free(v);
 	free(d);
 	return doc;
 }

@@ -68,6 +68,7 @@ static const struct {
 	[OPT_SIGNALS] = { "SIGNALS", R_BOOL, 1, 0, 1, { 0 } },
 	[OPT_POOL_ARENAS] = { "POOL_ARENAS", R_LONG, 0, 0, 4, { 0 } },
 	[OPT_SNAPSHOT_SIGNAL] = { "SNAPSHOT_SIGNAL", R_STRING, 0, 0, 0, { 0 } },
+	[OPT_CONTROL] = { "CONTROL", R_STRING, 0, 0, 0, { 0 } },
 	[OPT_TIMELINE] = { "TIMELINE", R_BOOL, 0, 0, 1, { 0 } },
 	[OPT_TIMELINE_LIMIT] = { "TIMELINE_LIMIT", R_SIZE, 256 * KIB * KIB,
 	    KIB, 1024 * TIB, { 0 } },

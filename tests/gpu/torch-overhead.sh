@@ -5,7 +5,9 @@
 # them), then ROUNDS rounds of plain and shim processes in turn (2000
 # steps each), then a process that aborts under the shim (the report must
 # say "signal").  Prints one line per run; compare the best and median
-# windows.
+# windows.  With TIMELINE=1, each round also runs the shim with
+# CUWARDEN_TIMELINE=1 (tl-N) and prints the timeline file's events and
+# bytes per event.
 set -u
 b=$(cd "$1" && pwd)
 rounds=${2:-4}
@@ -18,6 +20,15 @@ CUWARDEN_VERBOSE=2 LD_PRELOAD=$shim python3 "$loop" 200 20 2>&1 |
 for i in $(seq "$rounds"); do
 	echo "plain-$i: $(python3 "$loop" 2000 50 2>&1 | grep train-loop)"
 	echo "shim-$i:  $(CUWARDEN_REPORT=/tmp/cwto.%p.json LD_PRELOAD=$shim python3 "$loop" 2000 50 2>&1 | grep train-loop)"
+	[ "${TIMELINE:-0}" = 1 ] || continue
+	rm -f /tmp/cwtl.json /tmp/cwtl.json.timeline
+	echo "tl-$i:    $(CUWARDEN_TIMELINE=1 CUWARDEN_REPORT=/tmp/cwtl.json LD_PRELOAD=$shim python3 "$loop" 2000 50 2>&1 | grep train-loop)"
+	python3 -c '
+import json, os
+t = json.load(open("/tmp/cwtl.json")).get("timeline", {})
+n = t.get("events", 0)
+size = os.path.getsize("/tmp/cwtl.json.timeline")
+print("  timeline: %d events, %d dropped, %d bytes (%.1f per event)" % (n, t.get("dropped", 0), size, size / max(n, 1)))' 2>&1
 done
 echo "== abort under the shim:"
 rm -f /tmp/cwabort.json

@@ -14,21 +14,27 @@ NODE=$(command -v node || command -v nodejs) || {
 PY=$(command -v python3) || { echo "python3 is not installed"; exit 77; }
 H="$top_srcdir/tools/html"
 
-for js in "$H/page.js" "$TT/html_probe.js"; do
+for js in "$H/page.js" "$H/oom.js" "$H/peak.js" "$H/chart.js" "$TT/html_probe.js" \
+	"$TT/html_mem_probe.js" "$TT/chart_probe.js"; do
 	run js "$NODE" --check "$js"
 	expect_rc js 0
 done
 
 # Nothing from elsewhere: no address, no CSS url( (the script's
-# createObjectURL( fetches nothing), no import, no font, no src.
-for f in page.html page.css page.js; do
-	if grep -Eiq 'https?:|@import|@font-face|<link|<(script|img|iframe)[^>]* src=' "$H/$f" ||
+# createObjectURL( fetches nothing), no import, no font, no src.  SVG's
+# namespace name (chart.js's createElementNS) is a name, not an address.
+for f in page.html page.css page.js oom.js peak.js chart.css chart.js; do
+	if sed 's#http://www\.w3\.org/2000/svg##g' "$H/$f" |
+		grep -Eiq 'https?:|@import|@font-face|<link|<(script|img|iframe)[^>]* src=' ||
 		grep -q 'url(' "$H/$f"; then
 		fail "$f names something outside the page"
 	fi
 done
 grep -q '^@include page.css@$' "$H/page.html" || fail "page.html does not include page.css"
 grep -q '^@include page.js@$' "$H/page.html" || fail "page.html does not include page.js"
+for f in oom.js peak.js chart.js; do
+	grep -q "^@include $f@\$" "$H/page.html" || fail "page.html does not include $f"
+done
 
 # embed.sh: the header's bytes are the template with its includes.
 mkdir "$WORK/t"

@@ -439,6 +439,40 @@ START_TEST(test_options_read_once)
 }
 END_TEST
 
+/* options_is_set: a value (even a malformed one, which gives the
+ * default) is set; unset and empty are not.  options_get_quiet: the value,
+ * its warnings left owed to the next logging call. */
+START_TEST(test_options_is_set_and_quiet)
+{
+	with("CUWARDEN_MODE", NULL);
+	ck_assert(!options_is_set(OPT_MODE));
+	with("CUWARDEN_MODE", "");
+	ck_assert(!options_is_set(OPT_MODE));
+	with("CUWARDEN_MODE", "audit");
+	ck_assert(options_is_set(OPT_MODE));
+	ck_assert_int_eq(options_get(OPT_MODE), OPT_MODE_AUDIT);
+	ck_assert(!options_is_set(OPT_SEE_THROUGH));
+	ck_assert_int_eq(with("CUWARDEN_MODE", "pol"), 1);
+	ck_assert(options_is_set(OPT_MODE));
+	ck_assert_int_eq(options_get(OPT_MODE), OPT_MODE_AUDIT);
+
+	clear_env();
+	setenv("CUWARDEN_SEE_THROUGH", "1", 1);
+	setenv("CUWARDEN_STACK_DEPTH", "x", 1);
+	options_reset();
+	nlines = 0;
+	log_reset();
+	log_set_output(collect, NULL);
+	ck_assert_int_eq(options_get_quiet(OPT_SEE_THROUGH), 1);
+	ck_assert_int_eq(nlines, 0);       /* owed, not logged */
+	ck_assert(options_get_bool(OPT_SEE_THROUGH));
+	ck_assert_int_eq(nlines, 1);       /* now, once */
+	log_set_output(NULL, NULL);
+	clear_env();
+	options_reset();
+}
+END_TEST
+
 static void *
 reader(void *arg)
 {
@@ -485,6 +519,7 @@ make_options_suite(void)
 	tcase_add_test(tc, test_options_parse_long);
 	tcase_add_test(tc, test_options_read_once);
 	tcase_add_test(tc, test_options_threads);
+	tcase_add_test(tc, test_options_is_set_and_quiet);
 	suite_add_tcase(s, tc);
 	return s;
 }

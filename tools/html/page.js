@@ -629,6 +629,16 @@
     box.append(add(el('div', 'cw-table-box'), t));
   }
 
+  /* ---- Parts in files of their own --------------------------------- */
+
+  /* Each script before this one (oom.js, peak.js) pushed a function onto
+   * window.cwParts; each is called with the helpers it draws with. */
+  function parts() {
+    const H = { D, el, add, fmt, human, bytes, count, pct, base, when, pathEl, ownerEl,
+      stackBox, frameName, cudart, color };
+    for (const part of window.cwParts || []) part(H);
+  }
+
   banner();
   summary();
   owners();
@@ -636,5 +646,6 @@
   draw(root);
   findings();
   processes();
+  parts();
   document.body.setAttribute('data-rendered', 'yes');
 })();

@@ -1,0 +1,40 @@
+/*
+ * seethrough.h -- "seeing through the caches" (cuwarden-audit
+ * --see-through, CUWARDEN_SEE_THROUGH=1): the environment that turns the
+ * frameworks' caching allocators off, so that every tensor or array is
+ * one CUDA allocation the shim sees, and pool mode on, so that the run
+ * stays fast.  One table, used by the tool (tools/run_see.c) and by the
+ * shim alone (shim/seethrough.c); doc/audit.md ("Seeing through the
+ * caches") says why each line is there.  Header only: the tool links no
+ * lib/ code.
+ *
+ * A variable already set (to any value, empty included) is kept: the
+ * user's choice wins, and is said.
+ */
+#ifndef CUWARDEN_SEETHROUGH_H
+#define CUWARDEN_SEETHROUGH_H
+
+/* X(variable, value, framework, what the value does) */
+#define SEE_THROUGH_VARS(X) \
+	X("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", "PyTorch", \
+	    "caching allocator off: a cudaMalloc per tensor") \
+	X("XLA_PYTHON_CLIENT_ALLOCATOR", "platform", "JAX", \
+	    "BFC allocator off: an allocation per buffer") \
+	X("XLA_PYTHON_CLIENT_PREALLOCATE", "false", "JAX", \
+	    "no preallocated 75% of the GPU") \
+	X("NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT", "0", "Numba", \
+	    "deallocations not batched: each array freed when it dies") \
+	X("CUWARDEN_MODE", "pool", "cuwarden", \
+	    "pool mode: the allocations served fast")
+
+/* CuPy has no variable for its memory pools: a sitecustomize.py turns
+ * them off when cupy is imported (preload/python/sitecustomize.py).  Its
+ * directory goes first on PYTHONPATH; it is found beside the shim, at
+ * each of these paths relative to the shim's directory, in order:
+ * installed (<pkglibdir>/python), then the build tree (preload/.libs/../
+ * python, copied there by make). */
+#define SEE_THROUGH_HOOK_DIRS { "python", "../python" }
+#define SEE_THROUGH_HOOK_FILE "sitecustomize.py"
+#define SEE_THROUGH_PATHVAR "PYTHONPATH"
+
+#endif /* CUWARDEN_SEETHROUGH_H */
