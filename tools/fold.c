@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "fold.h"
 #include "jobenv.h"
 #include "xalloc.h"
@@ -89,6 +90,29 @@ fold_finding(au_finding_t *f, const pid_rank_t *tab, size_t n, long size)
 		f->each_same = false;
 }
 
+/* Reports of several jobs (two job ids) fold as one job: their ranks
+ * meet.  Said once, naming two of the ids. */
+static void
+warn_jobs(const au_model_t *m)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const char *id = m->procs[i].job_id;
+
+		if (m->procs[i].rank < 0 || id[0] == '\0')
+			continue;
+		if (first == NULL) {
+			first = id;
+		} else if (strcmp(first, id) != 0) {
+			au_warn("the reports are of several jobs (ids %s and "
+			    "%s, at least): their ranks are counted as one "
+			    "job's", first, id);
+			return;
+		}
+	}
+}
+
 bool
 fold_tool_is_rank(void)
 {
@@ -125,6 +149,7 @@ fold_model(au_model_t *m, bool one_rank)
 		free(tab);
 		return;
 	}
+	warn_jobs(m);
 	if (top + 1 > size)
 		size = top + 1; /* a rank beyond what a report said */
 	m->world_size = size;

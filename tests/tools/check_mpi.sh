@@ -166,6 +166,19 @@ expect_block hosts err "[device 0, cuMemAlloc_v2, ranks 1,3]
 expect_in hosts err "== COVERAGE: 4 processes audited"
 expect_in hosts err "== ERROR SUMMARY: 8 errors (8 leaks, 0 violations)"
 "$PY" "$TT/check_json.py" "$TT/audit.schema.json" "$WORK/hosts.json" || fail "hosts: JSON schema"
+# Two jobs' documents in one report: said.
+"$PY" - "$WORK/hosts/0.json" "$WORK/otherjob.json" <<'PYEOF' || exit 99
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["processes"][0]["job"]["id"] = "other-job"
+d["processes"][0]["pid"] = 555
+for f in d["leaks"]:
+    f["pids"] = [555]
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+run twojobs "$AUDIT" report "$WORK/hosts" "$WORK/otherjob.json"
+expect_in twojobs err "warning: the reports are of several jobs (ids "
+expect_in twojobs err "their ranks are counted as one job's"
 # One host's reports only: the other's ranks are missing.
 mkdir "$WORK/half"
 cp "$WORK/hosts/0.json" "$WORK/hosts/1.json" "$WORK/half/"
