@@ -45,15 +45,17 @@ check() { # NAME TEXTFILE JSON
 	"$PY" - "$3" <<'PYEOF' && pass "$1: merged JSON ranks" || fail "$1: merged JSON ranks"
 import json, sys
 d = json.load(open(sys.argv[1]))
-ranked = sorted(p["job"]["rank"] for p in d["processes"] if p.get("job", {}).get("rank") is not None)
+def rank(p):
+    return (p.get("job") or {}).get("rank")
+ranked = sorted({rank(p) for p in d["processes"] if rank(p) is not None})
 assert ranked == [0, 1], ranked
-assert all(p["job"]["launcher"] == "torchrun" for p in d["processes"] if p["job"]["rank"] is not None)
+assert all(p["job"]["launcher"] == "torchrun" for p in d["processes"] if rank(p) is not None)
 got = {(l["kind"], l["size"]): l["ranks"] for l in d["leaks"]}
 assert got.get(("device", 3158016)) == [0, 1], got
 assert got.get(("pinned", 393216)) == [1], got
 assert d["job"]["world_size"] == 2 and d["job"]["missing_ranks"] == [], d["job"]
 for p in d["processes"]:
-    if p["job"]["rank"] is not None:
+    if rank(p) is not None and p["gpus"]["used"]:
         assert [g["device"] for g in p["gpus"]["used"]] == [0], p["gpus"]
         assert (p["gpus"]["used"][0]["uuid"] or "").startswith("GPU-"), p["gpus"]
 PYEOF
@@ -69,7 +71,7 @@ check A "$W/a.txt" "$W/a.json"
 "$PY" - "$W/a.json" <<'PYEOF' && pass "A: each rank's peaks in the merged document" || fail "A: each rank's peaks"
 import json, sys
 d = json.load(open(sys.argv[1]))
-pids = {p["pid"] for p in d["processes"] if p["job"]["rank"] is not None}
+pids = {p["pid"] for p in d["processes"] if (p.get("job") or {}).get("rank") is not None and p["gpus"]["used"]}
 got = {pk.get("pid") for pk in d.get("peaks", [])}
 assert pids <= got, (pids, got)
 PYEOF
