@@ -7,6 +7,7 @@
 #   - one cuwarden-audit per rank, each writing out/%j.%r.json, then
 #     `cuwarden-audit report out/`;
 #   - `cuwarden-audit mpirun ...`: one tool for the local ranks;
+#   - and the shim alone (CUWARDEN_REPORT=raw/%j.%r.json), then report;
 # rank labels exact ("rank 1"), a leak on all ranks folded "on 4 of 4
 # ranks", one planted on ranks 1 and 3 "on 2 of 4 ranks", a rank killed
 # with SIGKILL named missing (and failing the audit unless
@@ -148,6 +149,18 @@ for r in range(n):
         f["pids"], f["hosts"] = [pid], [host]
     json.dump(d, open(os.path.join(sys.argv[2], "%d.json" % r), "w"))
 '
+
+# 2b. The shim alone under mpirun (no tool): its reports, named by
+# CUWARDEN_REPORT's %j.%r, merged by report; the killed rank missing.
+SHIM="$top_builddir/preload/.libs/libcuwarden_preload.so"
+mkdir "$WORK/raw"
+run raw "${MPIRUN[@]}" -x LD_PRELOAD="$SHIM" -x CUWARDEN_REPORT="$WORK/raw/%j.%r.json" \
+    "$P" -s 1,3 -k 2
+ls "$WORK/raw" | grep -q '^[^.]*\.3\.json$' || { fail "raw: no JOB.3.json"; ls "$WORK/raw"; }
+run rawrep "$AUDIT" report "$WORK/raw"
+expect_rc rawrep 125
+expect_in rawrep err "==    on 2 of 4 ranks: 2,097,152 bytes in 2 allocations each"
+expect_in rawrep err "== MISSING RANKS: 1 of 4 left no report: 2"
 
 # 3. Two hosts: the per-rank documents copied as two machines' (ranks
 # 0-1 on node0, 2-3 on node1, each host's pids 100 and 101).
