@@ -1,0 +1,69 @@
+#!/bin/sh
+# Python frames in every stack (doc/stacks.md, "Python frames"): a leak
+# made from a Python script through ctypes shows the script's frames --
+# file, function, line, innermost first, exactly the interpreter's own
+# frames at the call -- from nested functions, a method, a thread and a
+# generator; the owner is the script, not the interpreter.  Every Python
+# 3.11 or 3.12 found (python3, and Debian's /usr/bin/python3 when it is
+# another) is tried; one of another version is skipped.  The test hook
+# CUWARDEN_PYTHON_TEST_VERSION makes the interpreter look unsupported:
+# native frames only, and the report says why, once.
+. "${top_srcdir:-.}/tests/preload/lib.sh"
+
+SCRIPT=$top_srcdir/tests/preload/py_frames.py
+AUDIT=$top_builddir/tools/cuwarden-audit
+tried=0
+for py in "$PY" /usr/bin/python3; do
+	command -v "$py" >/dev/null 2>&1 || continue
+	real=$("$py" -c 'import sys; print(sys.executable)' 2>/dev/null) || continue
+	case " ${seen-} " in *" $real "*) continue ;; esac
+	seen="${seen-} $real"
+	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	case $ver in 3.11|3.12) ;; *) echo "python $real is $ver: not tried"; continue ;; esac
+	tried=$((tried + 1))
+	n=py$tried
+	R=$WORK/$n.json
+	CUWARDEN_REPORT=$R run $n "$py" "$SCRIPT" "$WORK/$n.expect.json"
+	expect_rc 0 "$real ($ver): allocations through ctypes"
+	check "$R" \
+		"r['python'] == {'frames': True, 'version': '$ver'}" \
+		"len(leaks()) == 4" \
+		"all(pyf(leak(size=s)['stack']) == json.load(open('$WORK/$n.expect.json'))[str(s)] for s in (41001, 41002, 41003, 41004))" \
+		"all(leak(size=s)['owner'] == '$SCRIPT' for s in (41001, 41002, 41003, 41004))" \
+		"[f[1] for f in pyf(leak(size=41001)['stack'])][:4] == ['alloc', 'outer.<locals>.inner', 'middle', 'outer']" \
+		"pyf(leak(size=41003)['stack'])[1][1] == 'worker'" \
+		"pyf(leak(size=41004)['stack'])[1][1] == 'chunks'" \
+		"'module' in leak(size=41001)['stack'][0]"
+	# The text report: file:line function.
+	run $n.text "$AUDIT" report "$R"
+	line=$(grep -n 'w = where(); rc' "$SCRIPT" | cut -d: -f1)
+	if grep -q "==    by $SCRIPT:$line alloc \[python\]" "$WORK/$n.text.err"; then
+		pass "$ver: text report names $SCRIPT:$line alloc"
+	else
+		fail "$ver: no '$SCRIPT:$line alloc' frame in the text report:"
+		head -30 "$WORK/$n.text.err"
+	fi
+	grep -q "leaked by $SCRIPT " "$WORK/$n.text.err" &&
+		pass "$ver: text report: owner is the script" ||
+		fail "$ver: owner in the text report: $(grep 'leaked by' "$WORK/$n.text.err" | head -2)"
+
+	# Unsupported (the test hook): native frames, and the reason once.
+	R=$WORK/$n.unsup.json
+	CUWARDEN_PYTHON_TEST_VERSION=0x030d0000 CUWARDEN_REPORT=$R \
+		run $n.unsup "$py" "$SCRIPT" "$WORK/$n.unsup.expect.json"
+	expect_rc 0 "$ver as if 3.13: allocations through ctypes"
+	check "$R" \
+		"r['python'] == {'frames': False, 'version': '3.13', 'reason': 'python 3.13 not supported'}" \
+		"len(leaks()) == 4" \
+		"all(pyf(l['stack']) == [] for l in leaks())" \
+		"all('python' in os.path.basename(l['owner']) for l in leaks())"
+	R=$WORK/$n.off.json
+	CUWARDEN_PYTHON_FRAMES=0 CUWARDEN_REPORT=$R \
+		run $n.off "$py" "$SCRIPT" "$WORK/$n.off.expect.json"
+	expect_rc 0 "$ver with CUWARDEN_PYTHON_FRAMES=0"
+	check "$R" "r['python']['frames'] is False" \
+		"r['python']['reason'] == 'CUWARDEN_PYTHON_FRAMES=0'" \
+		"all(pyf(l['stack']) == [] for l in leaks())"
+done
+[ "$tried" -gt 0 ] || { echo "SKIP: no python 3.11 or 3.12"; exit 77; }
+finish
