@@ -319,6 +319,7 @@ py_setup(void)
 }
 
 static int layout_checked; /* atomic: 0 no, 1 yes */
+static bool py_disabled;   /* atomic: stack_python_set_enabled */
 
 bool
 stack_python_status(const char **version, const char **reason)
@@ -555,6 +556,8 @@ stack_python_capture(uintptr_t *out, size_t max, uint16_t *ends,
 		if (__atomic_load_n(&py_state, __ATOMIC_ACQUIRE) != PY_ON)
 			return 0;
 	}
+	if (unlikely(__atomic_load_n(&py_disabled, __ATOMIC_RELAXED)))
+		return 0;
 	ts = (uintptr_t)get_tstate();
 	if (!ptr_ok(ts))
 		return 0;
@@ -613,6 +616,12 @@ stack_python_capture(uintptr_t *out, size_t max, uint16_t *ends,
 		ends[g++] = (uint16_t)n;
 	*nends = g;
 	return n;
+}
+
+void
+stack_python_set_enabled(bool on)
+{
+	__atomic_store_n(&py_disabled, !on, __ATOMIC_RELAXED);
 }
 
 bool

@@ -90,6 +90,8 @@ size_t stack_modules_bytes(void);
  * maxends.  0 when the thread runs no Python code or frames are off. */
 size_t stack_python_capture(uintptr_t *out, size_t max, uint16_t *ends,
     size_t *nends, size_t maxends);
+/* Turns Python frames off and on again (benchmarks, tests). */
+void stack_python_set_enabled(bool on);
 /* Whether return address ret is in _PyEval_EvalFrameDefault. */
 bool stack_python_is_eval(uintptr_t ret);
 /* The location table: maps it once (true on success); interns a location
