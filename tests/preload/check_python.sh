@@ -27,8 +27,10 @@ for py in "$PY" /usr/bin/python3; do
 	expect_rc 0 "$real ($ver): allocations through ctypes"
 	check "$R" \
 		"r['python'] == {'frames': True, 'version': '$ver'}" \
-		"len(leaks()) == 4" \
-		"all(pyf(leak(size=s)['stack']) == json.load(open('$WORK/$n.expect.json'))[str(s)] for s in (41001, 41002, 41003, 41004))" \
+		"len(leaks()) == 5" \
+		"all(pyf(leak(size=s)['stack']) == json.load(open('$WORK/$n.expect.json'))[str(s)] for s in (41001, 41002, 41003, 41004, 41005))" \
+		"[f[1:] for f in pyf(leak(size=41005)['stack'])[:4]] == [['alloc', 31], ['far.<locals>.<lambda>', 79], ['gr\u00f6\u00dfe.<locals>.\u51fd\u6570', 3305], ['gr\u00f6\u00dfe', 3306]]" \
+		"pyf(leak(size=41005)['stack'])[2][0] == 'gen/\u00fcn\u00efcode_\u51fd\u6570_\U0001f600.py'" \
 		"all(leak(size=s)['owner'] == '$SCRIPT' for s in (41001, 41002, 41003, 41004))" \
 		"[f[1] for f in pyf(leak(size=41001)['stack'])][:4] == ['alloc', 'outer.<locals>.inner', 'middle', 'outer']" \
 		"pyf(leak(size=41003)['stack'])[1][1] == 'worker'" \
@@ -54,7 +56,7 @@ for py in "$PY" /usr/bin/python3; do
 	expect_rc 0 "$ver as if 3.13: allocations through ctypes"
 	check "$R" \
 		"r['python'] == {'frames': False, 'version': '3.13', 'reason': 'python 3.13 not supported'}" \
-		"len(leaks()) == 4" \
+		"len(leaks()) == 5" \
 		"all(pyf(l['stack']) == [] for l in leaks())" \
 		"all('python' in os.path.basename(l['owner']) for l in leaks())"
 	R=$WORK/$n.off.json

@@ -4,7 +4,7 @@ usage: py_frames.py EXPECT.json
 
 Calls the (simulated) driver's cuMemAlloc_v2 through ctypes from nested
 functions, a method, a thread and a generator, and frees all but the
-planted leaks (sizes 41001, 41002, 41003, 41004).  For each leak it writes
+planted leaks (sizes 41001 to 41005).  For each leak it writes
 to EXPECT.json the Python frames at the call, innermost first, as
 [file, qualified name, line], taken on the line of the call itself, which
 the report's Python frames must equal.
@@ -62,6 +62,23 @@ def chunks():
         yield size
 
 
+# Code far from its first line (long-form entries of the location table,
+# lines that go back), with names and a file name that are not ASCII
+# (str objects of 1, 2 and 4 bytes a character).
+GENERATED = ("\n" * 3000 + "def gr\u00f6\u00dfe(f):\n" +
+             "    x = (1,\n" + "\n" * 300 + "    )\n" +
+             "    def \u51fd\u6570():\n" +
+             "        f()\n" +
+             "    \u51fd\u6570()\n")
+
+
+def far():
+    ns = {}
+    exec(compile(GENERATED, "gen/\u00fcn\u00efcode_\u51fd\u6570_\U0001f600.py",
+                 "exec"), ns)
+    ns["gr\u00f6\u00dfe"](lambda: alloc(41005, True))
+
+
 def main():
     ctx = ctypes.c_void_p()
     assert cu.cuInit(0) == 0
@@ -74,6 +91,7 @@ def main():
     t.join()
     for _ in chunks():
         pass
+    far()
     with open(sys.argv[1], "w") as f:
         json.dump(expect, f)
 
