@@ -186,7 +186,7 @@ process_json(const au_process_t *p)
 {
 	json_t *o = json_object(), *v;
 	static const char *const keep[] = { "command", "exe", "mode", "exit",
-		"coverage", "summary", "time", "incomplete" };
+		"coverage", "summary", "time", "incomplete", "python" };
 	size_t i;
 
 	json_object_set_new(o, "pid", json_integer(p->pid));

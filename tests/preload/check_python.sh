@@ -59,6 +59,13 @@ for py in "$PY" /usr/bin/python3; do
 		"len(leaks()) == 5" \
 		"all(pyf(l['stack']) == [] for l in leaks())" \
 		"all('python' in os.path.basename(l['owner']) for l in leaks())"
+	run $n.unsup.text "$AUDIT" -v report "$R"
+	grep -q "==      native frames only, no Python frames: python 3.13 not supported" "$WORK/$n.unsup.text.err" &&
+		pass "$ver as if 3.13: the text report says why, under the process" ||
+		fail "$ver as if 3.13: no reason in the text report: $(grep -A2 PROCESSES "$WORK/$n.unsup.text.err")"
+	run $n.unsup.merge "$AUDIT" --json "$WORK/$n.unsup.merged.json" report "$R"
+	check "$WORK/$n.unsup.merged.json" \
+		"r['processes'][0]['python']['reason'] == 'python 3.13 not supported'"
 	R=$WORK/$n.off.json
 	CUWARDEN_PYTHON_FRAMES=0 CUWARDEN_REPORT=$R \
 		run $n.off "$py" "$SCRIPT" "$WORK/$n.off.expect.json"
