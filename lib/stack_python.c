@@ -33,6 +33,7 @@
  */
 
 #include <elf.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <link.h>
 #include <stdlib.h>
@@ -224,8 +225,11 @@ layout_check(uintptr_t ts)
 	uintptr_t cf, fr, code, type;
 	unsigned k = 0;
 
+	errno = 0;
 	if (safe_ptr(ts + lay->ts_cframe, &cf))
-		return "thread state unreadable";
+		return errno == ENOSYS || errno == EPERM ?
+		    "layout not checked: process_vm_readv refused" :
+		    "thread state unreadable";
 	if (cf == 0)
 		return NULL;
 	if (safe_ptr(cf + lay->cf_current, &fr))

@@ -45,6 +45,20 @@ for py in "$PY" /usr/bin/python3; do
 		fail "$ver: no '$SCRIPT:$line alloc' frame in the text report:"
 		head -30 "$WORK/$n.text.err"
 	fi
+	# The merged document (the schema knows Python frames), SARIF, HTML.
+	run $n.merge "$AUDIT" --json "$WORK/$n.merged.json" --sarif "$WORK/$n.sarif" \
+		--html "$WORK/$n.html" report "$R"
+	if "$PY" "$top_srcdir/tests/tools/check_json.py" "$top_srcdir/tests/tools/audit.schema.json" \
+	    "$WORK/$n.merged.json"; then pass "$ver: merged document valid"
+	else fail "$ver: merged document invalid"; fi
+	check "$WORK/$n.merged.json" \
+		"pyf([l for l in r['leaks'] if l['size'] == 41001][0]['stack']) == json.load(open('$WORK/$n.expect.json'))['41001']"
+	grep -q "\"uri\": *\"[^\"]*py_frames.py\"" "$WORK/$n.sarif" &&
+		pass "$ver: SARIF names the script as a physical location" ||
+		fail "$ver: SARIF: no location in py_frames.py"
+	grep -q '"python": *{"file"' "$WORK/$n.html" &&
+		pass "$ver: the HTML page carries the Python frames" ||
+		fail "$ver: no Python frame in the HTML page"
 	grep -q "leaked by $SCRIPT " "$WORK/$n.text.err" &&
 		pass "$ver: text report: owner is the script" ||
 		fail "$ver: owner in the text report: $(grep 'leaked by' "$WORK/$n.text.err" | head -2)"
@@ -64,6 +78,9 @@ for py in "$PY" /usr/bin/python3; do
 		pass "$ver as if 3.13: the text report says why, under the process" ||
 		fail "$ver as if 3.13: no reason in the text report: $(grep -A2 PROCESSES "$WORK/$n.unsup.text.err")"
 	run $n.unsup.merge "$AUDIT" --json "$WORK/$n.unsup.merged.json" report "$R"
+	"$PY" "$top_srcdir/tests/tools/check_json.py" "$top_srcdir/tests/tools/audit.schema.json" \
+		"$WORK/$n.unsup.merged.json" && pass "$ver as if 3.13: merged document valid" ||
+		fail "$ver as if 3.13: merged document invalid"
 	check "$WORK/$n.unsup.merged.json" \
 		"r['processes'][0]['python']['reason'] == 'python 3.13 not supported'"
 	R=$WORK/$n.off.json
