@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -50,6 +51,7 @@
 typedef struct pylayout_s {
 	unsigned minor;
 	unsigned ts_cframe;     /* PyThreadState.cframe */
+	unsigned ts_thread_id;  /* PyThreadState.thread_id (pthread_t) */
 	unsigned cf_current;    /* _PyCFrame.current_frame */
 	unsigned fr_code;       /* _PyInterpreterFrame.f_code */
 	unsigned fr_previous;
@@ -68,8 +70,10 @@ typedef struct pylayout_s {
  * same headers of v3.12 (f_code first, FRAME_OWNED_BY_CSTACK entry frames,
  * no wstr in str objects). */
 static const pylayout_t layouts[] = {
-	{ 11, 56, 8, 32, 48, 56, 68, 69, 112, 128, 136, 72, 168, 184, 48, 72 },
-	{ 12, 56, 0, 0, 8, 56, 0, 70, 112, 128, 136, 68, 176, 192, 40, 56 },
+	{ 11, 56, 152, 8, 32, 48, 56, 68, 69, 112, 128, 136, 72, 168, 184, 48,
+	    72 },
+	{ 12, 56, 136, 0, 0, 8, 56, 0, 70, 112, 128, 136, 68, 176, 192, 40,
+	    56 },
 };
 
 #define OWNED_BY_GENERATOR 1
@@ -85,16 +89,17 @@ static const char *py_reason = ""; /* why off (static text) */
 static char py_reason_buf[64];
 static char py_version[16];        /* "3.11" */
 static void *(*get_tstate)(void);
+static int (*is_initialized)(void);
 static uintptr_t code_type, unicode_type, bytes_type;
 static uintptr_t eval_lo, eval_hi;
 
 /* ------------------------------------------------------ symbol lookup */
 
-enum { SYM_VERSION, SYM_TSTATE, SYM_CODE, SYM_UNICODE, SYM_BYTES,
+enum { SYM_VERSION, SYM_TSTATE, SYM_INIT, SYM_CODE, SYM_UNICODE, SYM_BYTES,
 	SYM_EVAL, SYM_COUNT };
 static const char *const sym_names[SYM_COUNT] = { "Py_Version",
-	"PyGILState_GetThisThreadState", "PyCode_Type", "PyUnicode_Type",
-	"PyBytes_Type", "_PyEval_EvalFrameDefault" };
+	"PyGILState_GetThisThreadState", "Py_IsInitialized", "PyCode_Type",
+	"PyUnicode_Type", "PyBytes_Type", "_PyEval_EvalFrameDefault" };
 
 typedef struct symfind_s {
 	uintptr_t addr[SYM_COUNT];
@@ -216,15 +221,20 @@ safe_ptr(uintptr_t addr, uintptr_t *out)
 }
 
 /* Checks the layout on this thread's chain with reads that cannot fault:
- * every frame's code object has PyCode_Type's address as its type.
- * Returns NULL when it holds (or there is no chain to check yet), else
- * the reason. */
+ * the state is this thread's, every frame's code object has PyCode_Type's
+ * address as its type.  Returns NULL when it holds (*seen: code frames
+ * checked; none yet: check again next time), else the reason. */
 static const char *
-layout_check(uintptr_t ts)
+layout_check(uintptr_t ts, unsigned *seen)
 {
-	uintptr_t cf, fr, code, type;
+	uintptr_t cf, fr, code, type, tid;
 	unsigned k = 0;
 
+	*seen = 0;
+	if (safe_ptr(ts + lay->ts_thread_id, &tid))
+		return "thread state unreadable";
+	if (tid != (uintptr_t)pthread_self())
+		return NULL; /* not this thread's (yet): no frames, no verdict */
 	errno = 0;
 	if (safe_ptr(ts + lay->ts_cframe, &cf))
 		return errno == ENOSYS || errno == EPERM ?
@@ -243,6 +253,7 @@ layout_check(uintptr_t ts)
 			if (safe_ptr(fr + lay->fr_code, &code) ||
 			    safe_ptr(code + 8, &type) || type != code_type)
 				return "frame layout check failed";
+			(*seen)++;
 		}
 		if (safe_ptr(fr + lay->fr_previous, &fr))
 			return "frame chain unreadable";
@@ -304,7 +315,7 @@ py_setup(void)
 		return;
 	}
 	if (sf.addr[SYM_CODE] == 0 || sf.addr[SYM_UNICODE] == 0 ||
-	    sf.addr[SYM_BYTES] == 0) {
+	    sf.addr[SYM_BYTES] == 0 || sf.addr[SYM_INIT] == 0) {
 		set_off("python type objects not found");
 		return;
 	}
@@ -314,6 +325,7 @@ py_setup(void)
 	eval_lo = sf.addr[SYM_EVAL];
 	eval_hi = eval_lo + sf.size[SYM_EVAL];
 	get_tstate = (void *(*)(void))sf.addr[SYM_TSTATE];
+	is_initialized = (int (*)(void))sf.addr[SYM_INIT];
 	if (!stack_pyloc_setup()) {
 		set_off("out of memory");
 		return;
@@ -496,8 +508,9 @@ resolve(uintptr_t code, unsigned off)
 /* The (code, offset) -> location cache: direct-mapped, lock-free to
  * read.  A writer (under the depot's lock) clears `code`, writes the rest,
  * then publishes `code`; a reader loads `code`, the rest, then `code`
- * again.  `check` (the code object's line table and file name pointers)
- * tells a code object from a later one at the same address. */
+ * again.  `check` (the code object's line table: a bytes object of its
+ * own, on the cache line the walk reads anyway) tells a code object from
+ * a later one at the same address. */
 #define PYC_SLOTS (1u << 14)
 typedef struct pyc_s {
 	uintptr_t code;
@@ -519,8 +532,7 @@ static uint32_t
 location_of(uintptr_t code, unsigned off)
 {
 	pyc_t *e = &pyc[pyc_slot(code, off)];
-	uintptr_t check = rd_ptr(code + lay->co_linetable) ^
-	    (rd_ptr(code + lay->co_filename) << 1);
+	uintptr_t check = rd_ptr(code + lay->co_linetable);
 	uintptr_t c1 = __atomic_load_n(&e->code, __ATOMIC_ACQUIRE);
 	uint64_t ol = __atomic_load_n(&e->off_loc, __ATOMIC_ACQUIRE);
 	uintptr_t ck = __atomic_load_n(&e->check, __ATOMIC_ACQUIRE);
@@ -562,18 +574,27 @@ stack_python_capture(uintptr_t *out, size_t max, uint16_t *ends,
 	}
 	if (unlikely(__atomic_load_n(&py_disabled, __ATOMIC_RELAXED)))
 		return 0;
+	/* Before Py_Initialize (a program embedding Python) and after
+	 * Py_Finalize the state's pthread key is not the interpreter's. */
+	if (!is_initialized())
+		return 0;
 	ts = (uintptr_t)get_tstate();
 	if (!ptr_ok(ts))
 		return 0;
 	if (unlikely(!__atomic_load_n(&layout_checked, __ATOMIC_ACQUIRE))) {
-		const char *why = layout_check(ts);
+		unsigned seen;
+		const char *why = layout_check(ts, &seen);
 
 		if (why != NULL) {
 			set_off(why);
 			return 0;
 		}
+		if (seen == 0)
+			return 0; /* nothing verified yet: no frames this time */
 		__atomic_store_n(&layout_checked, 1, __ATOMIC_RELEASE);
 	}
+	if (rd_ptr(ts + lay->ts_thread_id) != (uintptr_t)pthread_self())
+		return 0; /* a state of another thread: never walked */
 	cf = rd_ptr(ts + lay->ts_cframe);
 	if (!ptr_ok(cf))
 		return 0;
