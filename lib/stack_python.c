@@ -233,8 +233,10 @@ layout_check(uintptr_t ts, unsigned *seen)
 	*seen = 0;
 	if (safe_ptr(ts + lay->ts_thread_id, &tid))
 		return "thread state unreadable";
+	/* The key holds the state bound to this thread: another thread id
+	 * says the offsets are wrong. */
 	if (tid != (uintptr_t)pthread_self())
-		return NULL; /* not this thread's (yet): no frames, no verdict */
+		return "thread state layout check failed";
 	errno = 0;
 	if (safe_ptr(ts + lay->ts_cframe, &cf))
 		return errno == ENOSYS || errno == EPERM ?

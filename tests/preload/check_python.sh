@@ -83,6 +83,18 @@ for py in "$PY" /usr/bin/python3; do
 		fail "$ver as if 3.13: merged document invalid"
 	check "$WORK/$n.unsup.merged.json" \
 		"r['processes'][0]['python']['reason'] == 'python 3.13 not supported'"
+	# The wrong layout (3.12's on 3.11's structures): found out by reads
+	# that cannot fault, frames off with the reason, no crash.
+	other=0x030c0000; [ "$ver" = 3.12 ] && other=0x030b0000
+	R=$WORK/$n.wrong.json
+	CUWARDEN_PYTHON_TEST_VERSION=$other CUWARDEN_REPORT=$R \
+		run $n.wrong "$py" "$SCRIPT" "$WORK/$n.wrong.expect.json"
+	expect_rc 0 "$ver with another version's layout"
+	check "$R" \
+		"r['python']['frames'] is False" \
+		"r['python']['reason'].endswith('layout check failed')" \
+		"len(leaks()) == 5" \
+		"all(pyf(l['stack']) == [] for l in leaks())"
 	R=$WORK/$n.off.json
 	CUWARDEN_PYTHON_FRAMES=0 CUWARDEN_REPORT=$R \
 		run $n.off "$py" "$SCRIPT" "$WORK/$n.off.expect.json"
