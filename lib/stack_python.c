@@ -1,8 +1,8 @@
 #include "preamble.h"
 
 /*
- * stack_python.c -- the Python frames of the calling thread (CPython 3.11
- * and 3.12), read from the interpreter's own structures without the GIL
+ * stack_python.c -- the Python frames of the calling thread (CPython 3.11,
+ * 3.12 and 3.13), read from the interpreter's own structures without the GIL
  * and without calling Python code; doc/stacks.md, "Python frames".
  *
  * Finding the interpreter: the dynamic symbol tables of the loaded
@@ -50,12 +50,12 @@
 /* The layout of one CPython minor version: byte offsets. */
 typedef struct pylayout_s {
 	unsigned minor;
-	unsigned ts_cframe;     /* PyThreadState.cframe */
+	unsigned ts_cframe;     /* PyThreadState.cframe (3.13: current_frame) */
 	unsigned ts_thread_id;  /* PyThreadState.thread_id (pthread_t) */
-	unsigned cf_current;    /* _PyCFrame.current_frame */
-	unsigned fr_code;       /* _PyInterpreterFrame.f_code */
+	unsigned cf_current;    /* _PyCFrame.current_frame; NO_CFRAME: none */
+	unsigned fr_code;       /* _PyInterpreterFrame.f_code (f_executable) */
 	unsigned fr_previous;
-	unsigned fr_prev_instr;
+	unsigned fr_prev_instr; /* prev_instr (3.13: instr_ptr) */
 	unsigned fr_is_entry;   /* 3.11; 0 = none */
 	unsigned fr_owner;
 	unsigned co_filename, co_qualname, co_linetable, co_firstlineno;
@@ -64,20 +64,25 @@ typedef struct pylayout_s {
 	unsigned str_compact_data; /* sizeof(PyCompactUnicodeObject) */
 } pylayout_t;
 
-/* 3.11: Include/internal/pycore_frame.h, Include/cpython/code.h,
- * pystate.h, unicodeobject.h of v3.11 (checked against the installed
- * headers by tests/unit/check_stack_python.c where they exist).  3.12: the
- * same headers of v3.12 (f_code first, FRAME_OWNED_BY_CSTACK entry frames,
- * no wstr in str objects). */
+#define NO_CFRAME 0xffffu
+
+/* From Include/internal/pycore_frame.h, Include/cpython/code.h, pystate.h
+ * and unicodeobject.h of each version (offsetof against the headers of
+ * 3.11.2, 3.11.7, 3.12.1 and 3.13.0; doc/stacks.md).  3.12: f_code first,
+ * FRAME_OWNED_BY_CSTACK entry frames, no wstr in str objects.  3.13: no
+ * _PyCFrame (the state holds current_frame), f_executable and instr_ptr
+ * (the instruction executing, as prev_instr was during a call). */
 static const pylayout_t layouts[] = {
 	{ 11, 56, 152, 8, 32, 48, 56, 68, 69, 112, 128, 136, 72, 168, 184, 48,
 	    72 },
 	{ 12, 56, 136, 0, 0, 8, 56, 0, 70, 112, 128, 136, 68, 176, 192, 40,
 	    56 },
+	{ 13, 72, 152, NO_CFRAME, 0, 8, 56, 0, 70, 112, 128, 136, 68, 184, 200,
+	    40, 56 },
 };
 
 #define OWNED_BY_GENERATOR 1
-#define OWNED_BY_CSTACK 3 /* 3.12 */
+#define OWNED_BY_CSTACK 3 /* 3.12, 3.13 */
 #define PY_CHAIN_MAX 1024 /* frames walked at most */
 #define PY_NAME_MAX 1024  /* bytes of a file or function name kept */
 
@@ -231,27 +236,29 @@ layout_check(uintptr_t ts, unsigned *seen)
 	unsigned k = 0;
 
 	*seen = 0;
+	errno = 0;
 	if (safe_ptr(ts + lay->ts_thread_id, &tid))
-		return "thread state unreadable";
+		return errno == ENOSYS || errno == EPERM ?
+		    "layout not checked: process_vm_readv refused" :
+		    "thread state unreadable";
 	/* The key holds the state bound to this thread: another thread id
 	 * says the offsets are wrong. */
 	if (tid != (uintptr_t)pthread_self())
 		return "thread state layout check failed";
-	errno = 0;
 	if (safe_ptr(ts + lay->ts_cframe, &cf))
-		return errno == ENOSYS || errno == EPERM ?
-		    "layout not checked: process_vm_readv refused" :
-		    "thread state unreadable";
+		return "thread state unreadable";
 	if (cf == 0)
 		return NULL;
-	if (safe_ptr(cf + lay->cf_current, &fr))
+	if (lay->cf_current == NO_CFRAME)
+		fr = cf;
+	else if (safe_ptr(cf + lay->cf_current, &fr))
 		return "frame chain unreadable";
 	for (; fr != 0 && k < 64; k++) {
 		uint8_t owner;
 
 		if (!ptr_ok(fr) || safe_read(fr + lay->fr_owner, &owner, 1))
 			return "frame unreadable";
-		if (!(lay->minor == 12 && owner == OWNED_BY_CSTACK)) {
+		if (!(lay->minor >= 12 && owner == OWNED_BY_CSTACK)) {
 			if (safe_ptr(fr + lay->fr_code, &code) ||
 			    safe_ptr(code + 8, &type) || type != code_type)
 				return "frame layout check failed";
@@ -441,7 +448,7 @@ svarint(const uint8_t **pp, const uint8_t *end)
 }
 
 /* The line of the instruction at `addr` (code units) from the location
- * table of 3.11/3.12 (InternalDocs/locations.md: entries of a first byte
+ * table of 3.11-3.13 (InternalDocs/locations.md: entries of a first byte
  * 1cccclll -- code c, length l + 1 code units -- then code-specific
  * varints).  0 when the instruction has no line. */
 int
@@ -598,9 +605,12 @@ stack_python_capture(uintptr_t *out, size_t max, uint16_t *ends,
 	if (rd_ptr(ts + lay->ts_thread_id) != (uintptr_t)pthread_self())
 		return 0; /* a state of another thread: never walked */
 	cf = rd_ptr(ts + lay->ts_cframe);
-	if (!ptr_ok(cf))
+	if (lay->cf_current == NO_CFRAME)
+		fr = cf;
+	else if (!ptr_ok(cf))
 		return 0;
-	fr = rd_ptr(cf + lay->cf_current);
+	else
+		fr = rd_ptr(cf + lay->cf_current);
 	for (unsigned k = 0; fr != 0 && k < PY_CHAIN_MAX && n < max; k++) {
 		uint8_t owner;
 		uintptr_t code, instr, first;
@@ -609,7 +619,7 @@ stack_python_capture(uintptr_t *out, size_t max, uint16_t *ends,
 		if (!ptr_ok(fr))
 			break;
 		owner = *(const uint8_t *)(fr + lay->fr_owner);
-		if (lay->minor == 12 && owner == OWNED_BY_CSTACK) {
+		if (lay->minor >= 12 && owner == OWNED_BY_CSTACK) {
 			/* The entry frame of an _PyEval_EvalFrameDefault. */
 			if (g < maxends && n > (g > 0 ? ends[g - 1] : 0u))
 				ends[g++] = (uint16_t)n;

@@ -10,7 +10,7 @@
  *                    (stack_first_module_outside)
  *   stack_capture.c  the capture (libunwind), Python frames merged in
  *   stack_python.c   the Python frames of this thread (CPython 3.11,
- *                    3.12) and their locations
+ *                    3.12, 3.13) and their locations
  *
  * Locking: stackdepot.c's depot_lock serialises inserts, the module
  * table and the range cache: every function below that says "under
@@ -98,7 +98,7 @@ bool stack_python_is_eval(uintptr_t ret);
  * (under the depot's lock; 0 when full). */
 bool stack_pyloc_setup(void);
 uint32_t stack_pyloc_intern(const char *file, const char *func, int line);
-/* The line of code unit addr from a 3.11/3.12 location table. */
+/* The line of code unit addr from a 3.11-3.13 location table. */
 int stack_py_line(const uint8_t *table, size_t len, int firstline,
     unsigned addr);
 

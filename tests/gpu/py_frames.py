@@ -1,6 +1,6 @@
 """Python frames on a real GPU (doc/stacks.md, "Python frames").
 
-Run (from a build tree; CPython 3.11 or 3.12):
+Run (from a build tree; CPython 3.11, 3.12 or 3.13):
 
   tools/cuwarden-audit --json /tmp/pyf.json -- \
       python3 tests/gpu/py_frames.py /tmp/pyf.expect.json

@@ -4,8 +4,9 @@
 # file, function, line, innermost first, exactly the interpreter's own
 # frames at the call -- from nested functions, a method, a thread and a
 # generator; the owner is the script, not the interpreter.  Every Python
-# 3.11 or 3.12 found (python3, and Debian's /usr/bin/python3 when it is
-# another) is tried; one of another version is skipped.  The test hook
+# 3.11, 3.12 or 3.13 found (python3, Debian's /usr/bin/python3 when it is
+# another, and those CW_TEST_PYTHONS names, space-separated) is tried; one
+# of another version is skipped.  The test hook
 # CUWARDEN_PYTHON_TEST_VERSION makes the interpreter look unsupported:
 # native frames only, and the report says why, once.
 . "${top_srcdir:-.}/tests/preload/lib.sh"
@@ -13,13 +14,25 @@
 SCRIPT=$top_srcdir/tests/preload/py_frames.py
 AUDIT=$top_builddir/tools/cuwarden-audit
 tried=0
-for py in "$PY" /usr/bin/python3; do
+
+# schema WHAT DOC: the merged document against tests/tools/audit.schema.json
+# (skipped where python3-jsonschema is missing).
+schema() {
+	"$PY" "$top_srcdir/tests/tools/check_json.py" \
+		"$top_srcdir/tests/tools/audit.schema.json" "$2"
+	case $? in
+	0) pass "$1: merged document valid" ;;
+	77) echo "skip: $1: no jsonschema module to validate the merged document" ;;
+	*) fail "$1: merged document invalid" ;;
+	esac
+}
+for py in "$PY" /usr/bin/python3 ${CW_TEST_PYTHONS-}; do
 	command -v "$py" >/dev/null 2>&1 || continue
 	real=$("$py" -c 'import sys; print(sys.executable)' 2>/dev/null) || continue
 	case " ${seen-} " in *" $real "*) continue ;; esac
 	seen="${seen-} $real"
 	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-	case $ver in 3.11|3.12) ;; *) echo "python $real is $ver: not tried"; continue ;; esac
+	case $ver in 3.11|3.12|3.13) ;; *) echo "python $real is $ver: not tried"; continue ;; esac
 	tried=$((tried + 1))
 	n=py$tried
 	R=$WORK/$n.json
@@ -48,9 +61,7 @@ for py in "$PY" /usr/bin/python3; do
 	# The merged document (the schema knows Python frames), SARIF, HTML.
 	run $n.merge "$AUDIT" --json "$WORK/$n.merged.json" --sarif "$WORK/$n.sarif" \
 		--html "$WORK/$n.html" report "$R"
-	if "$PY" "$top_srcdir/tests/tools/check_json.py" "$top_srcdir/tests/tools/audit.schema.json" \
-	    "$WORK/$n.merged.json"; then pass "$ver: merged document valid"
-	else fail "$ver: merged document invalid"; fi
+	schema "$ver" "$WORK/$n.merged.json"
 	check "$WORK/$n.merged.json" \
 		"pyf([l for l in r['leaks'] if l['size'] == 41001][0]['stack']) == json.load(open('$WORK/$n.expect.json'))['41001']"
 	grep -q "\"uri\": *\"[^\"]*py_frames.py\"" "$WORK/$n.sarif" &&
@@ -65,24 +76,22 @@ for py in "$PY" /usr/bin/python3; do
 
 	# Unsupported (the test hook): native frames, and the reason once.
 	R=$WORK/$n.unsup.json
-	CUWARDEN_PYTHON_TEST_VERSION=0x030d0000 CUWARDEN_REPORT=$R \
+	CUWARDEN_PYTHON_TEST_VERSION=0x030e0000 CUWARDEN_REPORT=$R \
 		run $n.unsup "$py" "$SCRIPT" "$WORK/$n.unsup.expect.json"
-	expect_rc 0 "$ver as if 3.13: allocations through ctypes"
+	expect_rc 0 "$ver as if 3.14: allocations through ctypes"
 	check "$R" \
-		"r['python'] == {'frames': False, 'version': '3.13', 'reason': 'python 3.13 not supported'}" \
+		"r['python'] == {'frames': False, 'version': '3.14', 'reason': 'python 3.14 not supported'}" \
 		"len(leaks()) == 5" \
 		"all(pyf(l['stack']) == [] for l in leaks())" \
 		"all('python' in os.path.basename(l['owner']) for l in leaks())"
 	run $n.unsup.text "$AUDIT" -v report "$R"
-	grep -q "==      native frames only, no Python frames: python 3.13 not supported" "$WORK/$n.unsup.text.err" &&
-		pass "$ver as if 3.13: the text report says why, under the process" ||
-		fail "$ver as if 3.13: no reason in the text report: $(grep -A2 PROCESSES "$WORK/$n.unsup.text.err")"
+	grep -q "==      native frames only, no Python frames: python 3.14 not supported" "$WORK/$n.unsup.text.err" &&
+		pass "$ver as if 3.14: the text report says why, under the process" ||
+		fail "$ver as if 3.14: no reason in the text report: $(grep -A2 PROCESSES "$WORK/$n.unsup.text.err")"
 	run $n.unsup.merge "$AUDIT" --json "$WORK/$n.unsup.merged.json" report "$R"
-	"$PY" "$top_srcdir/tests/tools/check_json.py" "$top_srcdir/tests/tools/audit.schema.json" \
-		"$WORK/$n.unsup.merged.json" && pass "$ver as if 3.13: merged document valid" ||
-		fail "$ver as if 3.13: merged document invalid"
+	schema "$ver as if 3.14" "$WORK/$n.unsup.merged.json"
 	check "$WORK/$n.unsup.merged.json" \
-		"r['processes'][0]['python']['reason'] == 'python 3.13 not supported'"
+		"r['processes'][0]['python']['reason'] == 'python 3.14 not supported'"
 	# The wrong layout (3.12's on 3.11's structures): found out by reads
 	# that cannot fault, frames off with the reason, no crash.
 	other=0x030c0000; [ "$ver" = 3.12 ] && other=0x030b0000
@@ -103,5 +112,5 @@ for py in "$PY" /usr/bin/python3; do
 		"r['python']['reason'] == 'CUWARDEN_PYTHON_FRAMES=0'" \
 		"all(pyf(l['stack']) == [] for l in leaks())"
 done
-[ "$tried" -gt 0 ] || { echo "SKIP: no python 3.11 or 3.12"; exit 77; }
+[ "$tried" -gt 0 ] || { echo "SKIP: no python 3.11, 3.12 or 3.13"; exit 77; }
 finish
