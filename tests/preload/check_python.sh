@@ -104,6 +104,14 @@ for py in "$PY" /usr/bin/python3 ${CW_TEST_PYTHONS-}; do
 		"r['python']['reason'].endswith('layout check failed')" \
 		"len(leaks()) == 5" \
 		"all(pyf(l['stack']) == [] for l in leaks())"
+	# Eight threads at once (tests/preload/py_threads.py).
+	R=$WORK/$n.threads.json
+	CUWARDEN_REPORT=$R run $n.threads "$py" "$top_srcdir/tests/preload/py_threads.py"
+	expect_rc 0 "$ver: 8 threads allocating through ctypes"
+	check "$R" \
+		"len(leaks()) == 8" \
+		"all([f[1] for f in pyf(leak(size=60000 + k)['stack'])] == ['one', 'work', 'Thread.run', 'Thread._bootstrap_inner', 'Thread._bootstrap'] for k in range(8))" \
+		"cov['allocations'] == 8 * 301"
 	R=$WORK/$n.off.json
 	CUWARDEN_PYTHON_FRAMES=0 CUWARDEN_REPORT=$R \
 		run $n.off "$py" "$SCRIPT" "$WORK/$n.off.expect.json"
