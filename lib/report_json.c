@@ -253,12 +253,51 @@ report_json_stack(wr_t *w, stack_id_t id)
 
 	report_puts(w, "[");
 	for (size_t i = 0; i < n; i++) {
+		const char *file, *func;
+		int line;
+
+		if (fr[i].module == STACK_MODULE_PYTHON) {
+			/* A Python frame (doc/report-schema.md). */
+			if (stack_pyloc_get((uint32_t)fr[i].offset, &file,
+			    &func, &line)) {
+				file = "?";
+				func = "?";
+				line = 0;
+			}
+			report_puts(w, i > 0 ? ", {\"python\": {\"file\": " :
+			    "{\"python\": {\"file\": ");
+			report_json_str(w, file);
+			report_puts(w, ", \"function\": ");
+			report_json_str(w, func);
+			report_printf(w, ", \"line\": %d}}", line);
+			continue;
+		}
 		report_printf(w, "%s{\"module\": %lld, \"offset\": \"0x%lx\"}",
 		    i > 0 ? ", " : "",
 		    fr[i].module == UINT32_MAX ? -1LL :
 		    (long long)fr[i].module, (unsigned long)fr[i].offset);
 	}
 	report_puts(w, "]");
+}
+
+/* The "python" member, when the process has an interpreter: whether its
+ * frames are in the stacks, and why not. */
+static void
+report_json_python(wr_t *w)
+{
+	const char *version, *reason;
+	bool on = stack_python_status(&version, &reason);
+
+	if (!stack_python_present())
+		return;
+	report_printf(w, ",\n  \"python\": {\"frames\": %s, \"version\": ",
+	    on ? "true" : "false");
+	report_json_str(w, version);
+	if (!on) {
+		report_puts(w, ", \"reason\": ");
+		report_json_str(w, reason);
+	}
+	report_puts(w, "}");
 }
 
 static void
@@ -520,6 +559,7 @@ report_write_json(wr_t *w, const report_meta_t *meta, const proc_t *p,
 	}
 	report_puts(w, "]},\n  \"modules\": ");
 	report_json_modules(w);
+	report_json_python(w);
 	report_puts(w, ",\n  \"leaks\": [");
 	for (size_t g = 0; g < L->ngroups; g++) {
 		const leak_t *l = &lv[gv[g].first];

@@ -18,7 +18,7 @@
 #include <link.h>
 
 #include "options.h"
-#include "stackdepot.h"
+#include "stackdepot_int.h"
 
 #define SKIP_MAX 32
 #define SELF_MAX 16 /* room for cuwarden's own frames (a hook, the engine) */
@@ -93,10 +93,43 @@ self_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* Native frames with the thread's Python frames in place of the
+ * _PyEval_EvalFrameDefault frames that run them (innermost run for the
+ * innermost such frame); runs whose eval frame was not unwound (past the
+ * depth) go after the native frames kept.  At most `depth` native
+ * frames, STACK_MAX_DEPTH in all (doc/stacks.md, "Python frames"). */
+static stack_id_t
+merge_python(const uintptr_t *nat, size_t nn, size_t depth,
+    const uintptr_t *pyf, const uint16_t *ends, size_t nends)
+{
+	uintptr_t out[STACK_MAX_DEPTH];
+	size_t n = 0, kept = 0, g = 0, p = 0;
+
+	for (size_t i = 0; i < nn && n < STACK_MAX_DEPTH; i++) {
+		if (g < nends && stack_python_is_eval(nat[i])) {
+			while (p < ends[g] && n < STACK_MAX_DEPTH)
+				out[n++] = pyf[p++];
+			p = ends[g++];
+			continue;
+		}
+		if (kept < depth) {
+			out[n++] = nat[i];
+			kept++;
+		}
+	}
+	for (; g < nends; g++)
+		for (; p < ends[g] && n < STACK_MAX_DEPTH; p++)
+			out[n++] = pyf[p];
+	return stack_intern(out, n);
+}
+
 __attribute__((noinline)) stack_id_t
 stack_capture_outside(void)
 {
 	void *buf[STACK_MAX_DEPTH + SELF_MAX];
+	uintptr_t pyf[STACK_MAX_DEPTH];
+	uint16_t ends[32];
+	size_t py, nends;
 	long long depth = options_get(OPT_STACK_DEPTH);
 	uintptr_t lo, hi;
 	int n, first = 0;
@@ -120,6 +153,11 @@ stack_capture_outside(void)
 		first++;
 	if (first >= n)
 		return 0;
+	py = stack_python_capture(pyf, STACK_MAX_DEPTH, ends, &nends,
+	    CW_ARRAY_SIZE(ends));
+	if (py > 0)
+		return merge_python((const uintptr_t *)(uintptr_t)(buf + first),
+		    (size_t)(n - first), (size_t)depth, pyf, ends, nends);
 	if (n - first > depth)
 		n = first + (int)depth;
 	return stack_intern((const uintptr_t *)(uintptr_t)(buf + first),

@@ -316,7 +316,7 @@ stack_first_module_outside(stack_id_t id, const char *const *patterns,
 		uint32_t m = mods[i];
 		bool skip = false;
 
-		if (m == UINT32_MAX || m == self)
+		if (m == UINT32_MAX || m == STACK_MODULE_PYTHON || m == self)
 			continue;
 		for (size_t k = 0; k < npatterns && !skip; k++)
 			skip = patterns[k] != NULL && fnmatch(patterns[k],

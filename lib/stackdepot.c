@@ -95,6 +95,18 @@ stack_depot_alloc(size_t n)
 	return p;
 }
 
+void
+stack_depot_lock(void)
+{
+	cw_mutex_lock(&depot_lock);
+}
+
+void
+stack_depot_unlock(void)
+{
+	cw_mutex_unlock(&depot_lock);
+}
+
 const char *
 stack_depot_strdup(const char *s)
 {
@@ -209,7 +221,8 @@ insert(uint64_t h, const uintptr_t *ips, size_t n)
 		/* Return addresses: the call is the byte before. */
 		uintptr_t a = ips[i] != 0 ? ips[i] - 1 : 0;
 
-		mods[i] = stack_ranges_lookup(a);
+		mods[i] = STACK_IS_PY(ips[i]) ? STACK_MODULE_PYTHON :
+		    stack_ranges_lookup(a);
 	}
 	id = nstacks + 1;
 	head = &buckets[h & (DEPOT_BUCKETS - 1)];
@@ -254,6 +267,8 @@ stack_get(stack_id_t id, stack_frame_t *frames, size_t max)
 	for (size_t i = 0; i < n; i++) {
 		frames[i].module = mods[i];
 		frames[i].offset = mods[i] == UINT32_MAX ? r->ips[i] :
+		    mods[i] == STACK_MODULE_PYTHON ?
+		    r->ips[i] & ~STACK_PY_TAG :
 		    r->ips[i] - stack_modules[mods[i]].base;
 	}
 	return n;
@@ -306,6 +321,9 @@ stack_validate(void)
 		for (uint32_t i = 0; i < r->n; i++) {
 			uintptr_t a = r->ips[i] != 0 ? r->ips[i] - 1 : 0;
 
+			if (mods[i] == STACK_MODULE_PYTHON &&
+			    STACK_IS_PY(r->ips[i]))
+				continue;
 			if (mods[i] != UINT32_MAX && (mods[i] >= nm ||
 			    a < stack_modules[mods[i]].lo))
 				cw_assert_fail("stack frame", __FILE__,

@@ -24,9 +24,18 @@
 #define STACK_DEPOT_MAX_BYTES ((size_t)256 << 20)
 
 typedef struct stack_frame_s {
-	uint32_t module;  /* index into the module table; UINT32_MAX = unknown */
-	uintptr_t offset; /* address - module load base (or the raw address) */
+	uint32_t module;  /* index into the module table; UINT32_MAX = unknown;
+	                   * STACK_MODULE_PYTHON: a Python frame */
+	uintptr_t offset; /* address - module load base (or the raw address);
+	                   * a Python frame's location id (stack_pyloc_get) */
 } stack_frame_t;
+
+/* A Python frame (doc/stacks.md, "Python frames"): in a stack it is the
+ * token STACK_PY_TAG | location id (an address no code can have); its
+ * module is STACK_MODULE_PYTHON. */
+#define STACK_MODULE_PYTHON (UINT32_MAX - 1)
+#define STACK_PY_TAG ((uintptr_t)0xfe00000000000000ULL)
+#define STACK_IS_PY(ip) (((ip) & ~(uintptr_t)0xffffffffULL) == STACK_PY_TAG)
 
 typedef struct stack_module_s {
 	const char *path;     /* absolute path as the loader has it ("" = main
@@ -72,6 +81,23 @@ uint32_t stack_first_module_outside(stack_id_t id,
 /* The module index of the object cuwarden itself is linked into;
  * UINT32_MAX until the first stack has been stored. */
 uint32_t stack_self_module(void);
+
+/* Python frames (stack_python.c).  A location: file, function (the code
+ * object's qualified name), line (0 = none).  true on error (unknown id). */
+bool stack_pyloc_get(uint32_t id, const char **file, const char **func,
+    int *line);
+/* Whether Python frames are captured; *version is "3.11" (or "" when no
+ * interpreter was seen), *reason why not ("" when they are, or when this
+ * process has no interpreter). */
+bool stack_python_status(const char **version, const char **reason);
+/* Whether this process has a Python interpreter we looked at (frames on,
+ * or off for a reason worth saying). */
+bool stack_python_present(void);
+/* The file of the first Python frame of id (innermost first) that is in
+ * none of the frameworks (doc/stacks.md) and matches none of the patterns
+ * on any path component; NULL when none.  The string lives forever. */
+const char *stack_python_owner(stack_id_t id, const char *const *patterns,
+    size_t npatterns);
 
 size_t stack_count(void);       /* unique stacks stored */
 /* Checks every invariant of the depot (tests, debug); aborts on a broken

@@ -8,8 +8,9 @@
  *   stack_modules.c  the module table, the range cache of the modules
  *                    loaded now, cuwarden's own module, owners
  *                    (stack_first_module_outside)
- *   stack_capture.c  the capture (libunwind); it needs nothing of this
- *                    header
+ *   stack_capture.c  the capture (libunwind), Python frames merged in
+ *   stack_python.c   the Python frames of this thread (CPython 3.11,
+ *                    3.12, 3.13) and their locations
  *
  * Locking: stackdepot.c's depot_lock serialises inserts, the module
  * table and the range cache: every function below that says "under
@@ -53,6 +54,9 @@ void *stack_map_zero(size_t size);
  * NULL when out of memory.  Under depot_lock. */
 void *stack_depot_alloc(size_t n);
 const char *stack_depot_strdup(const char *s);
+/* The insert lock, for stack_python.c's tables. */
+void stack_depot_lock(void);
+void stack_depot_unlock(void);
 
 /* --------------------------------------------------- "stack_modules.c" */
 
@@ -77,6 +81,26 @@ void stack_ranges_refresh(void);
 uint32_t stack_ranges_lookup(uintptr_t addr);
 /* The bytes of the module table and range cache in use. */
 size_t stack_modules_bytes(void);
+
+/* ---------------------------------------------------- "stack_python.c" */
+
+/* This thread's Python frames, innermost first, as tokens (STACK_PY_TAG |
+ * location id), at most max; ends[] receives the end (exclusive index) of
+ * each run of frames that one _PyEval_EvalFrameDefault call runs, at most
+ * maxends.  0 when the thread runs no Python code or frames are off. */
+size_t stack_python_capture(uintptr_t *out, size_t max, uint16_t *ends,
+    size_t *nends, size_t maxends);
+/* Turns Python frames off and on again (benchmarks, tests). */
+void stack_python_set_enabled(bool on);
+/* Whether return address ret is in _PyEval_EvalFrameDefault. */
+bool stack_python_is_eval(uintptr_t ret);
+/* The location table: maps it once (true on success); interns a location
+ * (under the depot's lock; 0 when full). */
+bool stack_pyloc_setup(void);
+uint32_t stack_pyloc_intern(const char *file, const char *func, int line);
+/* The line of code unit addr from a 3.11-3.13 location table. */
+int stack_py_line(const uint8_t *table, size_t len, int firstline,
+    unsigned addr);
 
 #pragma GCC visibility pop
 

@@ -92,6 +92,11 @@ static uint64_t stack_owner[STACK_OWNER_CACHE];
 static owner_id_t
 owner_of_uncached(stack_id_t st)
 {
+	/* Made from Python: the first script outside the frameworks
+	 * (doc/stacks.md, "Python frames"), not the interpreter. */
+	const char *py = stack_python_owner(st, owner_pats, nowner_pats);
+	if (py != NULL)
+		return intern_path(py);
 	uint32_t m = stack_first_module_outside(st, owner_pats, nowner_pats);
 	if (m == UINT32_MAX)
 		return 0;

@@ -87,6 +87,7 @@ typedef struct au_frame_s {
 	size_t ninlined;
 	const char *note; /* static text: "build-id mismatch", ... or NULL */
 	bool symbolized;
+	bool python;    /* a Python frame: file, function, line; no module */
 } au_frame_t;
 
 typedef struct au_stack_s {

@@ -72,6 +72,13 @@ fp_hash(const au_finding_t *f, bool symbolic)
 	for (i = 0; i < f->stack.n; i++) {
 		const au_frame_t *fr = &f->stack.frames[i];
 
+		if (fr->python) { /* its place is its identity */
+			h = fnv(h, "py");
+			h = fnv(h, fr->file ? fr->file : "?");
+			h = fnv(h, fr->function ? fr->function : "?");
+			h = fnv_offset(h, (uint64_t)fr->line);
+			continue;
+		}
 		if (fr->module == NULL) {
 			h = fnv(h, "?");
 			continue;
@@ -121,8 +128,16 @@ fingerprint_same(const au_finding_t *a, const au_finding_t *b)
 		const au_frame_t *x = &a->stack.frames[i];
 		const au_frame_t *y = &b->stack.frames[i];
 
-		if ((x->module == NULL) != (y->module == NULL))
+		if ((x->module == NULL) != (y->module == NULL) ||
+		    x->python != y->python)
 			return false;
+		if (x->python) {
+			if (!same_str(x->file, y->file) ||
+			    !same_str(x->function, y->function) ||
+			    x->line != y->line)
+				return false;
+			continue;
+		}
 		if (x->module == NULL)
 			continue;
 		if (strcmp(base_name(x->module), base_name(y->module)) != 0 ||

@@ -104,6 +104,33 @@ read_merged_frame(ingest_rd_t *r, const json_t *fr, const char *w,
 	return false;
 }
 
+/* A Python frame (doc/report-schema.md): {"python": {"file", "function",
+ * "line"}}, in a per-process report and a merged document alike. */
+static bool
+read_python_frame(ingest_rd_t *r, const json_t *fr, const char *w,
+    au_frame_t *f)
+{
+	const json_t *py = json_object_get(fr, "python");
+	const char *fn = "", *file = "";
+	long long line = 0;
+	char wp[200];
+
+	snprintf(wp, sizeof(wp), "%s.python", w);
+	if (!json_is_object(py))
+		return ingest_fail(r, "%s: expected an object", wp);
+	if (ingest_get_str(r, py, wp, "file", "", &file) ||
+	    ingest_get_str(r, py, wp, "function", "", &fn) ||
+	    ingest_get_int(r, py, wp, "line", 0, &line))
+		return true;
+	f->build_id = xstrdup("");
+	f->function = fn[0] ? xstrdup(fn) : NULL;
+	f->file = file[0] ? xstrdup(file) : NULL;
+	f->line = line > 0 && line < 1 << 30 ? (int)line : 0;
+	f->python = true;
+	f->symbolized = true; /* nothing for the symbolizer to do */
+	return false;
+}
+
 bool
 ingest_stack(ingest_rd_t *r, const json_t *o, const char *where,
     const char *key, au_stack_t *out)
@@ -129,6 +156,12 @@ ingest_stack(ingest_rd_t *r, const json_t *o, const char *where,
 		snprintf(w, sizeof(w), "%s.%s[%zu]", where, key, i);
 		if (!json_is_object(fr))
 			return ingest_fail(r, "%s: expected an object", w);
+		if (json_object_get(fr, "python") != NULL) {
+			out->n++; /* owned now, freed on error too */
+			if (read_python_frame(r, fr, w, f))
+				return true;
+			continue;
+		}
 		if (r->merged) {
 			if (ingest_get_str(r, fr, w, "offset", NULL, &off))
 				return true;

@@ -68,6 +68,14 @@ print_frame(FILE *out, const au_frame_t *f, bool first)
 	const char *word = first ? "at" : "by";
 	size_t i;
 
+	if (f->python) {
+		/* file:line function, as Python's tracebacks name them. */
+		fprintf(out, "==    %s %s:%d %s [python]\n", word,
+		    f->file ? rt_tx(f->file) : "?", f->line,
+		    f->function ? rt_tx(f->function) : "???");
+		return;
+	}
+
 	/* Inlined calls first, innermost first: they share the pc. */
 	for (i = 0; i < f->ninlined; i++) {
 		const au_inline_t *in = &f->inlined[i];

@@ -37,6 +37,12 @@ frame_json(const au_frame_t *f)
 	char off[24];
 	size_t i;
 
+	if (f->python) {
+		json_object_set_new(o, "python", json_pack("{s:o,s:o,s:i}",
+		    "file", str_or_null(f->file), "function",
+		    str_or_null(f->function), "line", f->line));
+		return o;
+	}
 	snprintf(off, sizeof(off), "0x%llx", (unsigned long long)f->offset);
 	json_object_set_new(o, "module", str_or_null(f->module));
 	json_object_set_new(o, "build_id", json_utf8(f->build_id ?
@@ -193,7 +199,8 @@ process_json(const au_process_t *p)
 {
 	json_t *o = json_object(), *v;
 	static const char *const keep[] = { "command", "exe", "mode", "exit",
-		"coverage", "summary", "time", "incomplete", "job", "gpus" };
+		"coverage", "summary", "time", "incomplete", "job", "gpus",
+		"python" };
 	size_t i;
 
 	json_object_set_new(o, "pid", json_integer(p->pid));

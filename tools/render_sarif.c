@@ -284,7 +284,10 @@ frame_location(const au_frame_t *f, long inl)
 	json_t *o = json_object();
 	char *text;
 
-	if (file != NULL && line > 0)
+	if (f->python)
+		text = xasprintf("%s (%s:%d) [python]", fn ? fn : "?",
+		    file ? file : "?", line);
+	else if (file != NULL && line > 0)
 		text = xasprintf("%s (%s:%d) in %s+0x%llx%s", fn ? fn : "?",
 		    base_name(file), line, f->module ? base_name(f->module) :
 		    "?", (unsigned long long)f->offset, inl >= 0 ?

@@ -103,6 +103,21 @@ print_owners(const au_model_t *m, bool verbose, FILE *out)
 	free(v);
 }
 
+/* A process whose stacks have no Python frames though it ran Python (the
+ * report's "python" member, doc/stacks.md): said once, under its line. */
+static void
+python_off_line(FILE *out, const au_process_t *p)
+{
+	const json_t *py = json_object_get(p->doc, "python");
+	const char *why = json_str(py, "reason", "");
+
+	if (py == NULL || json_is_true(json_object_get(py, "frames")) ||
+	    why[0] == '\0')
+		return;
+	fprintf(out, "==      native frames only, no Python frames: %s\n",
+	    rt_tx(why));
+}
+
 /* One line per process, when there are several (with -v, always). */
 static void
 print_processes(const au_model_t *m, bool verbose, FILE *out)
@@ -158,6 +173,7 @@ print_processes(const au_model_t *m, bool verbose, FILE *out)
 		    json_int(sm, "violations", 0) == 1 ? "" : "s",
 		    p->library ? " (libcuwarden)" : p->cuda_active ? "" :
 		    " (no CUDA activity)");
+		python_off_line(out, p);
 	}
 }
 

@@ -508,7 +508,7 @@ symbolize_frame(au_frame_t *f)
 	symmod_t *sm;
 	au_frame_t **slot;
 
-	if (f->symbolized)
+	if (f->symbolized) /* done, or a Python frame (ingest_stack.c) */
 		return;
 	f->symbolized = true;
 	if (f->module == NULL) {

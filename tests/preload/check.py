@@ -14,6 +14,8 @@ Each EXPR is a Python expression that must be true.  Names available:
   viols(**f) violations matching f;  viol(**f) exactly one
   frame0(e)  module path of the innermost frame of a stack (list)
   hexs(n)    an integer as the report writes addresses ("0x...")
+  pyf(e)     the Python frames of a stack (list), innermost first, each
+             [file, function, line]
 Exit 0 when all hold, 1 otherwise (the failing expressions and the report
 are printed), 99 on a harness error (unreadable report).
 """
@@ -100,10 +102,14 @@ def main(argv):
     def hexs(n):
         return "0x%x" % n
 
+    def pyf(stack):
+        return [[f["python"]["file"], f["python"]["function"],
+                 f["python"]["line"]] for f in stack if "python" in f]
+
     env = dict(r=r, cov=r.get("coverage", {}), summ=r.get("summary", {}),
                V=V, leaks=leaks, leak=leak, viols=viols, viol=viol,
-               frame0=frame0, hexs=hexs, len=len, sum=sum, any=any,
-               all=all, os=os)
+               frame0=frame0, hexs=hexs, pyf=pyf, len=len, sum=sum, any=any,
+               all=all, os=os, json=json)
     bad = 0
     for x in exprs:
         try:

@@ -280,7 +280,10 @@
 
   /* ---- Leaked bytes by stack: the icicle graph ----------------------- */
 
-  function frameName(f) { return f.function || (base(f.module) + '+' + f.offset); }
+  function frameName(f) {
+    if (f.python) return (f.python.function || '???') + ' (' + base(f.python.file) + ':' + f.python.line + ')';
+    return f.function || (base(f.module) + '+' + f.offset);
+  }
   /* The static CUDA runtime's insides. */
   function cudart(f) { return /^libcudart_static_/.test(f.function || ''); }
 
@@ -297,7 +300,7 @@
     for (let m = 0; m < l.stack.length; m++)
       if (l.stack[m].function === 'main') { top = m; break; }
     for (let i = top; i >= 0; i--) {
-      const f = l.stack[i], mod = f.module || 'unknown module';
+      const f = l.stack[i], mod = f.python ? (f.python.file || 'python') : (f.module || 'unknown module');
       if (cudart(f)) continue;
       /* Keyed by function and module: two programs' main stay apart. */
       names.push([frameName(f), mod]);
@@ -402,6 +405,8 @@
   /* ---- Findings ------------------------------------------------------ */
 
   function frameText(f, inl) {
+    /* A Python frame: file:line function. */
+    if (f.python) return (f.python.file || '?') + ':' + f.python.line + ' ' + (f.python.function || '???') + ' [python]';
     let t = inl ? (inl.function || '???') : (f.function || '???');
     const file = inl ? inl.file : f.file, line = inl ? inl.line : f.line;
     if (file && line > 0) t += ' (' + base(file) + ':' + line + ')';
