@@ -56,6 +56,9 @@ static const struct {
 	[OPT_VERBOSE] = { "VERBOSE", R_LONG, 0, 0, 3, { 0 } },
 	[OPT_LOG_FILE] = { "LOG_FILE", R_STRING, 0, 0, 0, { 0 } },
 	[OPT_OWNER_SKIP] = { "OWNER_SKIP", R_STRING, 0, 0, 0, { 0 } },
+	[OPT_PYTHON_FRAMES] = { "PYTHON_FRAMES", R_BOOL, 1, 0, 1, { 0 } },
+	[OPT_PYTHON_TEST_VERSION] = { "PYTHON_TEST_VERSION", R_STRING, 0, 0, 0,
+	    { 0 } },
 	[OPT_TOMBSTONES] = { "TOMBSTONES", R_LONG, 65536, 0, 16 * 1024 * 1024,
 	    { 0 } },
 	[OPT_CHECK_BOUNDS] = { "CHECK_BOUNDS", R_BOOL, 0, 0, 1, { 0 } },
@@ -72,6 +75,7 @@ static const struct {
 	[OPT_TIMELINE] = { "TIMELINE", R_BOOL, 0, 0, 1, { 0 } },
 	[OPT_TIMELINE_LIMIT] = { "TIMELINE_LIMIT", R_SIZE, 256 * KIB * KIB,
 	    KIB, 1024 * TIB, { 0 } },
+	[OPT_SEE_THROUGH] = { "SEE_THROUGH", R_BOOL, 0, 0, 1, { 0 } },
 };
 
 #define STR_MAX 4096 /* string options: at most STR_MAX - 1 bytes */
@@ -366,6 +370,11 @@ fuzz_environment(const uint8_t *data, size_t size)
 		long long got = options_get((option_t)o);
 		const char *str = options_get_str((option_t)o);
 
+		if (ref[o].name == NULL) { /* an option added to options.def */
+			fprintf(stderr, "fuzz_options: ref[] has no entry for "
+			    "%s: add one\n", options_name((option_t)o));
+			abort();
+		}
 		snprintf(name, sizeof(name), "CUWARDEN_%s", ref[o].name);
 		CHECK(strcmp(options_name((option_t)o), name) == 0);
 		CHECK(options_default((option_t)o) == ref[o].def);
