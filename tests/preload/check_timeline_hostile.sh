@@ -1,0 +1,61 @@
+#!/bin/sh
+# The timeline's reader and series against files no shim writes
+# (doc/audit.md, "Memory over time"): a tool that reads them gives an
+# error or a bounded answer, never one as large as the file.
+#   - one thread whose times go back and forth (20,000 records alternating
+#     between the start and the end of the run): the series keeps at most
+#     TLS_POINTS (1,000) points per device, as for any file;
+#   - a merged document whose growing entry has no samples: the GROWING
+#     line says 0 intervals, not 2^64 - 1.
+. "${top_srcdir:-.}/tests/preload/lib.sh"
+
+AUDIT=$top_builddir/tools/cuwarden-audit
+[ -x "$AUDIT" ] || { echo "ERROR: $AUDIT not built"; exit 99; }
+
+CUWARDEN_TIMELINE=1 CUWARDEN_REPORT=$WORK/on.json run on "$TP/tp_timeline"
+expect_rc 0 "tp_timeline with the timeline"
+mkdir "$WORK/back"
+"$PY" - "$WORK/on.json" "$WORK/back" <<'PYEOF' || { fail "harness: the crafted timeline"; finish; }
+import json, struct, sys
+r = json.load(open(sys.argv[1]))
+data = open(r["timeline"]["file"], "rb").read()
+n = 20000
+recs = b"".join(struct.pack("<QQQIBBh", 1000 + i if i % 2 == 0 else
+                            10**9 - i, 0x10000000 + i * 4096, 4096, 0, 0,
+                            1, 0) for i in range(n))
+out = data[:64] + struct.pack("<IIII", 0x4b4e4843, n, 7, 0) + recs
+path = sys.argv[2] + "/on.json.timeline"
+open(path, "wb").write(out)
+r["timeline"].update(file=path, events=n, bytes=len(out))
+json.dump(r, open(sys.argv[2] + "/on.json", "w"))
+PYEOF
+"$AUDIT" --json "$WORK/back.json" report "$WORK/back" >"$WORK/back.txt" 2>&1
+rc=$?
+"$PY" - "$WORK/back.json" <<'PYEOF' && [ $rc = 23 ] &&
+import json, sys
+d = json.load(open(sys.argv[1]))
+devs = d["timelines"][0]["devices"]
+n = max(len(x["time_ns"]) for x in devs)
+if not 0 < n <= 1000:
+    print("points per device: %d" % n); sys.exit(1)
+PYEOF
+	pass "times that go back: at most 1,000 points a device" ||
+	{ fail "times that go back: rc $rc"; tail -5 "$WORK/back.txt"; }
+
+# A growing entry without samples (a document edited, or not ours).
+FAKECUDA_DEVICES=2 "$AUDIT" --shim "$SHIM" --timeline --json "$WORK/grow.json" \
+    -- "$TP/tp_growth" >"$WORK/grow.txt" 2>&1
+"$PY" - "$WORK/grow.json" <<'PYEOF' || { fail "harness: no growing entry in tp_growth's document"; finish; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d["timelines"][0]["growing"]
+assert g, "no growing entry"
+g[0]["samples"] = []
+json.dump(d, open(sys.argv[1], "w"))
+PYEOF
+"$AUDIT" report "$WORK/grow.json" >"$WORK/grow2.txt" 2>&1
+grep -q 'GROWING: .* rose in [0-9]* of 0 intervals' "$WORK/grow2.txt" &&
+	pass "growing without samples: 0 intervals" ||
+	{ fail "growing without samples"; grep GROWING "$WORK/grow2.txt"; }
+
+finish
