@@ -6,7 +6,9 @@
 #     between the start and the end of the run): the series keeps at most
 #     TLS_POINTS (1,000) points per device, as for any file;
 #   - a merged document whose growing entry has no samples: the GROWING
-#     line says 0 intervals, not 2^64 - 1.
+#     line says 0 intervals, not 2^64 - 1;
+#   - a FIFO beside the report under the timeline's name: an error (125),
+#     not a wait for a writer that never comes.
 . "${top_srcdir:-.}/tests/preload/lib.sh"
 
 AUDIT=$top_builddir/tools/cuwarden-audit
@@ -57,5 +59,15 @@ PYEOF
 grep -q 'GROWING: .* rose in [0-9]* of 0 intervals' "$WORK/grow2.txt" &&
 	pass "growing without samples: 0 intervals" ||
 	{ fail "growing without samples"; grep GROWING "$WORK/grow2.txt"; }
+
+# A FIFO where the timeline would be beside its report.
+mkdir "$WORK/fifo"
+cp "$WORK/on.json" "$WORK/fifo/on.json"
+mkfifo "$WORK/fifo/on.json.timeline" || { fail "harness: mkfifo"; finish; }
+timeout 20 "$AUDIT" report "$WORK/fifo/on.json" >"$WORK/fifo.txt" 2>&1
+rc=$?
+[ $rc = 125 ] && grep -q 'on.json.timeline: .*FIFO, not a regular file' "$WORK/fifo.txt" &&
+	pass "a FIFO beside the report: an error (125)" ||
+	{ fail "a FIFO beside the report: rc $rc (124: it waited)"; tail -3 "$WORK/fifo.txt"; }
 
 finish
