@@ -278,10 +278,12 @@ tl_open(const char *path, char *err, size_t errsize)
 
 			memcpy(&r, buf + off, sizeof(r));
 			if (r.event < TLF_ALLOC || r.event > TLF_EVENT_MAX ||
-			    r.kind >= NKINDS) {
+			    r.kind >= NKINDS || r.device < -1 ||
+			    r.device > TL_MAX_DEVICE) {
 				snprintf(err, errsize, "%s: corrupt timeline: "
 				    "the record at offset %zu has event %u, "
-				    "kind %u", path, off, r.event, r.kind);
+				    "kind %u, device %d", path, off, r.event,
+				    r.kind, r.device);
 				goto bad;
 			}
 			if (r.t_ns > t->end_ns)

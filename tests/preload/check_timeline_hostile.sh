@@ -7,6 +7,8 @@
 #     TLS_POINTS (1,000) points per device, as for any file;
 #   - a merged document whose growing entry has no samples: the GROWING
 #     line says 0 intervals, not 2^64 - 1;
+#   - records naming devices past TL_MAX_DEVICE (255; 32,768 of them in
+#     6 MB took minutes, a pass per device): refused as corrupt (125);
 #   - a FIFO beside the report under the timeline's name: an error (125),
 #     not a wait for a writer that never comes.
 . "${top_srcdir:-.}/tests/preload/lib.sh"
@@ -59,6 +61,30 @@ PYEOF
 grep -q 'GROWING: .* rose in [0-9]* of 0 intervals' "$WORK/grow2.txt" &&
 	pass "growing without samples: 0 intervals" ||
 	{ fail "growing without samples"; grep GROWING "$WORK/grow2.txt"; }
+
+# Devices past TL_MAX_DEVICE, and below -1.
+for dev in 32767 -2; do
+	mkdir "$WORK/dev$dev"
+	"$PY" - "$WORK/on.json" "$WORK/dev$dev" "$dev" <<'PYEOF' || { fail "harness: device $dev"; finish; }
+import json, struct, sys
+r = json.load(open(sys.argv[1]))
+data = open(r["timeline"]["file"], "rb").read()
+n, top = 20000, int(sys.argv[3])
+recs = b"".join(struct.pack("<QQQIBBh", 1000 + i, 0x10000000 + i * 4096,
+                            4096, 0, 0, 1, i % (top + 1) if top > 0 else top)
+                for i in range(n))
+out = data[:64] + struct.pack("<IIII", 0x4b4e4843, n, 7, 0) + recs
+path = sys.argv[2] + "/on.json.timeline"
+open(path, "wb").write(out)
+r["timeline"].update(file=path, events=n, bytes=len(out))
+json.dump(r, open(sys.argv[2] + "/on.json", "w"))
+PYEOF
+	timeout 60 "$AUDIT" report "$WORK/dev$dev" >"$WORK/dev$dev.txt" 2>&1
+	rc=$?
+	[ $rc = 125 ] && grep -q "corrupt timeline: the record at offset [0-9]* has event 1, kind 0, device " "$WORK/dev$dev.txt" &&
+		pass "device $dev in a record: refused as corrupt (125)" ||
+		{ fail "device $dev in a record: rc $rc"; tail -3 "$WORK/dev$dev.txt"; }
+done
 
 # A FIFO where the timeline would be beside its report.
 mkdir "$WORK/fifo"
