@@ -10,7 +10,10 @@
 #   - records naming devices past TL_MAX_DEVICE (255; 32,768 of them in
 #     6 MB took minutes, a pass per device): refused as corrupt (125);
 #   - a FIFO beside the report under the timeline's name: an error (125),
-#     not a wait for a writer that never comes.
+#     not a wait for a writer that never comes;
+#   - two processes of one pid (two hosts of a job, or two containers):
+#     --trace keeps them two processes (two trace pids), each named by
+#     its real pid.
 . "${top_srcdir:-.}/tests/preload/lib.sh"
 
 AUDIT=$top_builddir/tools/cuwarden-audit
@@ -95,5 +98,35 @@ rc=$?
 [ $rc = 125 ] && grep -q 'on.json.timeline: .*FIFO, not a regular file' "$WORK/fifo.txt" &&
 	pass "a FIFO beside the report: an error (125)" ||
 	{ fail "a FIFO beside the report: rc $rc (124: it waited)"; tail -3 "$WORK/fifo.txt"; }
+
+# Two hosts' processes of one pid: two processes in --trace.
+for h in a b; do
+	mkdir "$WORK/host$h"
+	"$PY" - "$WORK/on.json" "$WORK/host$h" "$h" <<'PYEOF' || { fail "harness: host $h"; finish; }
+import json, shutil, sys
+r = json.load(open(sys.argv[1]))
+path = sys.argv[2] + "/on.json.timeline"
+shutil.copy(r["timeline"]["file"], path)
+r["timeline"]["file"] = path
+r["host"], r["boot_id"] = "node-" + sys.argv[3], sys.argv[3] * 8
+json.dump(r, open(sys.argv[2] + "/on.json", "w"))
+PYEOF
+done
+"$AUDIT" --trace "$WORK/two.trace" report "$WORK/hosta/on.json" "$WORK/hostb/on.json" \
+    >"$WORK/two.txt" 2>&1
+"$PY" - "$WORK/two.trace" "$WORK/on.json" <<'PYEOF' &&
+import json, sys
+d = json.load(open(sys.argv[1]))
+pid = json.load(open(sys.argv[2]))["pid"]
+names = sorted((e["pid"], e["args"]["name"]) for e in d["traceEvents"] if e["ph"] == "M")
+want = "tp_timeline (pid %d)" % pid
+ok = len(names) == 2 and names[0][0] != names[1][0] and all(n == want for _, n in names)
+counters = {e["pid"] for e in d["traceEvents"] if e["ph"] == "C"}
+ok = ok and counters == {p for p, _ in names}
+if not ok:
+    print(names, counters); sys.exit(1)
+PYEOF
+	pass "--trace: two hosts' processes of one pid are two processes" ||
+	fail "--trace: two hosts' processes of one pid"
 
 finish
