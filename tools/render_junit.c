@@ -34,6 +34,7 @@
 #include "out.h"
 #include "render.h"
 #include "run.h"
+#include "text.h"
 #include "xalloc.h"
 
 /* s, escaped for a text line already, as XML character data, or as an
@@ -234,8 +235,10 @@ put_process(FILE *out, const au_model_t *m, const au_process_t *p,
 	char *cmd = run_command_line(json_object_get(p->doc, "command"),
 	    p->exe);
 	char lab[320];
-	char *name = xasprintf("%s (%s)", cmd, process_name(m, p, lab,
-	    sizeof(lab)));
+	/* The label holds the report's host name: escaped as the text's
+	 * (a control byte is no XML character). */
+	char *label = text_escape(process_name(m, p, lab, sizeof(lab)));
+	char *name = xasprintf("%s (%s)", cmd, label);
 	size_t i;
 
 	put_testcase(out, name);
@@ -248,6 +251,7 @@ put_process(FILE *out, const au_model_t *m, const au_process_t *p,
 	put_system_out(out, m, p, limit);
 	fputs("</testcase>\n", out);
 	free(cmd);
+	free(label);
 	free(name);
 }
 

@@ -6,6 +6,8 @@
 # the text, in JUnit (a test case in error, counted in errors), and in
 # SARIF (an error notification of the invocation), as a lost process is;
 # --allow-missing-ranks accepts it (23: the leaks) and still lists it.
+# Then rank 2's host renamed with control bytes and markup (a report from
+# elsewhere): JUnit's test case names it escaped, and stays XML.
 . "$top_srcdir/tests/tools/testlib.sh"
 
 P="$top_builddir/tests/tools/rankprog"
@@ -55,5 +57,22 @@ PYEOF
 done
 "$PY" "$TT/check_sarif.py" "$WORK/miss.sarif" >"$WORK/sarifcheck.out" 2>&1 ||
 	{ fail "SARIF check"; cat "$WORK/sarifcheck.out"; }
+
+# A host name with control bytes and markup: JUnit still parses.
+"$PY" - "$WORK/out/2.json" <<'PYEOF' || exit 99
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["host"], r["boot_id"] = "ev\u0001il\u001b[31m<&>\"host", "x" * 8
+json.dump(r, open(sys.argv[1], "w"))
+PYEOF
+run evil "$AUDIT" --allow-missing-ranks --junit "$WORK/evil.xml" report "$WORK/out"
+expect_rc evil 23
+"$PY" - "$WORK/evil.xml" >"$WORK/evil.py" 2>&1 <<'PYEOF' ||
+import sys, xml.etree.ElementTree as ET
+names = [c.get("name") for c in ET.parse(sys.argv[1]).getroot().iter("testcase")]
+want = '(ev\\x01il\\x1b[31m<&>"host:rank 2)'
+assert any(n.endswith(want) for n in names), names
+PYEOF
+	{ fail "evil: JUnit with a host's control bytes"; cat "$WORK/evil.py"; }
 
 finish
