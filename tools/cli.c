@@ -147,9 +147,9 @@ flag(const char *opt, bool *v)
 	    optarg));
 }
 
-/* An output file's name (--json, --sarif, --html, --junit: slot i of
- * c->out_bufs), its %-patterns expanded as --log-file's (%p, %r, %h,
- * %j, %q{VAR}: a job's ranks write one file each) into *dst.  Returns -1
+/* An output file's name (--json, --sarif, --html, --junit, --trace: slot
+ * i of c->out_bufs), its %-patterns expanded as --log-file's (%p, %r,
+ * %h, %j, %q{VAR}: a job's ranks write one file each) into *dst.  Returns -1
  * to go on, else the exit status after a message. */
 static int
 out_pattern(au_cfg_t *c, size_t i, const char *opt, const char **dst)
@@ -299,7 +299,8 @@ parse_options(au_cfg_t *c, int argc, char **argv)
 				return st;
 			break;
 		case OPT_TRACE:
-			c->trace = optarg;
+			if ((st = out_pattern(c, 4, "--trace", &c->trace)) >= 0)
+				return st;
 			break;
 		case OPT_LOG:
 			if ((path = cli_log_pattern(optarg, &why)) == NULL) {
@@ -760,7 +761,8 @@ cli_free(au_cfg_t *c)
 	free(c->run.see_unsuppressed);
 	free(c->supp_files);
 	free(c->log_file_buf);
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < sizeof(c->out_bufs) / sizeof(c->out_bufs[0]);
+	    i++)
 		free(c->out_bufs[i]);
 	if (c->args_owned)
 		free(c->args);

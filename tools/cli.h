@@ -39,7 +39,7 @@ typedef struct au_cfg_s {
 	long error_exitcode;
 	long num_callers;
 	char *log_file_buf; /* --log-file, its %-patterns expanded */
-	char *out_bufs[4];  /* --json, --sarif, --html, --junit: the same */
+	char *out_bufs[5];  /* --json, --sarif, --html, --junit, --trace: the same */
 	int verbosity;      /* -1 -q, 0 default, 1.. -v (render.h) */
 	int shim_verbose;   /* CUWARDEN_VERBOSE (-v, --verbose=N); -1 unset */
 	long print_limit;   /* --print-limit, --error-limit; 0 all */

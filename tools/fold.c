@@ -201,3 +201,17 @@ fold_rank_list(const long *ranks, size_t n)
 	}
 	return s;
 }
+
+char *
+fold_missing_line(const au_model_t *m)
+{
+	char *list, *line;
+
+	if (m->nmissing_ranks == 0)
+		return NULL;
+	list = fold_rank_list(m->missing_ranks, m->nmissing_ranks);
+	line = xasprintf("%zu of %ld left no report: %s", m->nmissing_ranks,
+	    m->world_size, list);
+	free(list);
+	return line;
+}

@@ -23,5 +23,9 @@ bool fold_tool_is_rank(void);
 /* ranks (n of them, sorted, distinct) as a compact list: "0-7", "1,3",
  * "0-3,5".  Returns a string to free. */
 char *fold_rank_list(const long *ranks, size_t n);
+/* The ranks m is missing as one line, "1 of 8 left no report: 5" (the
+ * text report's MISSING RANKS, JUnit's and SARIF's); NULL when none.
+ * Returns a string to free. */
+char *fold_missing_line(const au_model_t *m);
 
 #endif /* CUWARDEN_TOOLS_FOLD_H */

@@ -26,6 +26,8 @@ render_growth_text(const au_model_t *m, int limit, FILE *out)
 		for (k = 0; k < json_array_size(g) && k < GROWING_SHOWN; k++) {
 			const json_t *e = json_array_get(g, k);
 			long long st = json_int(e, "stack", -1);
+			size_t ns = json_array_size(json_object_get(e,
+			    "samples"));
 			char b1[64], b2[64], b3[64];
 
 			fprintf(out, "== " RT_SUM "GROWING: %s bytes more on ",
@@ -39,8 +41,7 @@ render_growth_text(const au_model_t *m, int limit, FILE *out)
 			    "intervals" RT_OFF, rt_num(e, "first_bytes", b2,
 			    sizeof(b2)), rt_num(e, "last_bytes", b3,
 			    sizeof(b3)), json_int(e, "increases", 0),
-			    json_array_size(json_object_get(e, "samples")) -
-			    1);
+			    ns > 0 ? ns - 1 : 0); /* a document read back */
 			if (m->ntlines > 1)
 				fprintf(out, " (pid %ld)", t->pid);
 			fputs("\n", out);

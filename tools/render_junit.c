@@ -28,11 +28,13 @@
 
 #include "audit.h"
 #include "diag.h"
+#include "fold.h"
 #include "json.h"
 #include "model.h"
 #include "out.h"
 #include "render.h"
 #include "run.h"
+#include "text.h"
 #include "xalloc.h"
 
 /* s, escaped for a text line already, as XML character data, or as an
@@ -233,8 +235,10 @@ put_process(FILE *out, const au_model_t *m, const au_process_t *p,
 	char *cmd = run_command_line(json_object_get(p->doc, "command"),
 	    p->exe);
 	char lab[320];
-	char *name = xasprintf("%s (%s)", cmd, process_name(m, p, lab,
-	    sizeof(lab)));
+	/* The label holds the report's host name: escaped as the text's
+	 * (a control byte is no XML character). */
+	char *label = text_escape(process_name(m, p, lab, sizeof(lab)));
+	char *name = xasprintf("%s (%s)", cmd, label);
 	size_t i;
 
 	put_testcase(out, name);
@@ -247,6 +251,7 @@ put_process(FILE *out, const au_model_t *m, const au_process_t *p,
 	put_system_out(out, m, p, limit);
 	fputs("</testcase>\n", out);
 	free(cmd);
+	free(label);
 	free(name);
 }
 
@@ -274,12 +279,28 @@ put_lost(FILE *out, const au_lost_t *l)
 	free(line);
 }
 
+/* The ranks that left no report: one test case in error, as a lost
+ * process is (they fail the audit unless --allow-missing-ranks). */
+static void
+put_missing_ranks(FILE *out, const au_model_t *m)
+{
+	char *line = fold_missing_line(m);
+
+	if (line == NULL)
+		return;
+	put_testcase(out, "missing ranks");
+	fputs("<error type=\"missing_ranks\" message=\"MISSING RANKS: ", out);
+	xml_put(out, line, true);
+	fputs("\"/>\n</testcase>\n", out);
+	free(line);
+}
+
 bool
 render_junit(const au_model_t *m, const au_render_opts_t *o, const char *path)
 {
 	char err[PATH_MAX + 256], counts[128];
 	size_t i, failures = 0, errors = 0, skipped = 0;
-	size_t tests = m->nprocs + m->nlost;
+	size_t tests = m->nprocs + m->nlost + (m->nmissing_ranks > 0);
 	au_out_t out;
 
 	for (i = 0; i < m->nprocs; i++)
@@ -289,6 +310,7 @@ render_junit(const au_model_t *m, const au_render_opts_t *o, const char *path)
 			skipped++;
 		else
 			errors++;
+	errors += m->nmissing_ranks > 0;
 	snprintf(counts, sizeof(counts), " tests=\"%zu\" failures=\"%zu\" "
 	    "errors=\"%zu\" skipped=\"%zu\"", tests, failures, errors,
 	    skipped);
@@ -316,6 +338,7 @@ render_junit(const au_model_t *m, const au_render_opts_t *o, const char *path)
 		put_process(out.fp, m, &m->procs[i], o->stack_limit);
 	for (i = 0; i < m->nlost; i++)
 		put_lost(out.fp, &m->lost[i]);
+	put_missing_ranks(out.fp, m);
 	fputs("</testsuite>\n</testsuites>\n", out.fp);
 	if (out_commit(&out, err, sizeof(err))) {
 		au_error("cannot write %s", err);

@@ -620,21 +620,31 @@ oom_result(const rules_t *rules, const au_oom_t *oom)
 }
 
 /* The processes that left no report: one notification each, an error
- * unless the process was still running (not waited for). */
+ * unless the process was still running (not waited for); then the ranks
+ * that left none, in one. */
 static json_t *
 lost_notifications(const au_model_t *m)
 {
 	json_t *a = json_array();
+	char *line;
 
 	for (size_t i = 0; i < m->nlost; i++) {
 		const au_lost_t *l = &m->lost[i];
-		char *line = run_lost_line(l);
 		bool running = l->end_how != NULL &&
 		    strcmp(l->end_how, "running") == 0;
 
+		line = run_lost_line(l);
 		json_array_append_new(a, json_pack("{s:s,s:{s:o}}", "level",
 		    running ? "note" : "error", "message", "text",
 		    json_utf8(line)));
+		free(line);
+	}
+	if ((line = fold_missing_line(m)) != NULL) {
+		char *text = xasprintf("MISSING RANKS: %s", line);
+
+		json_array_append_new(a, json_pack("{s:s,s:{s:o}}", "level",
+		    "error", "message", "text", json_utf8(text)));
+		free(text);
 		free(line);
 	}
 	return a;
@@ -688,7 +698,7 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	if (m->ran && m->exit_status >= 0)
 		json_object_set_new(inv, "exitCode",
 		    json_integer(m->exit_status));
-	if (m->nlost > 0)
+	if (m->nlost > 0 || m->nmissing_ranks > 0)
 		json_object_set_new(inv, "toolExecutionNotifications",
 		    lost_notifications(m));
 	run = json_pack("{s:{s:{s:s,s:s,s:s,s:s,s:o}},s:{s:{s:s}},s:[o],"

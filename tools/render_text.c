@@ -530,9 +530,8 @@ print_ranks(const au_model_t *m, FILE *out)
 	    m->world_size);
 	if (m->nmissing_ranks == 0)
 		return;
-	list = fold_rank_list(m->missing_ranks, m->nmissing_ranks);
-	fprintf(out, "== " RT_ERR "MISSING RANKS: %zu of %ld left no report: "
-	    "%s" RT_OFF "\n", m->nmissing_ranks, m->world_size, list);
+	list = fold_missing_line(m);
+	fprintf(out, "== " RT_ERR "MISSING RANKS: %s" RT_OFF "\n", list);
 	free(list);
 }
 

@@ -60,11 +60,25 @@ series(json_t *ev, long pid, const char *name, const json_t *times,
 		    1000.0, json_integer_value(json_array_get(vals, i))));
 }
 
+/* The trace's pid of timeline i: its own, unless an earlier timeline
+ * has it (two hosts, or two containers, of a distributed job): then one
+ * above every pid, so that their tracks stay apart (the name says the
+ * real pid). */
+static long
+trace_pid(const au_model_t *m, size_t i, long *next)
+{
+	for (size_t j = 0; j < i; j++)
+		if (m->tlines[j].pid == m->tlines[i].pid)
+			return (*next)++;
+	return m->tlines[i].pid;
+}
+
 json_t *
 render_trace_doc(const au_model_t *m)
 {
 	json_t *doc = json_object(), *ev = json_array();
 	uint64_t start = UINT64_MAX;
+	long next = 1;
 	size_t i;
 
 	for (i = 0; i < m->ntlines; i++) {
@@ -73,15 +87,17 @@ render_trace_doc(const au_model_t *m)
 
 		if (s < start)
 			start = s;
+		if (m->tlines[i].pid >= next)
+			next = m->tlines[i].pid + 1;
 	}
 	for (i = 0; i < m->ntlines; i++) {
 		const json_t *t = m->tlines[i].doc;
 		const json_t *devs = json_object_get(t, "devices");
-		long pid = m->tlines[i].pid;
+		long pid = trace_pid(m, i, &next);
 		double t0 = (double)((uint64_t)json_int(t, "start_real_ns", 0) -
 		    start) / 1000.0;
 		char *pname = xasprintf("%s (pid %ld)", base_name(json_str(t,
-		    "exe", "?")), pid);
+		    "exe", "?")), m->tlines[i].pid);
 
 		json_array_append_new(ev, json_pack("{s:s,s:s,s:I,s:i,s:{s:s}}",
 		    "name", "process_name", "ph", "M", "pid", (json_int_t)pid,

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "audit.h"
 #include "input.h"
@@ -277,10 +278,12 @@ tl_open(const char *path, char *err, size_t errsize)
 
 			memcpy(&r, buf + off, sizeof(r));
 			if (r.event < TLF_ALLOC || r.event > TLF_EVENT_MAX ||
-			    r.kind >= NKINDS) {
+			    r.kind >= NKINDS || r.device < -1 ||
+			    r.device > TL_MAX_DEVICE) {
 				snprintf(err, errsize, "%s: corrupt timeline: "
 				    "the record at offset %zu has event %u, "
-				    "kind %u", path, off, r.event, r.kind);
+				    "kind %u, device %d", path, off, r.event,
+				    r.kind, r.device);
 				goto bad;
 			}
 			if (r.t_ns > t->end_ns)
@@ -482,12 +485,12 @@ locate(const char *file, const char *report_path)
 	char *p = slash != NULL ? xasprintf("%.*s/%s",
 	    (int)(slash - report_path), report_path, base_name(file)) :
 	    xstrdup(base_name(file));
-	FILE *f = fopen(p, "rb");
+	struct stat st;
 
-	if (f != NULL) {
-		fclose(f);
+	/* Looked at, not opened: opening a FIFO there would wait for a
+	 * writer forever (input_read refuses what is not a file). */
+	if (stat(p, &st) == 0)
 		return p;
-	}
 	free(p);
 	return xstrdup(file);
 }

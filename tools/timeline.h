@@ -16,6 +16,11 @@
 
 #include "tlformat.h"
 
+/* The highest device ordinal a record may name: a file naming more is
+ * refused as corrupt, since the peaks and series cost a pass of the file
+ * per device (a few bytes flipped would otherwise name 65,536 devices). */
+#define TL_MAX_DEVICE 255
+
 /* An open timeline: the file read whole and checked.  Memory: the file
  * (32 bytes an event, 16 a chunk), 24 bytes a chunk, 56 a thread;
  * nothing more per event. */

@@ -408,7 +408,10 @@ pass_series(ser_t *s, tl_t *t)
 			continue;
 		g = grp_find(s, r);
 		d = &s->d[g->dev];
-		if (d->bucket != r->t_ns / width) {
+		/* Intervals only open forward: a corrupt file whose thread's
+		 * times go back (the reader merges, it does not sort) cannot
+		 * make more than TLS_POINTS points. */
+		if (d->bucket == UINT64_MAX || r->t_ns / width > d->bucket) {
 			close_bucket(d);
 			d->bucket = r->t_ns / width;
 			d->max[0] = -1;
