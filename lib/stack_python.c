@@ -9,7 +9,9 @@
  * objects are read once (our own walk over DT_GNU_HASH / DT_HASH, not
  * dlsym, whose failure path mallocs and which the shim interposes) for
  * Py_Version, PyGILState_GetThisThreadState, PyCode_Type, PyUnicode_Type,
- * PyBytes_Type and _PyEval_EvalFrameDefault (with its size).
+ * PyBytes_Type and _PyEval_EvalFrameDefault (with its size).  The object
+ * holding them is then kept loaded (dlopen RTLD_NOLOAD | RTLD_NODELETE):
+ * every capture calls into it, after a program's dlclose too.
  *
  * The thread's state: PyGILState_GetThisThreadState is a pthread key
  * read (no GIL, no allocation, no Python code); the state it returns is
@@ -32,6 +34,7 @@
  * tables; lookups of a cached (code, offset) take no lock.
  */
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -110,6 +113,7 @@ typedef struct symfind_s {
 	uintptr_t addr[SYM_COUNT];
 	size_t size[SYM_COUNT];
 	bool found_any;
+	const char *object; /* the interpreter's object ("": the program) */
 } symfind_t;
 
 /* A dynamic entry's address: glibc relocates most of them in place, some
@@ -192,7 +196,10 @@ sym_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 	}
 	/* The interpreter is one object: stop once it was found. */
-	return sf->addr[SYM_TSTATE] != 0;
+	if (sf->addr[SYM_TSTATE] == 0)
+		return 0;
+	sf->object = info->dlpi_name;
+	return 1;
 }
 
 /* ------------------------------------------------------------ reading */
@@ -335,6 +342,17 @@ py_setup(void)
 	eval_hi = eval_lo + sf.size[SYM_EVAL];
 	get_tstate = (void *(*)(void))sf.addr[SYM_TSTATE];
 	is_initialized = (int (*)(void))sf.addr[SYM_INIT];
+	/* Every capture calls into the interpreter (Py_IsInitialized, the
+	 * state's key) and reads its types: a libpython that a program
+	 * dlopen'ed and dlclose's after Py_Finalize must stay mapped, or the
+	 * next capture jumps into unmapped memory.  One more reference, never
+	 * dropped, and RTLD_NODELETE, keep it (once, here: dlopen may malloc).
+	 * The program itself ("") is never unloaded. */
+	if (sf.object != NULL && sf.object[0] != '\0' &&
+	    dlopen(sf.object, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) == NULL) {
+		set_off("python library cannot be kept loaded");
+		return;
+	}
 	if (!stack_pyloc_setup()) {
 		set_off("out of memory");
 		return;

@@ -14,8 +14,12 @@
  *
  * Invariants: a variable already in the environment (any value, empty
  * included) is never changed; nothing is done in a setuid/setgid process
- * (track_alive).  Runs in the constructor only: single-threaded, so
- * setenv (and its malloc) is safe here and nowhere else.
+ * (track_alive).  Runs in the constructor only (its mallocs are safe
+ * there), but not alone: the constructors of the program's libraries ran
+ * before ours and may have left threads that read the environment.  So
+ * setenv is never called -- each call reallocs the array glibc made at
+ * the last one, freeing it under such a reader -- and the new environment
+ * is one new array, stored in environ at once; no array is freed.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -26,6 +30,8 @@
 #include "engine.h"
 #include "fmt.h"
 #include "seethrough.h"
+
+extern char **environ;
 
 typedef struct see_var_s {
 	const char *var, *value, *framework, *what;
@@ -79,48 +85,97 @@ path_has(const char *list, const char *dir)
 	}
 }
 
-/* PYTHONPATH with the hook's directory first.  Returns 1 when set, 0 when
- * it was there already (a child of a see-through process), -1 when the
- * directory was not found or cannot go on a path. */
+/* "name=value", allocated and never freed (the environment keeps it);
+ * NULL when out of memory. */
+static char *
+env_entry(const char *name, const char *value, const char *rest)
+{
+	size_t len = strlen(name) + strlen(value) + (rest ? strlen(rest) : 0) +
+	    3;
+	char *e = malloc(len);
+
+	if (e != NULL)
+		fmt_snprintf(e, len, "%s=%s%s%s", name, value, rest ? ":" : "",
+		    rest ? rest : "");
+	return e;
+}
+
+/* The environment with add[0..nadd) in it ("name=value" each; one of a
+ * name already there replaces it), as one new array stored in environ at
+ * once: a reader of the old array (a thread of an earlier constructor)
+ * keeps a whole one, never freed.  Returns true when out of memory. */
+static bool
+env_publish(char *const *add, size_t nadd)
+{
+	char **cur = environ, **arr;
+	size_t n = 0, k = 0;
+
+	while (cur != NULL && cur[n] != NULL)
+		n++;
+	if ((arr = malloc((n + nadd + 1) * sizeof(*arr))) == NULL)
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		bool replaced = false;
+
+		for (size_t j = 0; j < nadd && !replaced; j++) {
+			size_t len = (size_t)(strchr(add[j], '=') - add[j]) + 1;
+
+			replaced = strncmp(cur[i], add[j], len) == 0;
+		}
+		if (!replaced)
+			arr[k++] = cur[i];
+	}
+	for (size_t j = 0; j < nadd; j++)
+		arr[k++] = add[j];
+	arr[k] = NULL;
+	__atomic_store_n(&environ, arr, __ATOMIC_RELEASE);
+	return false;
+}
+
+/* PYTHONPATH with the hook's directory first, as an entry for
+ * env_publish in *entry.  Returns 1 with the entry, 0 when it was there
+ * already (a child of a see-through process), -1 when the directory was
+ * not found or cannot go on a path (or no memory). */
 static int
-set_hook_path(char *dir)
+hook_path_entry(char *dir, char **entry)
 {
 	const char *old = getenv(SEE_THROUGH_PATHVAR);
-	char *val;
-	size_t len;
 
 	if (!hook_dir(dir) || strchr(dir, ':') != NULL)
 		return -1;
 	if (old != NULL && path_has(old, dir))
 		return 0;
-	len = strlen(dir) + (old ? strlen(old) : 0) + 2;
-	if ((val = malloc(len)) == NULL)
-		return -1;
-	if (old != NULL && old[0] != '\0')
-		fmt_snprintf(val, len, "%s:%s", dir, old);
-	else
-		fmt_snprintf(val, len, "%s", dir);
-	bool ok = setenv(SEE_THROUGH_PATHVAR, val, 1) == 0;
-
-	free(val);
-	return ok ? 1 : -1;
+	*entry = env_entry(SEE_THROUGH_PATHVAR, dir, old != NULL &&
+	    old[0] != '\0' ? old : NULL);
+	return *entry != NULL ? 1 : -1;
 }
 
 void
 track_see_through(void)
 {
 	bool set[CW_ARRAY_SIZE(see_vars)], any = false;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], *add[CW_ARRAY_SIZE(see_vars) + 1];
+	size_t nadd = 0;
 	int hook;
 
 	if (!track_alive() || !options_get_quiet(OPT_SEE_THROUGH))
 		return;
 	for (size_t i = 0; i < CW_ARRAY_SIZE(see_vars); i++) {
 		set[i] = getenv(see_vars[i].var) == NULL &&
-		    setenv(see_vars[i].var, see_vars[i].value, 0) == 0;
+		    (add[nadd] = env_entry(see_vars[i].var, see_vars[i].value,
+		    NULL)) != NULL;
+		if (set[i])
+			nadd++;
 		any |= set[i];
 	}
-	hook = set_hook_path(dir);
+	hook = hook_path_entry(dir, &add[nadd]);
+	if (hook > 0)
+		nadd++;
+	if (nadd > 0 && env_publish(add, nadd)) {
+		memset(set, 0, sizeof(set)); /* said below: could not be set */
+		any = true;
+		hook = -1;
+	}
 	if (!any && hook <= 0)
 		return; /* a child: its parent said it all */
 	for (size_t i = 0; i < CW_ARRAY_SIZE(see_vars); i++) {

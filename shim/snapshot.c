@@ -19,7 +19,8 @@
  *
  * The control FIFO: made (0600) or taken over (a FIFO of ours, mode 0600,
  * that nobody reads: an earlier process's of the same name; one that has
- * a reader is another process's, refused) at the first hooked call, opened
+ * a reader, or whose flock another process holds, is another process's,
+ * refused) at the first hooked call, opened
  * for reading and, by the thread's own hand, for writing too, so that a
  * writer that comes and goes never leaves it hung up (poll would then
  * report POLLHUP at once, forever: a busy loop).  The same thread sleeps
@@ -46,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -230,6 +232,16 @@ control_open(const char *v)
 		log_warn("CUWARDEN_CONTROL=%s: %s is there already and is not "
 		    "a FIFO of this user's, mode 0600; left, no control", v,
 		    ctl_path);
+		close(rfd);
+		return true;
+	}
+	/* One process serves a FIFO.  Two started at once with the same name
+	 * (ranks of a job, no %p) can both find it without a reader above
+	 * and both open it: the lock (held as long as the read end is, by
+	 * whoever holds it, fork children included) says which one won. */
+	if (flock(rfd, LOCK_EX | LOCK_NB) != 0) {
+		log_warn("CUWARDEN_CONTROL=%s: %s is taken by another process "
+		    "already (put %%p in the name); no control", v, ctl_path);
 		close(rfd);
 		return true;
 	}

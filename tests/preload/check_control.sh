@@ -15,7 +15,8 @@
 #   - refused, with a warning: a path taken by a file that is not a FIFO
 #     of ours with mode 0600, no CUWARDEN_REPORT; the tool then says why
 #     and sends nothing (125), the process unharmed; an earlier process's
-#     FIFO of ours is taken over.
+#     FIFO of ours is taken over, unless another process holds its lock
+#     (two started at once with the same name: one serves it).
 . "${top_srcdir:-.}/tests/preload/lib.sh"
 
 AUDIT=$top_builddir/tools/cuwarden-audit
@@ -151,6 +152,29 @@ rc=$?
 expect_rc 0 "the first process still served"
 go p1; ready p1 2; go p1
 wait "$pid"
+
+# Two processes started at once with the same name both find the FIFO
+# without a reader and open it: the one that holds its lock serves it,
+# the other refuses.  The helper stands for the winner caught between the
+# two: it holds the FIFO's write end and its lock, and no read end.
+mkfifo -m 600 "$WORK/race"
+"$PY" -c 'import fcntl, os, sys, time
+r = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+w = os.open(sys.argv[1], os.O_WRONLY)
+fcntl.flock(w, fcntl.LOCK_EX | fcntl.LOCK_NB)
+os.close(r)
+open(sys.argv[2], "w").close()
+time.sleep(600)' "$WORK/race" "$WORK/race.held" &
+hpid=$!
+n=0
+until [ -e "$WORK/race.held" ] || [ $n -ge 1200 ]; do sleep 0.1; n=$((n + 1)); done
+CUWARDEN_CONTROL=$WORK/race CUWARDEN_REPORT=$WORK/race.json run race "$TP/tp_snapshot"
+expect_rc 0 "a FIFO another process holds the lock of"
+kill "$hpid" 2>/dev/null; wait "$hpid" 2>/dev/null
+grep -q "CUWARDEN_CONTROL=$WORK/race: $WORK/race is taken by another process already (put %p in the name); no control" "$WORK/race.err" &&
+	pass "a FIFO whose lock another process holds: refused, a warning" ||
+	{ fail "locked FIFO taken over"; cat "$WORK/race.err"; }
+[ -p "$WORK/race" ] && pass "and left there" || fail "the locked FIFO removed"
 
 # No reader (the shim loaded, no CUDA call yet: no thread): the tool
 # says so, writes nothing.

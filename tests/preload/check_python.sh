@@ -119,6 +119,29 @@ for py in "$PY" /usr/bin/python3 ${CW_TEST_PYTHONS-}; do
 	check "$R" "r['python']['frames'] is False" \
 		"r['python']['reason'] == 'CUWARDEN_PYTHON_FRAMES=0'" \
 		"all(pyf(l['stack']) == [] for l in leaks())"
+	# Embedded and unloaded (tests/preload/tp_pyunload.c): a C program
+	# dlopens this interpreter's libpython, runs it, allocates, finalizes
+	# and dlcloses it, then allocates again.  Each capture calls into the
+	# interpreter, so the shim keeps the library loaded: no crash.
+	lib=$("$py" -c 'import sysconfig, os; v = sysconfig.get_config_var; print(os.path.join(v("LIBDIR") or "", v("INSTSONAME") or ""))' 2>/dev/null)
+	case $lib in
+	*.so*) ;;
+	*) lib= ;;
+	esac
+	if [ -z "$lib" ] || [ ! -f "$lib" ]; then
+		echo "skip: $ver: no shared libpython to embed"
+	else
+		plain $n.unload "$TP/tp_pyunload" "$lib"
+		expect_rc 0 "$ver: libpython embedded and dlclosed without the shim"
+		grep -qx unloaded "$WORK/$n.unload.out" ||
+			echo "note: $ver: $lib stays loaded after dlclose even without the shim"
+		R=$WORK/$n.unload.json
+		CUWARDEN_REPORT=$R run $n.unload.shim "$TP/tp_pyunload" "$lib"
+		expect_rc 0 "$ver: libpython embedded and dlclosed, then an allocation, under the shim"
+		check "$R" \
+			"sorted(l['size'] for l in leaks()) == [4096, 8192]" \
+			"r['python'] == {'frames': True, 'version': '$ver'}"
+	fi
 done
 [ "$tried" -gt 0 ] || { echo "SKIP: no python 3.11, 3.12 or 3.13"; exit 77; }
 finish
