@@ -5,9 +5,10 @@
  * the stacks that grew steadily ("growing").
  *
  * Three passes of the reader (timeline.h), nothing held per event:
- *   1. the first and last allocation's times (the growth samples' span);
- *   2. per (device, stack) group: its maximum live bytes, and its live
- *      bytes at TLS_SAMPLES evenly spaced moments;
+ *   1. the process's last allocation's time and each (device, stack)
+ *      group's first (the group's growth samples' span);
+ *   2. per group: its maximum live bytes, and its live bytes at
+ *      TLS_SAMPLES evenly spaced moments of its span;
  *   3. the series: the run cut into TLS_POINTS / 2 equal intervals; each
  *      interval with events gives its maximum (the first moment of it: a
  *      peak is never lost) and, when it ended lower, its end.
@@ -46,6 +47,9 @@ typedef struct grp_s {
 	size_t stk;         /* index into stks */
 	int64_t cur, max;
 	int col_o, col_s;   /* its series columns (pass 3) */
+	bool allocated;     /* t0 is its first allocation's time */
+	uint64_t t0;
+	size_t j;           /* samples taken */
 	int64_t samples[TLS_SAMPLES];
 } grp_t;
 
@@ -249,25 +253,36 @@ grp_find(ser_t *s, const tlf_rec_t *r)
 
 /* ------------------------------------------------------- passes 1 and 2 */
 
-static void
-snap(ser_t *s, size_t j)
+/* Sample j of a span t0..t1: the moment t0 + (j + 1) (t1 - t0) / M. */
+static uint64_t
+sample_time(uint64_t t0, uint64_t t1, size_t j)
 {
-	for (size_t i = 0; i < s->ng; i++)
-		s->g[i].samples[j] = s->g[i].cur;
+	uint64_t span = t1 - t0;
+
+	return t0 + span / TLS_SAMPLES * (j + 1) +
+	    span % TLS_SAMPLES * (j + 1) / TLS_SAMPLES;
 }
 
+/* Each group is sampled over its own span: from its first allocation to
+ * the process's last (not its end: the frees at exit come after), so a
+ * stack that starts to grow late in a long run (after a slow start-up)
+ * is judged by its own life.  A group's value changes only at its own
+ * records, so its samples are taken at them: O(1) a record. */
 static void
 pass_groups(ser_t *s, tl_t *t)
 {
 	const tlf_rec_t *r;
-	uint64_t t0 = UINT64_MAX, t1 = 0;
-	size_t j = 0;
+	uint64_t t1 = 0;
 
 	tl_rewind(t);
 	while ((r = tl_next(t)) != NULL)
 		if (r->event == TLF_ALLOC && tl_counted(r->kind)) {
-			if (t0 == UINT64_MAX)
-				t0 = r->t_ns;
+			grp_t *g = grp_find(s, r);
+
+			if (!g->allocated) {
+				g->allocated = true;
+				g->t0 = r->t_ns;
+			}
 			t1 = r->t_ns;
 		}
 	tl_rewind(t);
@@ -277,12 +292,10 @@ pass_groups(ser_t *s, tl_t *t)
 
 		if (!tl_counted(r->kind))
 			continue;
-		/* Sample j is the moment t0 + (j + 1) (t1 - t0) / M. */
-		while (j < TLS_SAMPLES && t0 != UINT64_MAX && r->t_ns > t0 +
-		    (t1 - t0) / TLS_SAMPLES * (j + 1) + ((t1 - t0) %
-		    TLS_SAMPLES) * (j + 1) / TLS_SAMPLES)
-			snap(s, j++);
 		g = grp_find(s, r);
+		while (g->allocated && g->j < TLS_SAMPLES && r->t_ns >
+		    sample_time(g->t0, t1, g->j))
+			g->samples[g->j++] = g->cur;
 		g->cur += tl_delta(r);
 		if (g->cur > g->max)
 			g->max = g->cur;
@@ -293,8 +306,11 @@ pass_groups(ser_t *s, tl_t *t)
 			d->peak_t = r->t_ns;
 		}
 	}
-	while (j < TLS_SAMPLES)
-		snap(s, j++);
+	/* The rest: no record of the group after them, so its value then is
+	 * its value now. */
+	for (size_t i = 0; i < s->ng; i++)
+		while (s->g[i].j < TLS_SAMPLES)
+			s->g[i].samples[s->g[i].j++] = s->g[i].cur;
 }
 
 /* ----------------------------------------------------------- pass 3 */

@@ -45,5 +45,6 @@ want(dev0 and max(e["args"]["bytes"] for e in dev0) == x["peak_bytes"],
 want(any(e.get("ph") == "M" and e["name"] == "process_name" for e in tr["traceEvents"]),
      "trace: process names")
 html = open(page, encoding="utf-8").read()
-want('id="cw-memory"' in html and "cwMemoryChart" in html, "page: the memory section and its script")
+want('id="cw-memory"' in html and "getElementById('cw-memory')" in html,
+     "page: the memory section and its script")
 sys.exit(1 if bad else 0)
