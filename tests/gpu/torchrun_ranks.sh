@@ -16,7 +16,7 @@
 # Prints PASS:/FAIL: per check; exit 0, 1 (a failure), 77 (no GPU, torch or
 # torchrun), 99 (the tool or shim not built).
 set -u
-B=${1:-.}
+B=$(cd "${1:-.}" && pwd) || exit 99
 AUDIT=${CUWARDEN_AUDIT:-$B/tools/cuwarden-audit}
 SHIM=${CUWARDEN_PRELOAD:-$B/preload/.libs/libcuwarden_preload.so}
 PY=${PYTHON:-python3}
