@@ -155,7 +155,7 @@ for r in range(n):
 SHIM="$top_builddir/preload/.libs/libcuwarden_preload.so"
 mkdir "$WORK/raw"
 run raw "${MPIRUN[@]}" -x LD_PRELOAD="$SHIM" -x CUWARDEN_REPORT="$WORK/raw/%j.%r.json" \
-    "$P" -s 1,3 -k 2
+    "$P" -s 1,3 -k 2 -w "$WORK/raw"
 ls "$WORK/raw" | grep -q '^[^.]*\.3\.json$' || { fail "raw: no JOB.3.json"; ls "$WORK/raw"; }
 run rawrep "$AUDIT" report "$WORK/raw"
 expect_rc rawrep 125

@@ -5,11 +5,17 @@
  * put in its environment (OMPI_COMM_WORLD_RANK, else RANK), as the shim
  * reads it too.
  *
- * Usage: rankprog [-s RANKS] [-k RANK]
+ * Usage: rankprog [-s RANKS] [-k RANK] [-w DIR]
  *   every rank leaks 3 MiB from leak_everywhere();
  *   -s 1,3   ranks 1 and 3 also leak 2 x 1 MiB from leak_somewhere();
- *   -k 2     rank 2 dies of SIGKILL after its allocations (no report).
+ *   -k 2     rank 2 dies of SIGKILL after its allocations (no report);
+ *   -w DIR   the killed rank first waits until DIR holds a report (a
+ *            *.json file) of every other rank: mpirun ends the job when a
+ *            rank dies of a signal, and a rank still running then would
+ *            be killed before its report (waiting for the event, not for
+ *            a time: the test's timeout bounds it).
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +63,24 @@ leak_somewhere(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* The *.json files in dir. */
+static long
+reports_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	long n = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+
+		n += len > 5 && strcmp(e->d_name + len - 5, ".json") == 0;
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
 /* Is rank in the comma-separated list? */
 static int
 in_list(const char *list, long rank)
@@ -75,15 +99,18 @@ int
 main(int argc, char **argv)
 {
 	const char *r = getenv("OMPI_COMM_WORLD_RANK");
-	const char *some = NULL;
+	const char *some = NULL, *wait_dir = NULL;
+	const char *size = getenv("OMPI_COMM_WORLD_SIZE");
 	long rank, kill_rank = -1;
 	CUdevice dev;
 	CUcontext ctx;
 	int c;
 
-	while ((c = getopt(argc, argv, "s:k:")) != -1) {
+	while ((c = getopt(argc, argv, "s:k:w:")) != -1) {
 		if (c == 's')
 			some = optarg;
+		else if (c == 'w')
+			wait_dir = optarg;
 		else if (c == 'k')
 			kill_rank = strtol(optarg, NULL, 10);
 		else
@@ -99,7 +126,11 @@ main(int argc, char **argv)
 	leak_everywhere();
 	if (in_list(some, rank))
 		leak_somewhere();
-	if (kill_rank >= 0 && rank == kill_rank)
+	if (kill_rank >= 0 && rank == kill_rank) {
+		while (wait_dir != NULL && size != NULL &&
+		    reports_in(wait_dir) < strtol(size, NULL, 10) - 1)
+			usleep(10000);
 		raise(SIGKILL);
+	}
 	return 0;
 }
