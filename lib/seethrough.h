@@ -14,6 +14,9 @@
 #ifndef CUWARDEN_SEETHROUGH_H
 #define CUWARDEN_SEETHROUGH_H
 
+#include <stdbool.h>
+#include <string.h>
+
 /* X(variable, value, framework, what the value does) */
 #define SEE_THROUGH_VARS(X) \
 	X("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", "PyTorch", \
@@ -36,5 +39,21 @@
 #define SEE_THROUGH_HOOK_DIRS { "python", "../python" }
 #define SEE_THROUGH_HOOK_FILE "sitecustomize.py"
 #define SEE_THROUGH_PATHVAR "PYTHONPATH"
+
+/* Whether dir is one of the ':'-separated elements of list. */
+static inline bool
+see_path_has(const char *list, const char *dir)
+{
+	size_t n = strlen(dir);
+	const char *p = list;
+
+	for (;;) {
+		if (strncmp(p, dir, n) == 0 && (p[n] == ':' || p[n] == '\0'))
+			return true;
+		if ((p = strchr(p, ':')) == NULL)
+			return false;
+		p++;
+	}
+}
 
 #endif /* CUWARDEN_SEETHROUGH_H */

@@ -69,22 +69,6 @@ hook_dir(char *dir)
 	return false;
 }
 
-/* Whether dir is one of the ':'-separated elements of list. */
-static bool
-path_has(const char *list, const char *dir)
-{
-	size_t n = strlen(dir);
-	const char *p = list;
-
-	for (;;) {
-		if (strncmp(p, dir, n) == 0 && (p[n] == ':' || p[n] == '\0'))
-			return true;
-		if ((p = strchr(p, ':')) == NULL)
-			return false;
-		p++;
-	}
-}
-
 /* "name=value", allocated and never freed (the environment keeps it);
  * NULL when out of memory. */
 static char *
@@ -143,7 +127,7 @@ hook_path_entry(char *dir, char **entry)
 
 	if (!hook_dir(dir) || strchr(dir, ':') != NULL)
 		return -1;
-	if (old != NULL && path_has(old, dir))
+	if (old != NULL && see_path_has(old, dir))
 		return 0;
 	*entry = env_entry(SEE_THROUGH_PATHVAR, dir, old != NULL &&
 	    old[0] != '\0' ? old : NULL);

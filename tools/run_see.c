@@ -68,22 +68,6 @@ hook_dir(const char *shim)
 	return found;
 }
 
-/* Whether dir is one of the ':'-separated elements of list. */
-static bool
-path_has(const char *list, const char *dir)
-{
-	size_t n = strlen(dir);
-	const char *p = list;
-
-	for (;;) {
-		if (strncmp(p, dir, n) == 0 && (p[n] == ':' || p[n] == '\0'))
-			return true;
-		if ((p = strchr(p, ':')) == NULL)
-			return false;
-		p++;
-	}
-}
-
 static void
 say(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -146,7 +130,7 @@ run_see_env(const au_run_opts_t *o, const char *shim, size_t *n)
 		au_warn("see-through: CuPy's hook (%s) is not beside the shim "
 		    "%s, or its directory holds a ':': CuPy's memory pools "
 		    "stay on", SEE_THROUGH_HOOK_FILE, shim);
-	} else if (old != NULL && path_has(old, dir)) {
+	} else if (old != NULL && see_path_has(old, dir)) {
 		say(o->quiet, SEE_THROUGH_PATHVAR " has %s already (CuPy: its "
 		    "memory pools off at import, by " SEE_THROUGH_HOOK_FILE ")",
 		    dir);
