@@ -115,16 +115,16 @@ expect_block under err "leaked by $P [device 0, cuMemAlloc_v2, ranks 0-3]
 expect_in under err "==    on 2 of 4 ranks: 2,097,152 bytes in 2 allocations each"
 expect_in under err "==    rank 3 (pid "
 expect_in under err "== RANKS: 4 of 4 reported"
-run killed "$AUDIT" --allow-missing-reports "${MPIRUN[@]}" "$P" -s 1,3 -k 2
+run killed "$AUDIT" --allow-missing-reports "${MPIRUN[@]}" "$P" -s 1,3 -k 2 -W
 expect_rc killed 125
 expect_in killed err "[device 0, cuMemAlloc_v2, ranks 0,1,3]"
 expect_in killed err "==    on 3 of 4 ranks: 3,145,728 bytes in 1 allocation each"
 expect_in killed err "== MISSING RANKS: 1 of 4 left no report: 2"
-expect_in killed err " (rank 2: $P -s 1,3 -k 2) used CUDA under the shim and left no report: "
+expect_in killed err " (rank 2: $P -s 1,3 -k 2 -W) used CUDA under the shim and left no report: "
 expect_in killed err "1 rank of 4 left no report (listed above): the audit is incomplete (--allow-missing-ranks accepts that)"
 expect_not_in killed err "==    rank 2 (pid "
 run killok "$AUDIT" --allow-missing-reports --allow-missing-ranks \
-    "${MPIRUN[@]}" "$P" -k 2
+    "${MPIRUN[@]}" "$P" -k 2 -W
 expect_rc killok 23
 expect_in killok err "== MISSING RANKS: 1 of 4 left no report: 2"
 
@@ -155,7 +155,7 @@ for r in range(n):
 SHIM="$top_builddir/preload/.libs/libcuwarden_preload.so"
 mkdir "$WORK/raw"
 run raw "${MPIRUN[@]}" -x LD_PRELOAD="$SHIM" -x CUWARDEN_REPORT="$WORK/raw/%j.%r.json" \
-    "$P" -s 1,3 -k 2 -w "$WORK/raw"
+    "$P" -s 1,3 -k 2 -W
 ls "$WORK/raw" | grep -q '^[^.]*\.3\.json$' || { fail "raw: no JOB.3.json"; ls "$WORK/raw"; }
 run rawrep "$AUDIT" report "$WORK/raw"
 expect_rc rawrep 125

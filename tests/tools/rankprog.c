@@ -5,12 +5,13 @@
  * put in its environment (OMPI_COMM_WORLD_RANK, else RANK), as the shim
  * reads it too.
  *
- * Usage: rankprog [-s RANKS] [-k RANK] [-w DIR]
+ * Usage: rankprog [-s RANKS] [-k RANK] [-W]
  *   every rank leaks 3 MiB from leak_everywhere();
  *   -s 1,3   ranks 1 and 3 also leak 2 x 1 MiB from leak_somewhere();
  *   -k 2     rank 2 dies of SIGKILL after its allocations (no report);
- *   -w DIR   the killed rank first waits until DIR holds a report (a
- *            *.json file) of every other rank: mpirun ends the job when a
+ *   -W       the killed rank first waits until CUWARDEN_REPORT's directory
+ *            holds a report (a *.json file, not the tool's "loaded."
+ *            markers) of every other rank: mpirun ends the job when a
  *            rank dies of a signal, and a rank still running then would
  *            be killed before its report (waiting for the event, not for
  *            a time: the test's timeout bounds it).
@@ -74,7 +75,8 @@ reports_in(const char *dir)
 	while (d != NULL && (e = readdir(d)) != NULL) {
 		size_t len = strlen(e->d_name);
 
-		n += len > 5 && strcmp(e->d_name + len - 5, ".json") == 0;
+		n += len > 5 && strcmp(e->d_name + len - 5, ".json") == 0 &&
+		    strncmp(e->d_name, "loaded.", 7) != 0;
 	}
 	if (d != NULL)
 		closedir(d);
@@ -99,19 +101,26 @@ int
 main(int argc, char **argv)
 {
 	const char *r = getenv("OMPI_COMM_WORLD_RANK");
-	const char *some = NULL, *wait_dir = NULL;
+	const char *some = NULL, *report = getenv("CUWARDEN_REPORT");
+	char wait_dir[4096] = "";
 	const char *size = getenv("OMPI_COMM_WORLD_SIZE");
 	long rank, kill_rank = -1;
 	CUdevice dev;
 	CUcontext ctx;
 	int c;
 
-	while ((c = getopt(argc, argv, "s:k:w:")) != -1) {
+	while ((c = getopt(argc, argv, "s:k:W")) != -1) {
 		if (c == 's')
 			some = optarg;
-		else if (c == 'w')
-			wait_dir = optarg;
-		else if (c == 'k')
+		else if (c == 'W') {
+			if (report == NULL || strlen(report) >= sizeof(wait_dir))
+				continue; /* no report to wait for */
+			strcpy(wait_dir, report);
+			if (strrchr(wait_dir, '/') != NULL)
+				*strrchr(wait_dir, '/') = '\0';
+			else
+				strcpy(wait_dir, ".");
+		} else if (c == 'k')
 			kill_rank = strtol(optarg, NULL, 10);
 		else
 			return 99;
@@ -127,7 +136,7 @@ main(int argc, char **argv)
 	if (in_list(some, rank))
 		leak_somewhere();
 	if (kill_rank >= 0 && rank == kill_rank) {
-		while (wait_dir != NULL && size != NULL &&
+		while (wait_dir[0] != '\0' && size != NULL &&
 		    reports_in(wait_dir) < strtol(size, NULL, 10) - 1)
 			usleep(10000);
 		raise(SIGKILL);
