@@ -147,6 +147,8 @@ jobenv_safe_name(char *buf, size_t size, const char *s)
 {
 	size_t i;
 
+	if (size == 0)
+		return;
 	for (i = 0; s[i] != '\0' && i + 1 < size; i++) {
 		char c = s[i];
 

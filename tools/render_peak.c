@@ -38,9 +38,11 @@ print_device(FILE *out, const au_peak_t *p, const json_t *d, size_t di,
 	    t / 1000000 % 1000);
 	if (many)
 		fprintf(out, " (pid %ld)", p->pid);
-	fprintf(out, "\n==    live then: %s allocations in %s groups by "
+	fprintf(out, "\n==    live then: %s allocation%s in %s group%s by "
 	    "stack\n", rt_num(d, "allocations", b2, sizeof(b2)),
-	    rt_num(d, "groups", b3, sizeof(b3)));
+	    json_int(d, "allocations", 0) == 1 ? "" : "s",
+	    rt_num(d, "groups", b3, sizeof(b3)),
+	    json_int(d, "groups", 0) == 1 ? "" : "s");
 	for (i = 0; i < json_array_size(top) && i < PEAK_GROUPS; i++) {
 		const json_t *g = json_array_get(top, i);
 
