@@ -89,20 +89,19 @@ count_failures(const au_model_t *m, const au_process_t *p)
 	return n;
 }
 
-/* f as the text report has it, its lines without the leading "== ":
- * the header line in *head, the rest in *body (both newly allocated). */
-static void
-finding_text(const au_finding_t *f, int limit, char **head, char **body)
+/* The lines of text (size bytes), each without its leading "==" and one
+ * blank, and empty ones left out, newly allocated; with head, the first
+ * line (empty or not) goes to *head instead (newly allocated). */
+static char *
+text_lines(const char *text, size_t size, char **head)
 {
-	char *buf = NULL, *line, *next, *b;
-	size_t size = 0, len = 0;
-	FILE *mem = xopen_memstream(&buf, &size);
+	const char *line, *next;
+	char *b = xmalloc(size + 1);
+	size_t len = 0;
 
-	render_text_finding(f, limit, mem);
-	xclose_memstream(mem);
-	*head = NULL;
-	b = *body = xmalloc(size + 1);
-	for (line = buf; *line != '\0'; line = next) {
+	if (head != NULL)
+		*head = NULL;
+	for (line = text; *line != '\0'; line = next) {
 		size_t n = strcspn(line, "\n");
 
 		next = line[n] == '\n' ? line + n + 1 : line + n;
@@ -114,7 +113,7 @@ finding_text(const au_finding_t *f, int limit, char **head, char **body)
 				n--;
 			}
 		}
-		if (*head == NULL) {
+		if (head != NULL && *head == NULL) {
 			*head = xstrndup(line, n);
 		} else if (n > 0) {
 			memcpy(b + len, line, n);
@@ -123,8 +122,23 @@ finding_text(const au_finding_t *f, int limit, char **head, char **body)
 		}
 	}
 	b[len] = '\0';
-	if (*head == NULL)
+	if (head != NULL && *head == NULL)
 		*head = xstrdup("");
+	return b;
+}
+
+/* f as the text report has it, its lines without the leading "== ":
+ * the header line in *head, the rest in *body (both newly allocated). */
+static void
+finding_text(const au_finding_t *f, int limit, char **head, char **body)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *mem = xopen_memstream(&buf, &size);
+
+	render_text_finding(f, limit, mem);
+	xclose_memstream(mem);
+	*body = text_lines(buf, size, head);
 	free(buf);
 }
 
@@ -159,32 +173,13 @@ oom_of(const au_oom_t *oom, const au_process_t *p)
 static char *
 oom_text(const au_oom_t *oom, int limit)
 {
-	char *buf = NULL, *line, *next, *b, *text;
-	size_t size = 0, len = 0;
+	char *buf = NULL, *text;
+	size_t size = 0;
 	FILE *mem = xopen_memstream(&buf, &size);
 
 	render_text_oom(oom, limit, mem);
 	xclose_memstream(mem);
-	b = text = xmalloc(size + 1);
-	for (line = buf; *line != '\0'; line = next) {
-		size_t n = strcspn(line, "\n");
-
-		next = line[n] == '\n' ? line + n + 1 : line + n;
-		if (strncmp(line, "==", 2) == 0) {
-			line += 2;
-			n -= 2;
-			if (n > 0 && *line == ' ') {
-				line++;
-				n--;
-			}
-		}
-		if (n == 0)
-			continue;
-		memcpy(b + len, line, n);
-		len += n;
-		b[len++] = '\n';
-	}
-	b[len] = '\0';
+	text = text_lines(buf, size, NULL);
 	free(buf);
 	return text;
 }
