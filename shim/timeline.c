@@ -9,7 +9,9 @@
  * Invariants: an event costs its thread one clock read and a 32-byte
  * store into a buffer of its own; a full buffer is handed to the writer
  * through a lock-free stack (one CAS, one eventfd write per
- * TL_BUF_RECS events).  Nothing ever waits for the disk but the exit:
+ * BUF_RECS events).  The writer gives a written buffer back as its
+ * slot's spare (one per slot; more are unmapped), so a busy thread takes
+ * its next buffer without a system call or a page fault.  Nothing ever waits for the disk but the exit:
  * when BUF_QUEUED buffers wait already, or past CUWARDEN_TIMELINE_LIMIT,
  * a full buffer's events are counted as dropped and the buffer reused.
  * Only the writer touches the file, a buffer's "written" and the stack
@@ -57,7 +59,7 @@ typedef struct tl_buf_s {
 	uint32_t tid;
 	uint32_t n;            /* records filled (the owner's; release) */
 	uint32_t written;      /* records written (the writer's) */
-	uint32_t pad;
+	uint32_t slot;         /* the slot it was made for (its spare after) */
 	tlf_rec_t recs[BUF_RECS];
 } tl_buf_t;
 
@@ -65,6 +67,7 @@ typedef struct tl_buf_s {
  * free again when its thread ends). */
 typedef struct tl_slot_s {
 	tl_buf_t *cur; /* atomic; NULL: none yet */
+	tl_buf_t *spare; /* atomic: an empty buffer the writer gave back */
 	int busy;      /* atomic: its thread is in a hand-off */
 	int used;      /* atomic: a thread holds it */
 } tl_slot_t;
@@ -179,8 +182,30 @@ write_buf(tl_buf_t *b)
 	b->written = n;
 }
 
+/* b written: an empty buffer again, its slot's spare when that has none
+ * (its pages stay faulted in, so the program's thread takes it without a
+ * system call or a page fault), else unmapped. */
 static void
-drain(bool unmap)
+recycle(tl_buf_t *b)
+{
+	tl_buf_t *none = NULL;
+
+	b->next = NULL;
+	b->n = 0;
+	b->written = 0;
+	if (b->slot >= SLOTS || !__atomic_compare_exchange_n(
+	    &slots[b->slot].spare, &none, b, false, __ATOMIC_RELEASE,
+	    __ATOMIC_RELAXED))
+		munmap(b, sizeof(*b));
+}
+
+/* Writes the queued buffers, oldest first; then, by how: unmaps them
+ * (DRAIN_UNMAP), gives them back as spares (DRAIN_RECYCLE), or leaves them
+ * (DRAIN_KEEP: a thread may still hold one at the very end). */
+enum { DRAIN_UNMAP, DRAIN_RECYCLE, DRAIN_KEEP };
+
+static void
+drain(int how)
 {
 	tl_buf_t *b = __atomic_exchange_n(&tl_queue, NULL, __ATOMIC_ACQUIRE);
 	tl_buf_t *rev = NULL, *next;
@@ -194,8 +219,10 @@ drain(bool unmap)
 		next = b->next;
 		write_buf(b);
 		__atomic_sub_fetch(&tl_queued, 1, __ATOMIC_RELAXED);
-		if (unmap)
+		if (how == DRAIN_UNMAP)
 			munmap(b, sizeof(*b));
+		else if (how == DRAIN_RECYCLE)
+			recycle(b);
 	}
 }
 
@@ -203,7 +230,7 @@ drain(bool unmap)
 static void
 finish(void)
 {
-	drain(true);
+	drain(DRAIN_UNMAP);
 	for (size_t i = 0; i < SLOTS; i++) {
 		tl_slot_t *s = &slots[i];
 		tl_buf_t *b;
@@ -217,7 +244,7 @@ finish(void)
 		if (b != NULL)
 			write_buf(b);
 	}
-	drain(false);
+	drain(DRAIN_KEEP);
 	if (tl_write_error) {
 		outfile_abort(&tl_of);
 		tl_result.error = "the timeline could not be written";
@@ -248,7 +275,7 @@ writer_main(void *arg)
 		(void)!read(tl_wake, &v, sizeof(v));
 		if (__atomic_load_n(&tl_closing, __ATOMIC_SEQ_CST))
 			break;
-		drain(true);
+		drain(DRAIN_RECYCLE);
 	}
 	finish();
 	v = 1;
@@ -348,14 +375,21 @@ once_start(void)
 	__atomic_store_n(&tl_started, true, __ATOMIC_RELEASE);
 }
 
+/* A buffer for slot s: its spare (written and given back by the writer),
+ * else a new mapping, its pages faulted in by one system call rather than
+ * one fault every 128 records. */
 static tl_buf_t *
-buf_new(void)
+buf_new(tl_slot_t *s)
 {
-	tl_buf_t *b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	tl_buf_t *b = __atomic_exchange_n(&s->spare, NULL, __ATOMIC_ACQUIRE);
 
-	if (b == MAP_FAILED)
-		return NULL;
+	if (b == NULL) {
+		b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (b == MAP_FAILED)
+			return NULL;
+		b->slot = (uint32_t)(s - slots);
+	}
 	b->tid = (uint32_t)syscall(SYS_gettid);
 	return b;
 }
@@ -392,7 +426,7 @@ handoff(tl_slot_t *s, tl_buf_t *old, bool gone)
 		__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
 		return gone ? NULL : old;
 	}
-	if (!gone && (nb = buf_new()) == NULL) {
+	if (!gone && (nb = buf_new(s)) == NULL) {
 		if (old != NULL)
 			buf_drop(old);
 		__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
