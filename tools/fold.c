@@ -45,6 +45,18 @@ cmp_long(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+size_t
+fold_rank_sort(long *ranks, size_t n)
+{
+	size_t i, k = 0;
+
+	qsort(ranks, n, sizeof(*ranks), cmp_long);
+	for (i = 0; i < n; i++)
+		if (k == 0 || ranks[k - 1] != ranks[i])
+			ranks[k++] = ranks[i];
+	return k;
+}
+
 /* f's ranks, pid_ranks and shares. */
 static void
 fold_finding(au_finding_t *f, const pid_rank_t *tab, size_t n, long size)
@@ -81,10 +93,7 @@ fold_finding(au_finding_t *f, const pid_rank_t *tab, size_t n, long size)
 			f->each_same = false;
 		}
 	}
-	qsort(f->ranks, k, sizeof(*f->ranks), cmp_long);
-	for (i = 0; i < k; i++)
-		if (f->nranks == 0 || f->ranks[f->nranks - 1] != f->ranks[i])
-			f->ranks[f->nranks++] = f->ranks[i];
+	f->nranks = fold_rank_sort(f->ranks, k);
 	/* Two processes of one rank (a restarted worker): no "each". */
 	if (f->nranks != k || f->nranks == 0)
 		f->each_same = false;

@@ -20,6 +20,8 @@ void fold_model(au_model_t *m, bool one_rank);
 /* Was the tool itself started as a rank of a job (its own environment,
  * lib/jobenv.h)? */
 bool fold_tool_is_rank(void);
+/* Sorts ranks (n of them) and drops repeats.  Returns how many are left. */
+size_t fold_rank_sort(long *ranks, size_t n);
 /* ranks (n of them, sorted, distinct) as a compact list: "0-7", "1,3",
  * "0-3,5".  Returns a string to free. */
 char *fold_rank_list(const long *ranks, size_t n);

@@ -118,21 +118,172 @@ python_off_line(FILE *out, const au_process_t *p)
 	    rt_tx(why));
 }
 
-/* One line per process, when there are several (with -v, always). */
+/* What a process ran and how it ended, as PROCESSES prints it after its
+ * name: " CMD ARGS -- exit 0".  Returns a string to free. */
+static char *
+process_tail(const au_process_t *p)
+{
+	const json_t *cmd = json_object_get(p->doc, "command");
+	char *buf = NULL;
+	size_t len = 0, k;
+	FILE *o = open_memstream(&buf, &len);
+
+	if (o == NULL)
+		return xstrdup(" ?");
+	for (k = 0; k < json_array_size(cmd) && k < 8; k++) {
+		const char *arg = json_string_value(json_array_get(cmd, k));
+
+		fprintf(o, " %s", arg ? rt_tx(arg) : "?");
+	}
+	if (json_array_size(cmd) > 8)
+		fputs(" ...", o);
+	if (json_array_size(cmd) == 0)
+		fprintf(o, " %s", p->exe[0] ? rt_tx(p->exe) : "?");
+	/* Never "-1": a status nobody knows is said to be unknown. */
+	if (strcmp(p->exit_how, "snapshot") == 0)
+		fprintf(o, " -- snapshot %lld (running)",
+		    json_int(json_object_get(p->doc, "exit"), "snapshot", 0));
+	else if (p->exit_status >= 0)
+		fprintf(o, " -- %s %ld", rt_tx(p->exit_how), p->exit_status);
+	else if (strcmp(p->exit_how, "exit") == 0)
+		fputs(" -- exit status unknown", o);
+	else
+		fprintf(o, " -- %s, exit status unknown", rt_tx(p->exit_how));
+	if (fclose(o) != 0 || buf == NULL) {
+		free(buf);
+		return xstrdup(" ?");
+	}
+	return buf;
+}
+
+static const char *
+process_flag(const au_process_t *p)
+{
+	return p->library ? " (libcuwarden)" : p->cuda_active ? "" :
+	    " (no CUDA activity)";
+}
+
+/* Past this many processes, PROCESSES folds them (without -v). */
+#define PROCESS_LINES_MAX 16
+
+/* PROCESSES for a big job: one line per group of processes that ran the
+ * same command, ended the same way and did (or did not) leak and break
+ * contracts alike; a group's ranks listed compactly, its figures summed
+ * (doc/audit.md, "PROCESSES"). */
+static void
+print_processes_folded(const au_model_t *m, FILE *out)
+{
+	size_t n = m->nprocs, ng = 0, i, j;
+	char **tail = xcalloc(n, sizeof(*tail));
+	size_t *grp = xcalloc(n, sizeof(*grp)), *first = xcalloc(n,
+	    sizeof(*first));
+	char b1[32], b2[32], b3[32];
+
+	for (i = 0; i < n; i++) {
+		const au_process_t *p = &m->procs[i];
+		const json_t *sm = json_object_get(p->doc, "summary");
+		char *t = process_tail(p);
+
+		tail[i] = xasprintf("%s%s|%d%d", t, process_flag(p),
+		    json_int(sm, "leaked_bytes", 0) > 0,
+		    json_int(sm, "violations", 0) > 0);
+		free(t);
+		for (j = 0; j < ng; j++)
+			if (strcmp(tail[first[j]], tail[i]) == 0)
+				break;
+		if (j == ng)
+			first[ng++] = i;
+		grp[i] = j;
+	}
+	fprintf(out, "== PROCESSES: %s, in %zu group%s by command and end "
+	    "(-v lists each):\n", fmt_commas(n, b1, sizeof(b1)), ng,
+	    ng == 1 ? "" : "s");
+	for (j = 0; j < ng; j++) {
+		long *ranks = xcalloc(n, sizeof(*ranks));
+		const char **hosts = xcalloc(n, sizeof(*hosts));
+		size_t nr = 0, nh = 0, np = 0, nun = 0, h;
+		uint64_t allocs = 0, leaked = 0, viol = 0;
+		const au_process_t *p0 = &m->procs[first[j]];
+
+		for (i = 0; i < n; i++) {
+			const au_process_t *p = &m->procs[i];
+			const json_t *sm = json_object_get(p->doc, "summary");
+			const json_t *cov = json_object_get(p->doc, "coverage");
+
+			if (grp[i] != j)
+				continue;
+			np++;
+			if (p->rank >= 0)
+				ranks[nr++] = p->rank;
+			else
+				nun++;
+			for (h = 0; h < nh; h++)
+				if (strcmp(hosts[h], p->host) == 0)
+					break;
+			if (h == nh)
+				hosts[nh++] = p->host;
+			allocs += (uint64_t)json_int(cov, "allocations", 0);
+			leaked += (uint64_t)json_int(sm, "leaked_bytes", 0);
+			viol += (uint64_t)json_int(sm, "violations", 0);
+		}
+		nr = fold_rank_sort(ranks, nr);
+		fputs("==    ", out);
+		if (nr > 0) {
+			char *list = fold_rank_list(ranks, nr);
+
+			fprintf(out, "rank%s %s", nr == 1 ? "" : "s", list);
+			free(list);
+			if (nun > 0)
+				fprintf(out, " and %zu process%s without a "
+				    "rank", nun, nun == 1 ? "" : "es");
+		} else {
+			fprintf(out, "pid %ld", p0->pid);
+		}
+		if (np > 1)
+			fprintf(out, " (%s processes", fmt_commas(np, b1,
+			    sizeof(b1)));
+		if (np > 1 && nh > 1)
+			fprintf(out, " on %s hosts", fmt_commas(nh, b1,
+			    sizeof(b1)));
+		if (np > 1)
+			fputc(')', out);
+		char *t = process_tail(p0);
+		fprintf(out, ":%s, %s allocation%s, %s bytes leaked, %s "
+		    "violation%s%s%s\n", t, fmt_commas(allocs, b1, sizeof(b1)),
+		    allocs == 1 ? "" : "s", fmt_commas(leaked, b2, sizeof(b2)),
+		    fmt_commas(viol, b3, sizeof(b3)), viol == 1 ? "" : "s",
+		    np > 1 ? " in all" : "", process_flag(p0));
+		free(t);
+		free(ranks);
+		free(hosts);
+	}
+	for (i = 0; i < n; i++)
+		free(tail[i]);
+	free(tail);
+	free(grp);
+	free(first);
+}
+
+/* One line per process, when there are several (with -v, always); past
+ * PROCESS_LINES_MAX, folded. */
 static void
 print_processes(const au_model_t *m, bool verbose, FILE *out)
 {
 	char b1[32], lab[320];
-	size_t i, k;
+	size_t i;
 
 	if (m->nprocs < (verbose ? 1 : 2))
 		return;
+	if (!verbose && m->nprocs > PROCESS_LINES_MAX) {
+		print_processes_folded(m, out);
+		return;
+	}
 	fputs("== PROCESSES:\n", out);
 	for (i = 0; i < m->nprocs; i++) {
 		const au_process_t *p = &m->procs[i];
-		const json_t *cmd = json_object_get(p->doc, "command");
 		const json_t *sm = json_object_get(p->doc, "summary");
 		const json_t *cov = json_object_get(p->doc, "coverage");
+		char *t = process_tail(p);
 
 		if (p->rank >= 0)
 			fprintf(out, "==    %s (pid %ld, parent %ld):",
@@ -142,37 +293,14 @@ print_processes(const au_model_t *m, bool verbose, FILE *out)
 			fprintf(out, "==    pid %s (parent %ld):",
 			    rt_tx(process_label(m, p, lab, sizeof(lab))),
 			    p->ppid);
-		for (k = 0; k < json_array_size(cmd) && k < 8; k++) {
-			const char *arg = json_string_value(json_array_get(cmd,
-			    k));
-
-			fprintf(out, " %s", arg ? rt_tx(arg) : "?");
-		}
-		if (json_array_size(cmd) > 8)
-			fputs(" ...", out);
-		if (json_array_size(cmd) == 0)
-			fprintf(out, " %s", p->exe[0] ? rt_tx(p->exe) : "?");
-		/* Never "-1": a status nobody knows is said to be unknown. */
-		if (strcmp(p->exit_how, "snapshot") == 0)
-			fprintf(out, " -- snapshot %lld (running)",
-			    json_int(json_object_get(p->doc, "exit"),
-			    "snapshot", 0));
-		else if (p->exit_status >= 0)
-			fprintf(out, " -- %s %ld", rt_tx(p->exit_how),
-			    p->exit_status);
-		else if (strcmp(p->exit_how, "exit") == 0)
-			fputs(" -- exit status unknown", out);
-		else
-			fprintf(out, " -- %s, exit status unknown",
-			    rt_tx(p->exit_how));
-		fprintf(out, ", %lld allocation%s, %s bytes leaked, "
-		    "%lld violation%s%s\n", json_int(cov, "allocations", 0),
+		fprintf(out, "%s, %lld allocation%s, %s bytes leaked, "
+		    "%lld violation%s%s\n", t, json_int(cov, "allocations", 0),
 		    json_int(cov, "allocations", 0) == 1 ? "" : "s",
 		    fmt_commas((uint64_t)json_int(sm, "leaked_bytes", 0), b1,
 		    sizeof(b1)), json_int(sm, "violations", 0),
 		    json_int(sm, "violations", 0) == 1 ? "" : "s",
-		    p->library ? " (libcuwarden)" : p->cuda_active ? "" :
-		    " (no CUDA activity)");
+		    process_flag(p));
+		free(t);
 		python_off_line(out, p);
 	}
 }

@@ -203,6 +203,11 @@ expect_in half err "== MISSING RANKS: 2 of 4 left no report: 2,3"
 # printed, not asserted.
 mkdir "$WORK/big"
 "$PY" -c "$MOVE" "$WORK/out" "$WORK/big" 1024 8 || exit 99
+PY_EXIT1='import json, sys
+d = json.load(open(sys.argv[1]))
+d["processes"][0]["exit"]["status"] = 1
+json.dump(d, open(sys.argv[1], "w"))'
+"$PY" -c "$PY_EXIT1" "$WORK/big/7.json" || exit 99
 start=$(date +%s.%N)
 run big "$AUDIT" --json "$WORK/big.json" --html "$WORK/big.html" report "$WORK/big"
 end=$(date +%s.%N)
@@ -211,6 +216,12 @@ expect_in big err "[device 0, cuMemAlloc_v2, ranks 0-1023]"
 expect_in big err "==    on 1024 of 1024 ranks: 3,145,728 bytes in 1 allocation each"
 expect_in big err "==    on 512 of 1024 ranks: 2,097,152 bytes in 2 allocations each"
 expect_in big err "== RANKS: 1024 of 1024 reported"
+# PROCESSES folded: a line per command and end (rank 7 exited 1), the
+# ranks compact, the figures summed.
+expect_in big err "== PROCESSES: 1,024, in 2 groups by command and end (-v lists each):"
+expect_in big err "==    ranks 0-6,8-1023 (1,023 processes on 128 hosts): $P -s 1,3 -- exit 0, 2,045 allocations, 4,289,724,416 bytes leaked, 0 violations in all"
+expect_in big err "==    rank 7: $P -s 1,3 -- exit 1, 3 allocations, 5,242,880 bytes leaked, 0 violations"
+[ "$(grep -c '^==    rank' "$WORK/big.err")" = 2 ] || fail "big: PROCESSES not folded into two lines"
 echo "1,024 rank reports merged (text, JSON, HTML) in $(echo "$end - $start" | bc 2>/dev/null || echo "?") s"
 
 # The HTML pages' rank x owner view, where Chromium renders them: one row
