@@ -283,8 +283,8 @@ main(int argc, char **argv)
 	ro.print_limit = (size_t)c.print_limit;
 	ro.show_kinds = c.show_kinds;
 	ro.color = use_color(&c, log);
-	ro.exit_status = no_cuda || lost || missing ? AU_EXIT_AUDIT_FAILED :
-	    status;
+	ro.audit_failed = no_cuda || lost || missing;
+	ro.exit_status = ro.audit_failed ? AU_EXIT_AUDIT_FAILED : status;
 	render_text(&m, &ro, log);
 	if (c.gen_supp && c.gen_supp_file == NULL)
 		supp_generate(&m, (size_t)c.num_callers, log);

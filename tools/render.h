@@ -23,6 +23,8 @@ typedef struct au_render_opts_s {
 	                           * (compute-sanitizer's numbers) */
 	int exit_status;          /* the audit's own (the HTML page's
 	                           * banner) */
+	bool audit_failed;        /* incomplete: lost reports, missing
+	                           * ranks, no CUDA with --require-cuda */
 	/* The text report only; zero is the default of each. */
 	int verbosity;            /* -1 -q: errors only; 1 -v: more */
 	size_t print_limit;       /* finding groups printed; 0 all */

@@ -690,7 +690,10 @@ render_sarif(const au_model_t *m, const au_render_opts_t *o, const char *path)
 	cmd = json_array();
 	for (i = 0; i < json_array_size(m->command); i++)
 		json_array_append(cmd, json_array_get(m->command, i));
-	inv = json_pack("{s:b}", "executionSuccessful", true);
+	/* The audit itself failed (lost reports, missing ranks, no CUDA
+	 * with --require-cuda): the exit status says so, and so does SARIF. */
+	inv = json_pack("{s:b}", "executionSuccessful",
+	    !o->audit_failed);
 	if (json_array_size(cmd) > 0)
 		json_object_set_new(inv, "arguments", cmd);
 	else

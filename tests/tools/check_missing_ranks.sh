@@ -52,6 +52,9 @@ assert e.get("message") == "MISSING RANKS: 2 of 4 left no report: 1,3", e.get("m
 inv = json.load(open(sys.argv[2]))["runs"][0]["invocations"][0]
 notes = [(n["level"], n["message"]["text"]) for n in inv.get("toolExecutionNotifications", [])]
 assert notes == [("error", "MISSING RANKS: 2 of 4 left no report: 1,3")], notes
+# Missing ranks fail the audit unless allowed: SARIF's invocation says so.
+want = sys.argv[1].endswith("ok.xml")
+assert inv["executionSuccessful"] is want, inv["executionSuccessful"]
 PYEOF
 	{ fail "$x: JUnit, SARIF"; cat "$WORK/$x.py"; }
 done
