@@ -99,13 +99,16 @@ snapshot_one(void)
 /* What the control FIFO holds now, read to its end: true when a line
  * says "snapshot".  A line is one write of a writer (a write of up to
  * PIPE_BUF bytes to a FIFO is never split); a line of anything else is
- * said and left. */
+ * left, and said the first BAD_LINES_SAID times only (a writer of junk
+ * floods no program's standard error). */
+#define BAD_LINES_SAID 3
 static bool
 control_read(int fd)
 {
 	static char line[64]; /* the thread's alone */
 	static size_t len;
 	static bool longer;   /* the line does not fit: not a request */
+	static unsigned bad_lines; /* said, up to BAD_LINES_SAID */
 	char buf[512];
 	bool want = false;
 	ssize_t n;
@@ -125,10 +128,13 @@ control_read(int fd)
 			line[len] = '\0';
 			if (!longer && strcmp(line, "snapshot") == 0)
 				want = true;
-			else if (len > 0 || longer)
+			else if ((len > 0 || longer) && ++bad_lines <=
+			    BAD_LINES_SAID)
 				log_warn("CUWARDEN_CONTROL: \"%s%s\" is no "
 				    "request (the one there is: \"snapshot\"); "
-				    "left", line, longer ? "..." : "");
+				    "left%s", line, longer ? "..." : "",
+				    bad_lines == BAD_LINES_SAID ? " (more such "
+				    "lines are left unsaid)" : "");
 			len = 0;
 			longer = false;
 		}

@@ -249,6 +249,13 @@ control_send(long pid, const char *path)
 	ssize_t n;
 	int fd;
 
+	/* Only a FIFO is opened: opening a device or a file that stands
+	 * there instead may act on it (fstat below closes the race). */
+	if (lstat(path, &st) == 0 && !S_ISFIFO(st.st_mode)) {
+		au_error("snapshot: %s (CUWARDEN_CONTROL of process %ld) is no "
+		    "FIFO; nothing written", path, pid);
+		return true;
+	}
 	/* O_NONBLOCK: no reader is an error (ENXIO), not a wait. */
 	fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == ENXIO || errno == ENOENT)) {
