@@ -376,16 +376,19 @@ once_start(void)
 }
 
 /* A buffer for slot s: its spare (written and given back by the writer),
- * else a new mapping, its pages faulted in by one system call rather than
- * one fault every 128 records. */
+ * else a new mapping.  A thread's second buffer on (busy: true) has its
+ * pages faulted in by the one system call rather than one fault every 128
+ * records; its first stays lazy, so that a thread of a few events costs a
+ * page or two, not 256 KiB. */
 static tl_buf_t *
-buf_new(tl_slot_t *s)
+buf_new(tl_slot_t *s, bool busy)
 {
 	tl_buf_t *b = __atomic_exchange_n(&s->spare, NULL, __ATOMIC_ACQUIRE);
 
 	if (b == NULL) {
 		b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		    MAP_PRIVATE | MAP_ANONYMOUS | (busy ? MAP_POPULATE : 0),
+		    -1, 0);
 		if (b == MAP_FAILED)
 			return NULL;
 		b->slot = (uint32_t)(s - slots);
@@ -426,7 +429,7 @@ handoff(tl_slot_t *s, tl_buf_t *old, bool gone)
 		__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
 		return gone ? NULL : old;
 	}
-	if (!gone && (nb = buf_new(s)) == NULL) {
+	if (!gone && (nb = buf_new(s, old != NULL)) == NULL) {
 		if (old != NULL)
 			buf_drop(old);
 		__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
