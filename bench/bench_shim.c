@@ -19,6 +19,9 @@
  * thread's (the run's wall time x N / all pairs), so that it reads beside
  * the one-thread figure (equal: perfect scaling; N times: serialized).
  *
+ * Then one line "clock_gettime(MONOTONIC) 0 <ns per read> <reads>": the
+ * clock every timeline event reads, for the +timeline column.
+ *
  *   bench_shim [-q] [-t N]    -q: fewer iterations (a smoke run)
  */
 #include <pthread.h>
@@ -198,6 +201,23 @@ main(int argc, char **argv)
 		printf("cuMemAllocAsync+cuMemFreeAsync %zu %.1f %d\n", size,
 		    (t1 - t0) / n, n);
 		fflush(stdout);
+	}
+	/* What one read of the clock costs on this machine (each timeline
+	 * event reads it once): beside the pairs, to read their +timeline
+	 * column against.  Not a pair: "clock_gettime(MONOTONIC) 0". */
+	{
+		struct timespec ts;
+		int n = quick ? 100000 : 2000000;
+		long sink = 0;
+		double t0 = now_ns();
+
+		for (int k = 0; k < n; k++) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			sink += ts.tv_nsec;
+		}
+		double t1 = now_ns();
+		printf("clock_gettime(MONOTONIC) 0 %.1f %d\n", (t1 - t0) / n,
+		    n + (int)(sink & 0));
 	}
 	for (size_t i = 0; nthreads > 0 && i < sizeof(sizes) / sizeof(sizes[0]);
 	    i++)

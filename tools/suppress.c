@@ -75,6 +75,9 @@ static const char *const builtin[][2] = {
 	{ "leak:*CachingHostAllocator*",
 	  "PyTorch's pinned-memory cache (libtorch_cuda.so)" },
 	{ "leak:libxla*.so*", "XLA's BFC allocator arena (JAX, TensorFlow)" },
+	{ "leak:*BFCAllocator::Extend*",
+	  "XLA's BFC arenas, pinned host memory's too (no see-through "
+	  "setting turns that one off)" },
 	{ "leak:xla_extension*.so*", "jaxlib's XLA client: BFC arena" },
 	{ "leak:*xla_cuda*plugin*.so*", "JAX's CUDA PJRT plugin arena" },
 	{ "leak:libjax_common*.so*", "jaxlib runtime leftovers" },

@@ -9,12 +9,15 @@
 #    under the tool twice: plain (the cache hides the arrays: INFO only)
 #    and with --see-through, where the 40 arrays must be one leak group of
 #    40 allocations (PASS/FAIL; the line says the group's owner, whether
-#    its stack names see_through_leak.py, and its first frames).
+#    its stack names see_through_leak.py, and its first frames).  Then
+#    torch again as "torchasync", with PYTORCH_CUDA_ALLOC_CONF=backend:
+#    cudaMallocAsync (PyTorch's stream-ordered allocator) set.
 # 2. Speed.  bench/train_loop.py (a small convolutional net, fresh tensors
 #    every step), STEPS steps after 50 of warm-up, four ways: plain
 #    PyTorch; --see-through (no cache, pool mode); PYTORCH_NO_CUDA_MEMORY_
 #    CACHING=1 without the shim; --see-through --mode audit (no cache, the
-#    shim without pools).  Prints steps/s side by side (the median window
+#    shim without pools); then with backend:cudaMallocAsync: no shim,
+#    --see-through --mode audit, --see-through.  Prints steps/s side by side (the median window
 #    of 100 steps, the best in brackets) and PASS when --see-through is
 #    within 1.3x of plain.
 #
@@ -36,6 +39,7 @@ LEAK=$src/tests/gpu/see_through_leak.py
 LOOP=$src/bench/train_loop.py
 mkdir -p "$W"
 pass=0 failed=0 skipped=0
+PRE=(env)
 
 [ -x "$AUDIT" ] || { echo "see_through: no tool at $AUDIT"; exit 99; }
 if ! nvidia-smi -L >/dev/null 2>&1 && ! [ -e /dev/nvidia0 ]; then
@@ -54,7 +58,7 @@ skip() { echo "SKIP: $*"; skipped=$((skipped + 1)); }
 audit() {
 	local name=$1
 	shift
-	timeout 300 "$AUDIT" --error-exitcode 0 --json "$W/$name.json" "$@" \
+	timeout 300 "${PRE[@]}" "$AUDIT" --error-exitcode 0 --json "$W/$name.json" "$@" \
 	    >"$W/$name.out" 2>"$W/$name.err"
 	echo "  ($name: exit $?, $(grep -h '^== LEAK SUMMARY' "$W/$name.err"))"
 }
@@ -67,18 +71,23 @@ probe() {
 	esac >/dev/null 2>&1
 }
 
-for fw in torch cupy jax; do
+# torchasync: torch with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+# (PyTorch's stream-ordered allocator: no cache of its own).
+for fw in torch cupy jax torchasync; do
 	echo "$fw" | grep -qE "$ONLY" || continue
-	if ! probe "$fw"; then
+	prog=$fw PRE=(env)
+	[ "$fw" = torchasync ] &&
+		prog=torch PRE=(env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync)
+	if ! probe "$prog"; then
 		skip "$fw: not importable with a GPU by $PY"
 		continue
 	fi
 	echo "== $fw: a kept array per step"
-	audit "$fw.plain" -- "$PY" "$LEAK" "$fw"
-	echo "INFO: $fw plain (the cache hides the arrays): $("$PY" "$LEAK" --check "$fw" "$W/$fw.plain.json")"
-	audit "$fw.see" --see-through -- "$PY" "$LEAK" "$fw"
+	audit "$fw.plain" -- "$PY" "$LEAK" "$prog"
+	echo "INFO: $fw plain (the cache hides the arrays): $("$PY" "$LEAK" --check "$prog" "$W/$fw.plain.json")"
+	audit "$fw.see" --see-through -- "$PY" "$LEAK" "$prog"
 	grep -h '^cuwarden-audit: see-through:' "$W/$fw.see.err" | sed 's/^/  /'
-	if line=$("$PY" "$LEAK" --check "$fw" "$W/$fw.see.json"); then
+	if line=$("$PY" "$LEAK" --check "$prog" "$W/$fw.see.json"); then
 		ok "$fw --see-through: $line"
 	else
 		bad "$fw --see-through: $line"
@@ -104,13 +113,22 @@ if echo speed | grep -qE "$ONLY" && probe torch; then
 	speed see "$AUDIT" --error-exitcode 0 --see-through -- "$PY"
 	speed nocache env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY"
 	speed seeaudit "$AUDIT" --error-exitcode 0 --see-through --mode audit -- "$PY"
+	# PyTorch's other allocator: a cudaMallocAsync per tensor (the
+	# driver's stream-ordered pool caches, the shim sees each tensor).
+	ASYNC=PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+	speed async env "$ASYNC" "$PY"
+	speed seeasync env "$ASYNC" "$AUDIT" --error-exitcode 0 --see-through --mode audit -- "$PY"
+	speed seeasyncpool env "$ASYNC" "$AUDIT" --error-exitcode 0 --see-through -- "$PY"
 	printf '  %-52s %14s %8s\n' "run" "steps/s (best)" "x plain"
-	for k in plain see nocache seeaudit; do
+	for k in plain see nocache seeaudit async seeasync seeasyncpool; do
 		case $k in
 		plain) what="plain PyTorch (caching allocator)" ;;
 		see) what="--see-through (no cache, pool mode)" ;;
 		nocache) what="PYTORCH_NO_CUDA_MEMORY_CACHING=1, no shim" ;;
 		seeaudit) what="--see-through --mode audit (no cache, no pool)" ;;
+		async) what="backend:cudaMallocAsync, no shim" ;;
+		seeasync) what="backend:cudaMallocAsync, --see-through --mode audit" ;;
+		seeasyncpool) what="backend:cudaMallocAsync, --see-through (pool)" ;;
 		esac
 		if [ -z "${MED[$k]}" ]; then
 			printf '  %-52s %14s\n' "$what" "no result ($W/$k.err)"
@@ -119,7 +137,7 @@ if echo speed | grep -qE "$ONLY" && probe torch; then
 		awk -v w="$what" -v m="${MED[$k]}" -v b="${BEST[$k]}" \
 		    -v p="${MED[plain]:-0}" 'BEGIN {
 			printf "  %-52s %7.1f (%.1f) %7.2fx\n", w, 1000 / m,
-			    1000 / b, p > 0 ? m / p : 0 }'
+			    1000 / b, (p > 0 ? m / p : 0) }'
 	done
 	if [ -z "${MED[plain]}" ] || [ -z "${MED[see]}" ]; then
 		bad "speed: a run gave no result (see $W/plain.err, $W/see.err)"
