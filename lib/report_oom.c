@@ -172,11 +172,12 @@ oom_text(wr_t *w, const report_oom_t *o, const proc_t *p, const leaks_t *L,
 		    (unsigned long long)o->pool_cached);
 	report_puts(w, "requested at:\n");
 	report_text_stack(w, o->stack, "    ", &seen);
-	report_printf(w, "live: %'llu bytes in %'llu allocations, %'llu "
-	    "groups by owner and stack%s%s\n",
+	report_printf(w, "live: %'llu bytes in %'llu allocation%s, %'llu "
+	    "group%s by owner and stack%s%s\n",
 	    (unsigned long long)L->bytes[REPORT_CAT_LEAK],
 	    (unsigned long long)L->count[REPORT_CAT_LEAK],
-	    (unsigned long long)L->ngroups,
+	    L->count[REPORT_CAT_LEAK] == 1 ? "" : "s",
+	    (unsigned long long)L->ngroups, L->ngroups == 1 ? "" : "s",
 	    L->ngroups > REPORT_OOM_GROUPS ? " (the largest listed)" : "",
 	    live_ok ? "" : " (incomplete: out of memory for the copy)");
 	for (size_t g = 0; g < L->ngroups && g < REPORT_OOM_GROUPS; g++) {

@@ -19,8 +19,12 @@
 
 /* X(variable, value, framework, what the value does) */
 #define SEE_THROUGH_VARS(X) \
+	X("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync", "PyTorch", \
+	    "caching allocator off: a cudaMallocAsync per tensor, " \
+	    "stream-ordered, as fast as the cache") \
 	X("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", "PyTorch", \
-	    "caching allocator off: a cudaMalloc per tensor") \
+	    "where PYTORCH_CUDA_ALLOC_CONF is kept: no cache, a cudaMalloc " \
+	    "per tensor") \
 	X("XLA_PYTHON_CLIENT_ALLOCATOR", "platform", "JAX", \
 	    "BFC allocator off: an allocation per buffer") \
 	X("XLA_PYTHON_CLIENT_PREALLOCATE", "false", "JAX", \

@@ -49,10 +49,12 @@ rt_oom(FILE *out, const au_oom_t *oom, int limit)
 	if (json_is_integer(cached))
 		fprintf(out, "; pools' cache %s bytes",
 		    rt_num(doc, "pool_cached_bytes", b1, sizeof(b1)));
-	fprintf(out, "; live: %s bytes in %s allocations (%s groups by "
+	fprintf(out, "; live: %s bytes in %s allocation%s (%s group%s by "
 	    "owner and stack)\n", rt_num(live, "bytes", b1, sizeof(b1)),
 	    rt_num(live, "allocations", b2, sizeof(b2)),
-	    rt_num(live, "groups", b3, sizeof(b3)));
+	    json_int(live, "allocations", 0) == 1 ? "" : "s",
+	    rt_num(live, "groups", b3, sizeof(b3)),
+	    json_int(live, "groups", 0) == 1 ? "" : "s");
 	fputs("==    requested at:\n", out);
 	rt_stack(out, &oom->request, limit);
 	for (i = 0; i < json_array_size(top) && i < OOM_GROUPS; i++) {

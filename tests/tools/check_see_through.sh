@@ -46,7 +46,8 @@ EOF
 cp "$HOOK" "$WORK/copy/sitecustomize.py"
 cat >"$WORK/show.py" <<'EOF'
 import builtins, os, subprocess, sys
-for v in ("PYTORCH_NO_CUDA_MEMORY_CACHING", "XLA_PYTHON_CLIENT_ALLOCATOR",
+for v in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING",
+          "XLA_PYTHON_CLIENT_ALLOCATOR",
           "XLA_PYTHON_CLIENT_PREALLOCATE",
           "NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT", "CUWARDEN_MODE",
           "PYTHONPATH"):
@@ -60,7 +61,7 @@ if len(sys.argv) > 1:  # a child Python, which says nothing more
     subprocess.run([sys.executable, "-c", "import cupy"], check=True)
 EOF
 
-ALL="PYTORCH_NO_CUDA_MEMORY_CACHING XLA_PYTHON_CLIENT_ALLOCATOR
+ALL="PYTORCH_CUDA_ALLOC_CONF PYTORCH_NO_CUDA_MEMORY_CACHING XLA_PYTHON_CLIENT_ALLOCATOR
 XLA_PYTHON_CLIENT_PREALLOCATE NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT
 CUWARDEN_MODE CUWARDEN_SEE_THROUGH"
 # shellcheck disable=SC2086
@@ -74,14 +75,16 @@ ON="cupy calls: [('set_allocator', 'pool'), ('set_pinned_memory_allocator', 'pin
 # user's sitecustomize ran too.
 run tool "$AUDIT" --see-through "$PY" "$WORK/show.py"
 expect_rc tool 0
-expect_block tool err "cuwarden-audit: see-through: PYTORCH_NO_CUDA_MEMORY_CACHING=1 (PyTorch: caching allocator off: a cudaMalloc per tensor)
+expect_block tool err "cuwarden-audit: see-through: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (PyTorch: caching allocator off: a cudaMallocAsync per tensor, stream-ordered, as fast as the cache)
+cuwarden-audit: see-through: PYTORCH_NO_CUDA_MEMORY_CACHING=1 (PyTorch: where PYTORCH_CUDA_ALLOC_CONF is kept: no cache, a cudaMalloc per tensor)
 cuwarden-audit: see-through: XLA_PYTHON_CLIENT_ALLOCATOR=platform (JAX: BFC allocator off: an allocation per buffer)
 cuwarden-audit: see-through: XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX: no preallocated 75% of the GPU)
 cuwarden-audit: see-through: NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=0 (Numba: deallocations not batched: each array freed when it dies)
 cuwarden-audit: see-through: CUWARDEN_MODE=pool (cuwarden: pool mode: the allocations served fast)
 cuwarden-audit: see-through: PYTHONPATH=$HOOKDIR:$WORK/user:$WORK/site (CuPy: its memory pools off at import, by sitecustomize.py)
 cuwarden-audit: see-through: built-in suppressions not applied: leak:libc10_cuda.so, leak:libxla*.so*, leak:xla_extension*.so*, leak:*xla_cuda*plugin*.so*, leak:libjax_common*.so* (they hide every tensor of these frameworks)"
-expect_block tool out "PYTORCH_NO_CUDA_MEMORY_CACHING=1
+expect_block tool out "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+PYTORCH_NO_CUDA_MEMORY_CACHING=1
 XLA_PYTHON_CLIENT_ALLOCATOR=platform
 XLA_PYTHON_CLIENT_PREALLOCATE=false
 NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=0
@@ -89,14 +92,15 @@ CUWARDEN_MODE=pool
 PYTHONPATH=$HOOKDIR:$WORK/user:$WORK/site
 user sitecustomize ran: True
 $OFF"
-[ "$(grep -c 'see-through' "$WORK/tool.err")" = 7 ] ||
-    fail "tool: not seven see-through lines"
+[ "$(grep -c 'see-through' "$WORK/tool.err")" = 8 ] ||
+    fail "tool: not eight see-through lines"
 
 # Without --see-through: nothing of it.
 run plain "$AUDIT" "$PY" "$WORK/show.py"
 expect_rc plain 0
 expect_not_in plain err "see-through"
 expect_in plain out "PYTORCH_NO_CUDA_MEMORY_CACHING=<unset>"
+expect_in plain out "PYTORCH_CUDA_ALLOC_CONF=<unset>"
 expect_in plain out "CUWARDEN_MODE=<unset>"
 expect_in plain out "user sitecustomize ran: True"
 expect_in plain out "$ON"
@@ -107,6 +111,7 @@ expect_in no out "$ON"
 
 # The user's value wins, and is said: from the environment, and --mode.
 run user env PYTORCH_NO_CUDA_MEMORY_CACHING=0 XLA_PYTHON_CLIENT_ALLOCATOR= \
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
     "$AUDIT" --mode audit --see-through "$PY" "$WORK/show.py"
 expect_rc user 0
 expect_in user err "cuwarden-audit: see-through: PYTORCH_NO_CUDA_MEMORY_CACHING=0 kept, from the environment (see-through would set 1)"
@@ -114,6 +119,8 @@ expect_in user err "cuwarden-audit: see-through: XLA_PYTHON_CLIENT_ALLOCATOR= ke
 expect_in user err "cuwarden-audit: see-through: CUWARDEN_MODE=audit kept, given on the command line (see-through would set pool)"
 expect_in user err "cuwarden-audit: see-through: XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX"
 expect_in user out "PYTORCH_NO_CUDA_MEMORY_CACHING=0"
+expect_in user err "cuwarden-audit: see-through: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True kept, from the environment (see-through would set backend:cudaMallocAsync)"
+expect_in user out "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 expect_in user out "XLA_PYTHON_CLIENT_ALLOCATOR="
 expect_in user out "CUWARDEN_MODE=audit"
 expect_in user out "$OFF"
@@ -159,15 +166,17 @@ expect_in bare out "$ON"
 # child inherits them), the hook beside the shim.
 run shim env CUWARDEN_SEE_THROUGH=1 LD_PRELOAD="$SHIM" "$PY" "$WORK/show.py" child
 expect_rc shim 0
-expect_block shim err "cuwarden: see-through: PYTORCH_NO_CUDA_MEMORY_CACHING=1 (PyTorch: caching allocator off: a cudaMalloc per tensor)
+expect_block shim err "cuwarden: see-through: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (PyTorch: caching allocator off: a cudaMallocAsync per tensor, stream-ordered, as fast as the cache)
+cuwarden: see-through: PYTORCH_NO_CUDA_MEMORY_CACHING=1 (PyTorch: where PYTORCH_CUDA_ALLOC_CONF is kept: no cache, a cudaMalloc per tensor)
 cuwarden: see-through: XLA_PYTHON_CLIENT_ALLOCATOR=platform (JAX: BFC allocator off: an allocation per buffer)
 cuwarden: see-through: XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX: no preallocated 75% of the GPU)
 cuwarden: see-through: NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=0 (Numba: deallocations not batched: each array freed when it dies)
 cuwarden: see-through: CUWARDEN_MODE=pool (cuwarden: pool mode: the allocations served fast)
 cuwarden: see-through: PYTHONPATH=$HOOKDIR first (CuPy: its memory pools off at import, by sitecustomize.py)"
-[ "$(grep -c 'see-through' "$WORK/shim.err")" = 6 ] ||
-    fail "shim: not six see-through lines (a child spoke?)"
-expect_block shim out "PYTORCH_NO_CUDA_MEMORY_CACHING=1
+[ "$(grep -c 'see-through' "$WORK/shim.err")" = 7 ] ||
+    fail "shim: not seven see-through lines (a child spoke?)"
+expect_block shim out "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+PYTORCH_NO_CUDA_MEMORY_CACHING=1
 XLA_PYTHON_CLIENT_ALLOCATOR=platform
 XLA_PYTHON_CLIENT_PREALLOCATE=false
 NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=0
