@@ -258,9 +258,12 @@ tl_open(const char *path, char *err, size_t errsize)
 			goto bad;
 		}
 		memcpy(&c, buf + off, sizeof(c));
-		if (c.magic != TLF_CHUNK_MAGIC) {
-			snprintf(err, errsize, "%s: corrupt timeline: no chunk "
-			    "header at offset %zu", path, off);
+		/* The shim never writes an empty chunk: one is made up (and
+		 * would cost the merge a heap entry for nothing). */
+		if (c.magic != TLF_CHUNK_MAGIC || c.count == 0) {
+			snprintf(err, errsize, "%s: corrupt timeline: %s at "
+			    "offset %zu", path, c.magic != TLF_CHUNK_MAGIC ?
+			    "no chunk header" : "an empty chunk", off);
 			goto bad;
 		}
 		off += sizeof(c);
@@ -535,16 +538,22 @@ timeline_peaks(tl_t *t, const json_t *report, const char *report_path,
 	size_t nd = 0, i;
 	dev_t_ *d = NULL;
 	json_t *doc, *devs, *stacks;
+	/* device + 1 -> d index + 1: one look-up an event. */
+	uint16_t slot[TL_MAX_DEVICE + 2];
 
+	memset(slot, 0, sizeof(slot));
 	tl_rewind(t);
 	for (i = 0; (r = tl_next(t)) != NULL; i++) {
 		size_t k;
 
 		if (!tl_counted(r->kind))
 			continue;
-		for (k = 0; k < nd && d[k].dev != tl_device(r); k++)
-			;
-		if (k == nd) {
+		k = slot[tl_device(r) + 1];
+		if (k != 0) {
+			k--;
+		} else {
+			k = nd;
+			slot[tl_device(r) + 1] = (uint16_t)(k + 1);
 			d = xrealloc(d, ++nd * sizeof(*d));
 			memset(&d[k], 0, sizeof(*d));
 			d[k].dev = tl_device(r);

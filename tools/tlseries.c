@@ -84,6 +84,9 @@ typedef struct ser_s {
 	size_t gidxcap;
 	dev_t_ *d;
 	size_t nd;
+	/* device + 1 -> d index + 1 (0: none yet): one look-up an event,
+	 * however many devices (TL_MAX_DEVICE bounds them). */
+	uint16_t dslot[TL_MAX_DEVICE + 2];
 } ser_t;
 
 static uint64_t
@@ -181,16 +184,16 @@ read_stacks(ser_t *s, const json_t *report)
 static int
 dev_find(ser_t *s, int dev)
 {
-	size_t k;
+	size_t k = s->dslot[dev + 1];
 
-	for (k = 0; k < s->nd && s->d[k].dev != dev; k++)
-		;
-	if (k == s->nd) {
-		s->d = xrealloc(s->d, ++s->nd * sizeof(*s->d));
-		memset(&s->d[k], 0, sizeof(*s->d));
-		s->d[k].dev = dev;
-		s->d[k].bucket = UINT64_MAX;
-	}
+	if (k != 0)
+		return (int)k - 1;
+	k = s->nd;
+	s->dslot[dev + 1] = (uint16_t)(k + 1);
+	s->d = xrealloc(s->d, ++s->nd * sizeof(*s->d));
+	memset(&s->d[k], 0, sizeof(*s->d));
+	s->d[k].dev = dev;
+	s->d[k].bucket = UINT64_MAX;
 	return (int)k;
 }
 

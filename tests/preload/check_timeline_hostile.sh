@@ -9,6 +9,8 @@
 #     line says 0 intervals, not 2^64 - 1;
 #   - records naming devices past TL_MAX_DEVICE (255; 32,768 of them in
 #     6 MB took minutes, a pass per device): refused as corrupt (125);
+#   - every device of the format (0..255): read, a peak each; an empty
+#     chunk (the shim writes none): refused as corrupt (125);
 #   - a FIFO beside the report under the timeline's name: an error (125),
 #     not a wait for a writer that never comes;
 #   - two processes of one pid (two hosts of a job, or two containers):
@@ -87,6 +89,37 @@ PYEOF
 		pass "device $dev in a record: refused as corrupt (125)" ||
 		{ fail "device $dev in a record: rc $rc"; tail -3 "$WORK/dev$dev.txt"; }
 done
+
+# Every device the format allows (0..255, 20,000 records): read, one
+# look-up an event (a pass per device was 256 times the work); and an
+# empty chunk, which the shim never writes: refused as corrupt.
+mkdir "$WORK/alldev" "$WORK/empty"
+"$PY" - "$WORK/on.json" "$WORK/alldev" "$WORK/empty" <<'PYEOF' || { fail "harness: all devices"; finish; }
+import json, struct, sys
+r = json.load(open(sys.argv[1]))
+data = open(r["timeline"]["file"], "rb").read()
+n = 20000
+recs = b"".join(struct.pack("<QQQIBBh", 1000 + i, 0x10000000 + i * 4096,
+                            4096, 0, 0, 1, i % 256) for i in range(n))
+for d, out in ((sys.argv[2], data[:64] + struct.pack("<IIII", 0x4b4e4843, n, 7, 0) + recs),
+               (sys.argv[3], data[:64] + struct.pack("<IIII", 0x4b4e4843, 0, 7, 0) +
+                struct.pack("<IIII", 0x4b4e4843, n, 7, 0) + recs)):
+    path = d + "/on.json.timeline"
+    open(path, "wb").write(out)
+    q = json.loads(json.dumps(r))
+    q["timeline"].update(file=path, events=n, bytes=len(out))
+    json.dump(q, open(d + "/on.json", "w"))
+PYEOF
+timeout 60 "$AUDIT" --json "$WORK/alldev.out.json" report "$WORK/alldev" >"$WORK/alldev.txt" 2>&1
+rc=$?
+[ $rc != 125 ] && [ $rc != 124 ] && [ "$(grep -c '^== PEAK: device ' "$WORK/alldev.txt")" = 256 ] &&
+	pass "256 devices: read, a peak each" ||
+	{ fail "256 devices: rc $rc, $(grep -c '^== PEAK: device ' "$WORK/alldev.txt") peaks"; tail -3 "$WORK/alldev.txt"; }
+timeout 60 "$AUDIT" report "$WORK/empty" >"$WORK/empty.txt" 2>&1
+rc=$?
+[ $rc = 125 ] && grep -q 'corrupt timeline: an empty chunk at offset 64' "$WORK/empty.txt" &&
+	pass "an empty chunk: refused as corrupt (125)" ||
+	{ fail "an empty chunk: rc $rc"; tail -3 "$WORK/empty.txt"; }
 
 # A FIFO where the timeline would be beside its report.
 mkdir "$WORK/fifo"
