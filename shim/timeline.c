@@ -507,9 +507,6 @@ shim_tl_put(unsigned ev, const reg_rec_t *r, uint64_t t)
 	}
 	n = b->n;
 	x = &b->recs[n];
-	/* The line 8 records on, for writing: its fetch (the writer read the
-	 * buffer last, on another core) overlaps the records before it. */
-	__builtin_prefetch(x + 8, 1, 3);
 	x->t_ns = t;
 	x->addr = r->base;
 	x->size = r->size;
