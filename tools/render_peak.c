@@ -36,7 +36,10 @@ print_device(FILE *out, const au_peak_t *p, const json_t *d, size_t di,
 	fprintf(out, ": %s bytes at %lld.%03lld s" RT_OFF,
 	    rt_num(d, "bytes", b1, sizeof(b1)), t / 1000000000,
 	    t / 1000000 % 1000);
-	if (many)
+	if (many && json_is_integer(json_object_get(p->doc, "rank")))
+		fprintf(out, " (rank %lld, pid %ld)", json_int(p->doc, "rank",
+		    -1), p->pid);
+	else if (many)
 		fprintf(out, " (pid %ld)", p->pid);
 	fprintf(out, "\n==    live then: %s allocation%s in %s group%s by "
 	    "stack\n", rt_num(d, "allocations", b2, sizeof(b2)),

@@ -96,8 +96,12 @@ render_trace_doc(const au_model_t *m)
 		long pid = trace_pid(m, i, &next);
 		double t0 = (double)((uint64_t)json_int(t, "start_real_ns", 0) -
 		    start) / 1000.0;
-		char *pname = xasprintf("%s (pid %ld)", base_name(json_str(t,
-		    "exe", "?")), m->tlines[i].pid);
+		const json_t *rank = json_object_get(t, "rank");
+		char *pname = json_is_integer(rank) ? xasprintf("%s (rank %lld, "
+		    "pid %ld)", base_name(json_str(t, "exe", "?")),
+		    (long long)json_integer_value(rank), m->tlines[i].pid) :
+		    xasprintf("%s (pid %ld)", base_name(json_str(t, "exe",
+		    "?")), m->tlines[i].pid);
 
 		json_array_append_new(ev, json_pack("{s:s,s:s,s:I,s:i,s:{s:s}}",
 		    "name", "process_name", "ph", "M", "pid", (json_int_t)pid,

@@ -65,6 +65,20 @@ tl_delta(const tlf_rec_t *r)
 	return r->event == TLF_ALLOC ? (int64_t)r->size : -(int64_t)r->size;
 }
 
+void
+tl_doc_place(json_t *doc, const json_t *report)
+{
+	const json_t *host = json_object_get(report, "host");
+	const json_t *rank = json_object_get(json_object_get(report, "job"),
+	    "rank");
+
+	json_object_set_new(doc, "host", json_is_string(host) ?
+	    json_utf8(json_string_value(host)) : json_null());
+	json_object_set_new(doc, "rank", json_is_integer(rank) &&
+	    json_integer_value(rank) >= 0 ? json_integer(json_integer_value(
+	    rank)) : json_null());
+}
+
 /* ---------------------------------------------------------- the reader */
 
 typedef struct chunk_s {
@@ -588,6 +602,7 @@ timeline_peaks(tl_t *t, const json_t *report, const char *report_path,
 	    -1)));
 	json_object_set_new(doc, "exe", json_utf8(json_str(report, "exe",
 	    "")));
+	tl_doc_place(doc, report);
 	json_object_set_new(doc, "report", json_utf8(report_path));
 	json_object_set_new(doc, "timeline", json_utf8(path));
 	json_object_set_new(doc, "events", json_count(t->events));

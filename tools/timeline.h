@@ -50,6 +50,9 @@ bool tl_counted(unsigned k);
 int tl_device(const tlf_rec_t *r);
 /* Signed bytes an event adds to its line. */
 int64_t tl_delta(const tlf_rec_t *r);
+/* Sets doc's "host" and "rank" (null when the report has none): where in
+ * a job the process whose report is report ran (peaks, timelines). */
+void tl_doc_place(json_t *doc, const json_t *report);
 
 /* Opens the timeline report (read from report_path) names: beside the
  * report first (a --keep-reports copy), then where the shim wrote it; its

@@ -629,6 +629,7 @@ timeline_series(tl_t *t, const json_t *report, const char *report_path,
 	    -1)));
 	json_object_set_new(doc, "exe", json_utf8(json_str(report, "exe",
 	    "")));
+	tl_doc_place(doc, report);
 	json_object_set_new(doc, "report", json_utf8(report_path));
 	json_object_set_new(doc, "timeline", json_utf8(path));
 	json_object_set_new(doc, "start_real_ns", json_count(

@@ -108,8 +108,27 @@ expect_block back err "[device 0, cuMemAlloc_v2, ranks 1,3]
 
 # 2. The launcher under the tool: one tool for every local rank; a rank
 # killed by SIGKILL is lost and its rank missing.
-run under "$AUDIT" "${MPIRUN[@]}" "$P" -s 1,3
+run under "$AUDIT" --timeline --json "$WORK/under.json" --html "$WORK/under.html" \
+    --trace "$WORK/under.trace" "${MPIRUN[@]}" "$P" -s 1,3
 expect_rc under 23
+# With --timeline: each rank's peak and timeline named by its rank, in
+# text, JSON and the trace (the page: below).
+for r in 0 1 2 3; do
+	grep -q "^== PEAK: device 0: .* (rank $r, pid [0-9]*)$" "$WORK/under.err" ||
+		fail "under: no PEAK line of rank $r"
+done
+"$PY" - "$WORK/under.json" "$WORK/under.trace" >"$WORK/under.py" 2>&1 <<'PYEOF' || { fail "under: ranks of the timelines"; cat "$WORK/under.py"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("peaks", "timelines"):
+    got = sorted((e["rank"], e["host"] is not None) for e in d[k])
+    assert got == [(r, True) for r in range(4)], (k, got)
+by = {p["pid"]: p["job"]["rank"] for p in d["processes"]}
+assert all(by[e["pid"]] == e["rank"] for e in d["timelines"]), d["timelines"]
+names = sorted(e["args"]["name"].split(" (")[1] for e in json.load(open(sys.argv[2]))["traceEvents"]
+               if e["ph"] == "M")
+assert [n.split(",")[0] for n in names] == ["rank %d" % r for r in range(4)], names
+PYEOF
 expect_block under err "leaked by $P [device 0, cuMemAlloc_v2, ranks 0-3]
 ==    on 4 of 4 ranks: 3,145,728 bytes in 1 allocation each"
 expect_in under err "==    on 2 of 4 ranks: 2,097,152 bytes in 2 allocations each"
@@ -226,7 +245,7 @@ echo "1,024 rank reports merged (text, JSON, HTML) in $(echo "$end - $start" | b
 
 # The HTML pages' rank x owner view, where Chromium renders them: one row
 # per owner however many ranks, its ranks listed.
-CHROME=$(command -v chromium || command -v chromium-browser) && for page in merged big; do
+CHROME=$(command -v chromium || command -v chromium-browser) && for page in merged big under; do
 	timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic \
 		--no-first-run --disable-background-networking --disable-component-update \
 		--disable-sync --user-data-dir="$WORK/chrome-$page" --window-size=1400,1600 \
@@ -236,6 +255,13 @@ CHROME=$(command -v chromium || command -v chromium-browser) && for page in merg
 	[ "$(grep -o '<tr data-owner=' "$WORK/$page.dom" | wc -l)" = 1 ] ||
 		fail "$page.html: not one rank x owner row"
 done
+# The timelines' page: a chart per rank, its caption naming the rank.
+if [ -n "$CHROME" ]; then
+	for r in 0 1 2 3; do
+		grep -q "<figcaption>device 0 of rank $r (pid [0-9]*) (rankprog): peak " "$WORK/under.dom" ||
+			fail "under.html: no chart captioned rank $r"
+	done
+fi
 if [ -n "$CHROME" ]; then
 	grep -q 'data-ranks="0–3"' "$WORK/merged.dom" || fail "merged.html: ranks 0–3 not in the rank x owner view"
 	grep -q '<td class="cw-n">4 of 4</td>' "$WORK/merged.dom" || fail "merged.html: 4 of 4 not shown"

@@ -96,6 +96,14 @@
     return out;
   }
 
+  /* The process of a timeline: "rank 3 (pid 4242)" in a job (with its
+   * host when the job spans several), else "pid 4242". */
+  let manyHosts = false;
+  function who(T) {
+    if (!Number.isInteger(T.rank)) return 'pid ' + T.pid;
+    return 'rank ' + T.rank + ' (pid ' + T.pid + (manyHosts && T.host ? ' on ' + T.host : '') + ')';
+  }
+
   function chart(T, d, mode, W) {
     const fig = el('figure', 'cw-chart');
     const times = d.time_ns, tot = d.bytes, n = times.length;
@@ -110,7 +118,8 @@
     fig.dataset.device = d.device;
     fig.dataset.series = ser.length;
     fig.dataset.mode = mode;
-    fig.append(el('figcaption', null, where + ' of pid ' + T.pid + ' (' + base(T.exe) +
+    fig.dataset.rank = Number.isInteger(T.rank) ? String(T.rank) : '';
+    fig.append(el('figcaption', null, where + ' of ' + who(T) + ' (' + base(T.exe) +
       '): peak ' + fmt(d.peak_bytes) + ' bytes (' + human(d.peak_bytes) + ') at ' +
       secs(d.peak_time_ns)));
     const s = svg('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H,
@@ -227,6 +236,7 @@
     const TL = H.D.timelines || [];
     const box = document.getElementById('cw-memory');
     if (!TL.length) return;
+    manyHosts = new Set(TL.map((T) => T.host).filter(Boolean)).size > 1;
     document.getElementById('cw-sec-memory').hidden = false;
     document.getElementById('cw-nav-memory').hidden = false;
     let mode = 'owner';
@@ -243,7 +253,7 @@
         const ul = el('ul', 'cw-growing');
         for (const [T, g] of grow)
           ul.append(el('li', null, 'Growing on ' + (g.host ? 'host memory' : 'device ' + g.device) +
-            ' (pid ' + T.pid + '): ' + stackName(T.stacks[g.stack]) + ', ' + human(g.first_bytes) +
+            ' (' + who(T) + '): ' + stackName(T.stacks[g.stack]) + ', ' + human(g.first_bytes) +
             ' → ' + human(g.last_bytes) + ', rose in ' + g.increases + ' of ' +
             (g.samples.length - 1) + ' intervals'));
         charts.append(el('h3', null, 'Growing stacks'), ul);

@@ -109,7 +109,8 @@
     a.setAttribute('data-device', String(d.device));
     a.setAttribute('data-bytes', String(d.bytes));
     add(a, el('h3', null, (d.host ? 'Host memory' : 'Device ' + d.device) + ': ' + bytes(d.bytes) +
-      ' at ' + secs(d.time_ns) + (peaks.length > 1 ? ' (pid ' + p.pid + ')' : '')),
+      ' at ' + secs(d.time_ns) + (peaks.length > 1 ? ' (' + (Number.isInteger(p.rank) ?
+        'rank ' + p.rank + ', ' : '') + 'pid ' + p.pid + ')' : '')),
       el('p', 'cw-sub', 'Live then: ' + count(d.allocations, 'allocation', 'allocations') + ' in ' +
         count(d.groups, 'group', 'groups') + ' by stack' + (p.exact === false ? '; not exact: ' +
           count(p.dropped, 'event', 'events') + ' of the timeline dropped' : '')));
