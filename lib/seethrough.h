@@ -14,8 +14,10 @@
 #ifndef CUWARDEN_SEETHROUGH_H
 #define CUWARDEN_SEETHROUGH_H
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 /* X(variable, value, framework, what the value does) */
 #define SEE_THROUGH_VARS(X) \
@@ -43,6 +45,27 @@
 #define SEE_THROUGH_HOOK_DIRS { "python", "../python" }
 #define SEE_THROUGH_HOOK_FILE "sitecustomize.py"
 #define SEE_THROUGH_PATHVAR "PYTHONPATH"
+/* How the hook's first line starts: a sitecustomize.py without it (some
+ * other package's, in a "python" directory near where the shim was
+ * installed) is never put first on PYTHONPATH. */
+#define SEE_THROUGH_HOOK_MARK "# cuwarden see-through "
+
+/* Whether the file at path is our hook: its first bytes are the mark.  No
+ * allocation (the shim calls it from its constructor). */
+static inline bool
+see_hook_is_ours(const char *path)
+{
+	char head[sizeof(SEE_THROUGH_HOOK_MARK) - 1];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	return n == (ssize_t)sizeof(head) &&
+	    memcmp(head, SEE_THROUGH_HOOK_MARK, sizeof(head)) == 0;
+}
 
 /* Whether dir is one of the ':'-separated elements of list. */
 static inline bool

@@ -11,7 +11,9 @@
 # Debian's /etc/python3.X/sitecustomize.py): that one is run next, as
 # sitecustomize, after the hook is in place.
 #
-# Installed as $(pkglibdir)/python/sitecustomize.py, beside the shim.
+# Installed as $(pkglibdir)/python/sitecustomize.py, beside the shim.  Its
+# first line must begin "# cuwarden see-through " (SEE_THROUGH_HOOK_MARK):
+# the tool and the shim take no other file for the hook.
 
 import sys
 

@@ -61,7 +61,7 @@ hook_dir(char *dir)
 	for (size_t i = 0; i < CW_ARRAY_SIZE(rel); i++) {
 		fmt_snprintf(cand, sizeof(cand), "%s/%s/" SEE_THROUGH_HOOK_FILE,
 		    self, rel[i]);
-		if (access(cand, R_OK) != 0 || realpath(cand, dir) == NULL)
+		if (!see_hook_is_ours(cand) || realpath(cand, dir) == NULL)
 			continue;
 		*strrchr(dir, '/') = '\0';
 		return true;

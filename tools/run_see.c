@@ -59,7 +59,7 @@ hook_dir(const char *shim)
 		char *cand = xasprintf("%s/%s/" SEE_THROUGH_HOOK_FILE, dir,
 		    rel[i]);
 
-		if (access(cand, R_OK) == 0 &&
+		if (see_hook_is_ours(cand) &&
 		    (found = realpath(cand, NULL)) != NULL)
 			*strrchr(found, '/') = '\0';
 		free(cand);

@@ -152,15 +152,24 @@ expect_rc alone 0
 expect_in alone out "user sitecustomize ran: False"
 expect_in alone out "$OFF"
 
-# A shim with no hook beside it: a warning, the rest set.
-mkdir -p "$WORK/bare"
+# A shim with no hook beside it: a warning, the rest set.  A
+# sitecustomize.py of some other package there is not taken for it.
+mkdir -p "$WORK/bare/python"
 cp "$SHIM" "$WORK/bare/"
+printf 'import builtins\nbuiltins.FOREIGN_SITECUSTOMIZE = True\n' >"$WORK/bare/python/sitecustomize.py"
 run bare "$AUDIT" --preload "$WORK/bare/libcuwarden_preload.so" \
     --see-through "$PY" "$WORK/show.py"
 expect_rc bare 0
 expect_in bare err "cuwarden-audit: warning: see-through: CuPy's hook (sitecustomize.py) is not beside the shim"
 expect_in bare out "PYTORCH_NO_CUDA_MEMORY_CACHING=1"
 expect_in bare out "$ON"
+expect_not_in bare out "$WORK/bare/python"
+run shimbare env CUWARDEN_SEE_THROUGH=1 LD_PRELOAD="$WORK/bare/libcuwarden_preload.so" \
+    "$PY" "$WORK/show.py"
+expect_rc shimbare 0
+expect_in shimbare err "cuwarden: warning: see-through: CuPy's hook (sitecustomize.py) "
+expect_not_in shimbare out "$WORK/bare/python"
+expect_in shimbare out "$ON"
 
 # The shim alone: the same settings, said by the first process only (its
 # child inherits them), the hook beside the shim.
