@@ -11,7 +11,8 @@
  * through a lock-free stack (one CAS, one eventfd write per
  * BUF_RECS events).  The writer gives a written buffer back as its
  * slot's spare (one per slot; more are unmapped), so a busy thread takes
- * its next buffer without a system call or a page fault.  Nothing ever waits for the disk but the exit:
+ * its next buffer without a system call or a page fault.  Nothing ever
+ * waits for the disk but the exit:
  * when BUF_QUEUED buffers wait already, or past CUWARDEN_TIMELINE_LIMIT,
  * a full buffer's events are counted as dropped and the buffer reused.
  * Only the writer touches the file, a buffer's "written" and the stack
