@@ -1,0 +1,65 @@
+#!/bin/sh
+# run-ab-timeline.sh -- the timeline's own cost under several builds of the
+# shim, on one machine, in interleaved rounds (doc/benchmarks.md, "The
+# timeline"): each round runs bench_shim -a (the stream-ordered pairs
+# only) once in audit mode without the timeline (the first shim), then
+# once per shim with CUWARDEN_TIMELINE=1; prints each shim's median
+# "+timeline" (ns a pair over the audit run, two events a pair) and the
+# clock's cost beside.
+#
+#   bench/run-ab-timeline.sh BENCH_SHIM ROUNDS NAME=SHIM.so [NAME=SHIM.so ...]
+#
+# Meant for the GPU machine; LD_LIBRARY_PATH=<builddir>/tests/fakecuda
+# runs it against the simulated driver.  Exit 77 when no driver loads.
+set -u
+[ $# -ge 3 ] || { echo "usage: run-ab-timeline.sh BENCH_SHIM ROUNDS NAME=SHIM.so..." >&2; exit 2; }
+bench=$1 rounds=$2
+shift 2
+[ -x "$bench" ] || { echo "run-ab-timeline: $bench not built" >&2; exit 99; }
+case $rounds in ''|*[!0-9]*|0) echo "run-ab-timeline: ROUNDS=$rounds: not a count" >&2; exit 99 ;; esac
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cwabtl.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+names=
+for a in "$@"; do
+	n=${a%%=*} s=${a#*=}
+	[ -f "$s" ] && [ "$n" != "$a" ] || { echo "run-ab-timeline: $a: not NAME=SHIM.so" >&2; exit 99; }
+	names="$names $n"
+done
+first=${1#*=}
+r=0
+while [ "$r" -lt "$rounds" ]; do
+	r=$((r + 1))
+	LD_PRELOAD=$first CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 \
+		CUWARDEN_REPORT=$tmp/a.json "$bench" -a >>"$tmp/audit" || exit $?
+	for a in "$@"; do
+		LD_PRELOAD=${a#*=} CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 \
+			CUWARDEN_TIMELINE=1 CUWARDEN_REPORT=$tmp/t.json \
+			"$bench" -a >>"$tmp/tl.${a%%=*}" || exit $?
+	done
+done
+cd "$tmp" || exit 99
+# shellcheck disable=SC2086
+awk -v names="$names" -v rounds="$rounds" '
+function med(l,   n, a, i, j, t) {
+	n = split(l, a, " ")
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+		}
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{ v = FILENAME; sub(/^tl\./, "", v); k = $1 " " $2
+  if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+  d[v, k] = d[v, k] " " $3 }
+END {
+	nn = split(names, nm, " ")
+	printf "%-32s %9s %9s", "pair", "bytes", "audit ns"
+	for (i = 1; i <= nn; i++) printf " %10s", "+" nm[i]
+	printf "   (median of %d rounds)\n", rounds
+	for (i = 1; i <= n; i++) {
+		k = order[i]; split(k, g, " "); a = med(d["audit", k])
+		printf "%-32s %9s %9.1f", g[1], g[2], a
+		for (j = 1; j <= nn; j++) printf " %+10.1f", med(d[nm[j], k]) - a
+		printf "\n"
+	}
+}' audit $(for n in $names; do echo "tl.$n"; done)
