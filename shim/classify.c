@@ -24,12 +24,13 @@ shim_pre_lookup(ns_t ns, uintptr_t addr, pre_t *pre)
 }
 
 void
-shim_remove_rec(reg_handle_t h, stack_id_t st, uint64_t t)
+shim_remove_rec(reg_handle_t h, stack_id_t st, uint64_t t, const char *api)
 {
 	reg_rec_t out;
 
 	if (registry_remove(h, NULL, NULL, st, &out) == 0) {
 		stats_on_free((kind_t)out.kind, out.size);
+		shim_recent_free(api, &out, st);
 		shim_tl_free(TLF_FREE, &out, t);
 	}
 	/* else: replaced meanwhile by a new allocation at the same address
@@ -125,10 +126,8 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		if (!(accept & KBIT(pre->rec.kind))) {
 			shim_report_violation(V_MISMATCHED_FREE, api, addr,
 			    &pre->rec, r, st);
-			if (r == CUDA_SUCCESS) {
-				shim_recent_free(api, &pre->rec, st);
-				shim_remove_rec(pre->h, st, pre->t);
-			}
+			if (r == CUDA_SUCCESS)
+				shim_remove_rec(pre->h, st, pre->t, api);
 			return;
 		}
 		if (r != CUDA_SUCCESS) {
@@ -139,8 +138,7 @@ shim_classify_free(ns_t ns, unsigned accept, uintptr_t addr, CUresult r,
 		    pre->rec.refcount > 1)
 			shim_report_violation(V_FREE_WHILE_REFERENCED, api, addr,
 			    &pre->rec, r, st);
-		shim_recent_free(api, &pre->rec, st);
-		shim_remove_rec(pre->h, st, pre->t);
+		shim_remove_rec(pre->h, st, pre->t, api);
 		return;
 	}
 	if (r == CUDA_SUCCESS) {

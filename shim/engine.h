@@ -121,8 +121,10 @@ void shim_pre_lookup(ns_t ns, uintptr_t addr, pre_t *pre);
 CUcontext shim_primary_ctx_of(CUdevice dev);
 void shim_record(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags);
 void shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device, CUcontext ctx, uintptr_t aux, const char *api, uint16_t flags, stack_id_t st);
-/* Removes h's record, freed at the timeline's time t (0: now). */
-void shim_remove_rec(reg_handle_t h, stack_id_t st, uint64_t t);
+/* Removes h's record, freed at the timeline's time t (0: now) by api: in
+ * the OOM report's recent events too. */
+void shim_remove_rec(reg_handle_t h, stack_id_t st, uint64_t t,
+    const char *api);
 void shim_report_violation(vtype_t type, const char *api, uintptr_t addr, const reg_rec_t *rec, CUresult r, stack_id_t st);
 /* An invalid free by a call that frees the kinds in accept (KBIT): the
  * report names the family of the call (violation_t.family). */

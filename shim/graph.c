@@ -360,7 +360,7 @@ track_graph_instantiate_params(void *real, const char *api,
 /* A free node ran: the live record at d is freed (graph memory, or
  * stream-ordered memory made before). */
 static void
-graph_frees(uintptr_t d, stack_id_t st)
+graph_frees(uintptr_t d, stack_id_t st, const char *api)
 {
 	reg_handle_t h;
 	reg_rec_t rec;
@@ -371,7 +371,7 @@ graph_frees(uintptr_t d, stack_id_t st)
 		return;
 	STATS_INC(graph_freed_by_graph);
 	STATS_INC(frees);
-	shim_remove_rec(h, st, 0);
+	shim_remove_rec(h, st, 0, api);
 }
 
 CUresult
@@ -400,7 +400,7 @@ track_graph_launch(void *real, const char *api, CUgraphExec e, CUstream s)
 		for (size_t i = 0; i < na && !own; i++)
 			own = a[i].dptr == f[j];
 		if (!own)
-			graph_frees(f[j], st);
+			graph_frees(f[j], st, api);
 	}
 	for (size_t i = 0; i < na; i++) {
 		if (a[i].freed_inside)
@@ -412,7 +412,7 @@ track_graph_launch(void *real, const char *api, CUgraphExec e, CUstream s)
 		 * FREE_ON_LAUNCH). */
 		if (!registry_find(NS_ADDR, a[i].dptr, &h, &rec)) {
 			STATS_INC(frees);
-			shim_remove_rec(h, st, 0);
+			shim_remove_rec(h, st, 0, api);
 		}
 		shim_record_st(NS_ADDR, KIND_GRAPH, a[i].dptr, a[i].size,
 		    a[i].device, NULL, (uintptr_t)st, api, 0,

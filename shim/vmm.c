@@ -84,7 +84,7 @@ set_released(reg_rec_t *rec, void *arg)
 /* An unmap took away a mapping of handle: one mapping fewer; a handle
  * released while mapped goes with its last mapping. */
 static void
-unmapped(uintptr_t handle)
+unmapped(uintptr_t handle, const char *api)
 {
 	reg_handle_t h;
 	reg_rec_t rec;
@@ -93,7 +93,7 @@ unmapped(uintptr_t handle)
 	if (registry_find(NS_VMM, handle, &h, &rec))
 		return;
 	if (registry_update(h, maps_dec, &d) == 0 && d.drop)
-		shim_remove_rec(h, stack_capture_outside(), 0);
+		shim_remove_rec(h, stack_capture_outside(), 0, api);
 }
 
 /* Whether a live mapping starts in [lo, lo + size): a walk, made only when
@@ -235,7 +235,7 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 	    &pre);
 	if (r != CUDA_SUCCESS || !pre.found)
 		return r;
-	unmapped(pre.rec.aux);
+	unmapped(pre.rec.aux, api);
 	/* One unmap may cover several adjacent mappings. */
 	stack_id_t st = 0;
 	uintptr_t p = (uintptr_t)ptr + pre.rec.size;
@@ -248,8 +248,8 @@ track_mem_unmap(void *real, const char *api, CUdeviceptr ptr, size_t size)
 		if (st == 0)
 			st = stack_capture_outside();
 		STATS_INC(frees);
-		shim_remove_rec(h, st, 0);
-		unmapped(rec.aux);
+		shim_remove_rec(h, st, 0, api);
+		unmapped(rec.aux, api);
 		p += rec.size;
 	}
 	return r;
@@ -340,7 +340,7 @@ classify_array_free(uintptr_t handle, uintptr_t aux, CUresult r,
 		shim_report_violation(V_MISMATCHED_FREE, api, handle, &pre->rec, r,
 		    st);
 		if (r == CUDA_SUCCESS)
-			shim_remove_rec(pre->h, st, pre->t);
+			shim_remove_rec(pre->h, st, pre->t, api);
 		return;
 	}
 	shim_classify_free(NS_ARRAY, KBIT(KIND_ARRAY), handle, r, api, pre);

@@ -172,4 +172,19 @@ sys.exit(not (len(o) == 1 and o[0]["format"] == "cuwarden-oom" and
 		{ fail "audit report merged.json: the OOM lost"; cat "$WORK/again.txt"; }
 fi
 
+# A VMM handle released while mapped goes with its mapping's unmap: that
+# free, the mapping's and the range's are in the recent events too.
+TP_OOM_VMM=1 CUWARDEN_REPORT=$WORK/vmm.json run oom.vmm "$TP/tp_oom"
+expect_rc 0 "tp_oom with a VMM round"
+"$PY" - "$WORK/vmm.json.oom" <<'PYEOF' && pass "recent events: the VMM frees (the handle with its last mapping)" ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+ev = [(e["event"], e["api"], e["kind"]) for e in r["recent"]]
+want = [("alloc", "cuMemCreate", "vmm"), ("alloc", "cuMemAddressReserve", "va"),
+        ("alloc", "cuMemMap", "mapping"), ("free", "cuMemUnmap", "mapping"),
+        ("free", "cuMemUnmap", "vmm"), ("free", "cuMemAddressFree", "va")]
+sys.exit(ev[6:] != want and "recent %r" % ev)
+PYEOF
+	{ fail "recent events of the VMM round"; "$PY" -c 'import json,sys; print([(e["event"], e["api"], e["kind"]) for e in json.load(open(sys.argv[1]))["recent"]])' "$WORK/vmm.json.oom"; }
+
 finish

@@ -44,6 +44,34 @@ too_much(CUdeviceptr *p)
 	return r;
 }
 
+/* TP_OOM_VMM: a VMM handle mapped, released while mapped, then unmapped
+ * (the handle goes with its mapping), and the range freed: frees the OOM
+ * report's recent events must show, besides cuMemFree's. */
+static CUresult
+vmm_round(void)
+{
+	CUmemAllocationProp prop = { 0 };
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr va;
+	size_t g = 0, size;
+	CUresult r;
+
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	if ((r = cuMemGetAllocationGranularity(&g, &prop,
+	    CU_MEM_ALLOC_GRANULARITY_MINIMUM)) != CUDA_SUCCESS)
+		return r;
+	size = g > 2 * MIB ? g : 2 * MIB;
+	if ((r = cuMemCreate(&h, size, &prop, 0)) != CUDA_SUCCESS ||
+	    (r = cuMemAddressReserve(&va, size, 0, 0, 0)) != CUDA_SUCCESS ||
+	    (r = cuMemMap(va, size, 0, h, 0)) != CUDA_SUCCESS ||
+	    (r = cuMemRelease(h)) != CUDA_SUCCESS ||
+	    (r = cuMemUnmap(va, size)) != CUDA_SUCCESS)
+		return r;
+	return cuMemAddressFree(va, size);
+}
+
 int
 main(void)
 {
@@ -67,6 +95,8 @@ main(void)
 		if (site_b(&b[i]) != CUDA_SUCCESS)
 			return 2;
 	if (cuMemFree(a[2]) != CUDA_SUCCESS)
+		return 2;
+	if (getenv("TP_OOM_VMM") != NULL && vmm_round() != CUDA_SUCCESS)
 		return 2;
 	r = too_much(&big);
 	printf("first: %d\n", (int)r);
