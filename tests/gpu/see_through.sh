@@ -10,22 +10,25 @@
 #    and with --see-through, where the 40 arrays must be one leak group of
 #    40 allocations (PASS/FAIL; the line says the group's owner, whether
 #    its stack names see_through_leak.py, and its first frames).  Then
-#    torch again as "torchasync", with PYTORCH_CUDA_ALLOC_CONF=backend:
-#    cudaMallocAsync (PyTorch's stream-ordered allocator) set.
+#    torch again as "torchnocache", with PYTORCH_CUDA_ALLOC_CONF set (to
+#    nothing) in the environment: see-through keeps it, so PyTorch's
+#    native allocator stays and PYTORCH_NO_CUDA_MEMORY_CACHING=1 (the
+#    fallback) turns its cache off.
 # 2. Speed.  bench/train_loop.py (a small convolutional net, fresh tensors
-#    every step), STEPS steps after 50 of warm-up, four ways: plain
-#    PyTorch; --see-through (no cache, pool mode); PYTORCH_NO_CUDA_MEMORY_
-#    CACHING=1 without the shim; --see-through --mode audit (no cache, the
-#    shim without pools); then with backend:cudaMallocAsync: no shim,
-#    --see-through --mode audit, --see-through.  Prints steps/s side by side (the median window
-#    of 100 steps, the best in brackets) and PASS when --see-through is
-#    within 1.3x of plain.
+#    every step), STEPS steps after 50 of warm-up, six ways: plain
+#    PyTorch; --see-through (the cudaMallocAsync backend, pool mode);
+#    --see-through --mode audit; the cudaMallocAsync backend without the
+#    shim; --see-through with PYTORCH_CUDA_ALLOC_CONF kept (the fallback:
+#    no cache, pool mode); PYTORCH_NO_CUDA_MEMORY_CACHING=1 without the
+#    shim.  Prints steps/s side by side (the median window of 100 steps,
+#    the best in brackets) and PASS when --see-through is within 1.3x of
+#    plain.
 #
 # Environment: CUWARDEN_AUDIT (the tool; default BUILDDIR/tools/
 # cuwarden-audit, which finds the shim at BUILDDIR/preload/.libs and the
 # CuPy hook at BUILDDIR/preload/python), PYTHON (python3), CW_GPU_WORK
 # (work directory, kept), CW_SEE_STEPS (1000), CW_SEE_ONLY (a regular
-# expression over torch, cupy, jax, speed).  Exit 0 when every check
+# expression over torch, cupy, jax, torchnocache, speed).  Exit 0 when every check
 # passed, 1 when one failed, 77 with no GPU, 99 when the tool is missing.
 set -u
 b=$(cd "${1:?usage: see_through.sh BUILDDIR}" && pwd) || exit 99
@@ -71,13 +74,13 @@ probe() {
 	esac >/dev/null 2>&1
 }
 
-# torchasync: torch with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
-# (PyTorch's stream-ordered allocator: no cache of its own).
-for fw in torch cupy jax torchasync; do
+# torchnocache: torch with PYTORCH_CUDA_ALLOC_CONF kept (empty): the
+# fallback, PYTORCH_NO_CUDA_MEMORY_CACHING=1.
+for fw in torch cupy jax torchnocache; do
 	echo "$fw" | grep -qE "$ONLY" || continue
 	prog=$fw PRE=(env)
-	[ "$fw" = torchasync ] &&
-		prog=torch PRE=(env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync)
+	[ "$fw" = torchnocache ] &&
+		prog=torch PRE=(env PYTORCH_CUDA_ALLOC_CONF=)
 	if ! probe "$prog"; then
 		skip "$fw: not importable with a GPU by $PY"
 		continue
@@ -111,24 +114,19 @@ if echo speed | grep -qE "$ONLY" && probe torch; then
 	echo "== speed: bench/train_loop.py, $STEPS steps after 50 of warm-up"
 	speed plain "$PY"
 	speed see "$AUDIT" --error-exitcode 0 --see-through -- "$PY"
-	speed nocache env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY"
 	speed seeaudit "$AUDIT" --error-exitcode 0 --see-through --mode audit -- "$PY"
-	# PyTorch's other allocator: a cudaMallocAsync per tensor (the
-	# driver's stream-ordered pool caches, the shim sees each tensor).
-	ASYNC=PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
-	speed async env "$ASYNC" "$PY"
-	speed seeasync env "$ASYNC" "$AUDIT" --error-exitcode 0 --see-through --mode audit -- "$PY"
-	speed seeasyncpool env "$ASYNC" "$AUDIT" --error-exitcode 0 --see-through -- "$PY"
+	speed async env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "$PY"
+	speed seenocache env PYTORCH_CUDA_ALLOC_CONF= "$AUDIT" --error-exitcode 0 --see-through -- "$PY"
+	speed nocache env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY"
 	printf '  %-52s %14s %8s\n' "run" "steps/s (best)" "x plain"
-	for k in plain see nocache seeaudit async seeasync seeasyncpool; do
+	for k in plain see seeaudit async seenocache nocache; do
 		case $k in
 		plain) what="plain PyTorch (caching allocator)" ;;
-		see) what="--see-through (no cache, pool mode)" ;;
-		nocache) what="PYTORCH_NO_CUDA_MEMORY_CACHING=1, no shim" ;;
-		seeaudit) what="--see-through --mode audit (no cache, no pool)" ;;
+		see) what="--see-through (cudaMallocAsync backend, pool mode)" ;;
+		seeaudit) what="--see-through --mode audit (no pool)" ;;
 		async) what="backend:cudaMallocAsync, no shim" ;;
-		seeasync) what="backend:cudaMallocAsync, --see-through --mode audit" ;;
-		seeasyncpool) what="backend:cudaMallocAsync, --see-through (pool)" ;;
+		seenocache) what="--see-through, PYTORCH_CUDA_ALLOC_CONF kept: no cache" ;;
+		nocache) what="PYTORCH_NO_CUDA_MEMORY_CACHING=1, no shim" ;;
 		esac
 		if [ -z "${MED[$k]}" ]; then
 			printf '  %-52s %14s\n' "$what" "no result ($W/$k.err)"
