@@ -37,17 +37,10 @@ while [ "$r" -lt "$rounds" ]; do
 			"$bench" -a >>"$tmp/tl.${a%%=*}" || exit $?
 	done
 done
+med_awk=$(cat "$(dirname "$0")/median.awk") || exit 99
 cd "$tmp" || exit 99
 # shellcheck disable=SC2086
-awk -v names="$names" -v rounds="$rounds" '
-function med(l,   n, a, i, j, t) {
-	n = split(l, a, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-		}
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -v names="$names" -v rounds="$rounds" "$med_awk"'
 { v = FILENAME; sub(/^tl\./, "", v); k = $1 " " $2
   if (!(k in seen)) { seen[k] = 1; order[++n] = k }
   d[v, k] = d[v, k] " " $3 }

@@ -50,15 +50,8 @@ while [ "$r" -lt "$rounds" ]; do
 done
 [ "$rounds" -gt 1 ] && echo "median of $rounds rounds, the four runs in turn each round"
 
-awk '
-function med(list,   n, a, i, j, t) {
-	n = split(list, a, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-		}
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+med_awk=$(cat "$(dirname "$0")/median.awk") || exit 99
+awk "$med_awk"'
 FILENAME ~ /plain$/ { key = $1 " " $2; if (!(key in plain)) order[++n] = key
 	plain[key] = plain[key] " " $3; next }
 FILENAME ~ /audit$/ { audit[$1 " " $2] = audit[$1 " " $2] " " $3; next }
