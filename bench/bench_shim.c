@@ -174,27 +174,26 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t size = sizes[i];
 		int n = iters_for(size, quick);
+		double t0, t1;
 
-		if (async_only)
-			goto async;
-		/* warm up: the driver's first allocations are slower */
-		for (int k = 0; k < 16; k++)
-			if (check(cuMemAlloc(&p, size), "cuMemAlloc") ||
-			    check(cuMemFree(p), "cuMemFree"))
-				return 1;
-		double t0 = now_ns();
-		for (int k = 0; k < n; k++) {
-			if (cuMemAlloc(&p, size) != CUDA_SUCCESS ||
-			    cuMemFree(p) != CUDA_SUCCESS)
-				return check(CUDA_ERROR_UNKNOWN, "pair");
+		if (!async_only) {
+			/* warm up: the driver's first allocations are slower */
+			for (int k = 0; k < 16; k++)
+				if (check(cuMemAlloc(&p, size), "cuMemAlloc") ||
+				    check(cuMemFree(p), "cuMemFree"))
+					return 1;
+			t0 = now_ns();
+			for (int k = 0; k < n; k++) {
+				if (cuMemAlloc(&p, size) != CUDA_SUCCESS ||
+				    cuMemFree(p) != CUDA_SUCCESS)
+					return check(CUDA_ERROR_UNKNOWN, "pair");
+			}
+			t1 = now_ns();
+			printf("cuMemAlloc_v2+cuMemFree_v2 %zu %.1f %d\n", size,
+			    (t1 - t0) / n, n);
+		} else {
+			n *= 5; /* -a: cheap pairs only, more of them */
 		}
-		double t1 = now_ns();
-		printf("cuMemAlloc_v2+cuMemFree_v2 %zu %.1f %d\n", size,
-		    (t1 - t0) / n, n);
-
-async:
-		if (async_only)
-			n *= 5; /* cheap pairs: more of them */
 		for (int k = 0; k < 16; k++)
 			if (check(cuMemAllocAsync(&p, size, s), "async") ||
 			    check(cuMemFreeAsync(p, s), "free async"))

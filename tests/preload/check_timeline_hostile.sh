@@ -23,21 +23,34 @@ AUDIT=$top_builddir/tools/cuwarden-audit
 
 CUWARDEN_TIMELINE=1 CUWARDEN_REPORT=$WORK/on.json run on "$TP/tp_timeline"
 expect_rc 0 "tp_timeline with the timeline"
-mkdir "$WORK/back"
-"$PY" - "$WORK/on.json" "$WORK/back" <<'PYEOF' || { fail "harness: the crafted timeline"; finish; }
+
+# craft.py ON.JSON DIR HOW [ARG]: a copy of on.json in DIR whose timeline holds, in
+# one chunk of thread 7, 20,000 records of 4 KiB allocations made as HOW
+# says: "back" (times alternating between the start and the end), "dev"
+# (devices 0..ARG in turn, or ARG itself when it is negative), "empty"
+# (as "dev" 255, behind an empty chunk).
+cat >"$WORK/craft.py" <<'PYEOF'
 import json, struct, sys
-r = json.load(open(sys.argv[1]))
+src, dst, how = sys.argv[1:4]
+arg = int(sys.argv[4]) if len(sys.argv) > 4 else 255
+r = json.load(open(src))
 data = open(r["timeline"]["file"], "rb").read()
 n = 20000
-recs = b"".join(struct.pack("<QQQIBBh", 1000 + i if i % 2 == 0 else
-                            10**9 - i, 0x10000000 + i * 4096, 4096, 0, 0,
-                            1, 0) for i in range(n))
-out = data[:64] + struct.pack("<IIII", 0x4b4e4843, n, 7, 0) + recs
-path = sys.argv[2] + "/on.json.timeline"
+def rec(i):
+    t = (1000 + i if i % 2 == 0 else 10**9 - i) if how == "back" else 1000 + i
+    dev = 0 if how == "back" else i % (arg + 1) if arg > 0 else arg
+    return struct.pack("<QQQIBBh", t, 0x10000000 + i * 4096, 4096, 0, 0, 1, dev)
+chunk = lambda k: struct.pack("<IIII", 0x4b4e4843, k, 7, 0)
+out = data[:64] + (chunk(0) if how == "empty" else b"") + chunk(n) + \
+    b"".join(rec(i) for i in range(n))
+path = dst + "/on.json.timeline"
 open(path, "wb").write(out)
 r["timeline"].update(file=path, events=n, bytes=len(out))
-json.dump(r, open(sys.argv[2] + "/on.json", "w"))
+json.dump(r, open(dst + "/on.json", "w"))
 PYEOF
+mkdir "$WORK/back"
+"$PY" "$WORK/craft.py" "$WORK/on.json" "$WORK/back" back ||
+	{ fail "harness: the crafted timeline"; finish; }
 "$AUDIT" --json "$WORK/back.json" report "$WORK/back" >"$WORK/back.txt" 2>&1
 rc=$?
 "$PY" - "$WORK/back.json" <<'PYEOF' && [ $rc = 23 ] &&
@@ -69,20 +82,8 @@ grep -q 'GROWING: .* rose in [0-9]* of 0 intervals' "$WORK/grow2.txt" &&
 # Devices past TL_MAX_DEVICE, and below -1.
 for dev in 32767 -2; do
 	mkdir "$WORK/dev$dev"
-	"$PY" - "$WORK/on.json" "$WORK/dev$dev" "$dev" <<'PYEOF' || { fail "harness: device $dev"; finish; }
-import json, struct, sys
-r = json.load(open(sys.argv[1]))
-data = open(r["timeline"]["file"], "rb").read()
-n, top = 20000, int(sys.argv[3])
-recs = b"".join(struct.pack("<QQQIBBh", 1000 + i, 0x10000000 + i * 4096,
-                            4096, 0, 0, 1, i % (top + 1) if top > 0 else top)
-                for i in range(n))
-out = data[:64] + struct.pack("<IIII", 0x4b4e4843, n, 7, 0) + recs
-path = sys.argv[2] + "/on.json.timeline"
-open(path, "wb").write(out)
-r["timeline"].update(file=path, events=n, bytes=len(out))
-json.dump(r, open(sys.argv[2] + "/on.json", "w"))
-PYEOF
+	"$PY" "$WORK/craft.py" "$WORK/on.json" "$WORK/dev$dev" dev "$dev" ||
+		{ fail "harness: device $dev"; finish; }
 	timeout 60 "$AUDIT" report "$WORK/dev$dev" >"$WORK/dev$dev.txt" 2>&1
 	rc=$?
 	[ $rc = 125 ] && grep -q "corrupt timeline: the record at offset [0-9]* has event 1, kind 0, device " "$WORK/dev$dev.txt" &&
@@ -94,22 +95,9 @@ done
 # look-up an event (a pass per device was 256 times the work); and an
 # empty chunk, which the shim never writes: refused as corrupt.
 mkdir "$WORK/alldev" "$WORK/empty"
-"$PY" - "$WORK/on.json" "$WORK/alldev" "$WORK/empty" <<'PYEOF' || { fail "harness: all devices"; finish; }
-import json, struct, sys
-r = json.load(open(sys.argv[1]))
-data = open(r["timeline"]["file"], "rb").read()
-n = 20000
-recs = b"".join(struct.pack("<QQQIBBh", 1000 + i, 0x10000000 + i * 4096,
-                            4096, 0, 0, 1, i % 256) for i in range(n))
-for d, out in ((sys.argv[2], data[:64] + struct.pack("<IIII", 0x4b4e4843, n, 7, 0) + recs),
-               (sys.argv[3], data[:64] + struct.pack("<IIII", 0x4b4e4843, 0, 7, 0) +
-                struct.pack("<IIII", 0x4b4e4843, n, 7, 0) + recs)):
-    path = d + "/on.json.timeline"
-    open(path, "wb").write(out)
-    q = json.loads(json.dumps(r))
-    q["timeline"].update(file=path, events=n, bytes=len(out))
-    json.dump(q, open(d + "/on.json", "w"))
-PYEOF
+{ "$PY" "$WORK/craft.py" "$WORK/on.json" "$WORK/alldev" dev 255 &&
+    "$PY" "$WORK/craft.py" "$WORK/on.json" "$WORK/empty" empty; } ||
+	{ fail "harness: all devices"; finish; }
 timeout 60 "$AUDIT" --json "$WORK/alldev.out.json" report "$WORK/alldev" >"$WORK/alldev.txt" 2>&1
 rc=$?
 [ $rc != 125 ] && [ $rc != 124 ] && [ "$(grep -c '^== PEAK: device ' "$WORK/alldev.txt")" = 256 ] &&
