@@ -49,7 +49,7 @@
 typedef enum row_e {
 	ROW_NOTHING, ROW_CLOCK, ROW_RECORD,
 #if defined(__x86_64__)
-	ROW_RDTSC, ROW_RDTSCP,
+	ROW_RDTSC, ROW_LFENCE_RDTSC,
 #endif
 	ROW_WORK, ROW_WORK_RECORD, ROW_THREADS, ROWS
 } row_t;
@@ -60,7 +60,7 @@ static const char *const row_name[ROWS] = {
 	"back to back: shim_tl_clock + shim_tl_put",
 #if defined(__x86_64__)
 	"back to back: rdtsc (for comparison)",
-	"back to back: rdtscp (for comparison)",
+	"back to back: lfence; rdtsc (comparison)",
 #endif
 	"paced: the work alone",
 	"paced: the work + clock + put",
@@ -131,12 +131,10 @@ run(row_t w, long n)
 		case ROW_RDTSC:
 			keep(&r, __rdtsc());
 			break;
-		case ROW_RDTSCP: {
-			unsigned aux;
-
-			keep(&r, __rdtscp(&aux));
+		case ROW_LFENCE_RDTSC:
+			_mm_lfence();
+			keep(&r, __rdtsc());
 			break;
-		}
 #endif
 		default: /* ROW_RECORD, ROW_THREADS */
 			shim_tl_put((i & 1) ? TLF_FREE : TLF_ALLOC, &r,
