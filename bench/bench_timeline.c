@@ -125,7 +125,7 @@ run(row_t w, long n)
 		case ROW_WORK_RECORD:
 			r.aux = spin((uint64_t)i, work);
 			shim_tl_put((i & 1) ? TLF_FREE : TLF_ALLOC, &r,
-			    shim_tl_clock());
+			    (i & 1) ? shim_tl_clock() : shim_tl_clock_before());
 			break;
 #if defined(__x86_64__)
 		case ROW_RDTSC:
@@ -138,7 +138,7 @@ run(row_t w, long n)
 #endif
 		default: /* ROW_RECORD, ROW_THREADS */
 			shim_tl_put((i & 1) ? TLF_FREE : TLF_ALLOC, &r,
-			    shim_tl_clock());
+			    (i & 1) ? shim_tl_clock() : shim_tl_clock_before());
 			break;
 		}
 	}
@@ -262,7 +262,8 @@ main(int argc, char **argv)
 	    median(fig[ROW_WORK_RECORD], rounds) - median(fig[ROW_WORK],
 	    rounds));
 	if (tl != NULL)
-		printf("written %llu events, %llu bytes; dropped %llu%s\n",
+		printf("clock %s; written %llu events, %llu bytes; dropped "
+		    "%llu%s\n", tl->clock != NULL ? tl->clock : "?",
 		    (unsigned long long)tl->events,
 		    (unsigned long long)tl->bytes,
 		    (unsigned long long)tl->dropped,

@@ -34,6 +34,9 @@ typedef enum option_e {
 #define OPT_EXIT_REPORT_AUTO 0 /* when it holds a finding */
 #define OPT_EXIT_REPORT_ALWAYS 1
 #define OPT_EXIT_REPORT_NEVER 2
+#define OPT_TIMELINE_CLOCK_AUTO 0      /* the TSC where the kernel uses it */
+#define OPT_TIMELINE_CLOCK_MONOTONIC 1 /* clock_gettime, always */
+#define OPT_TIMELINE_CLOCK_TSC 2       /* the TSC wherever it is invariant */
 
 /* Reads the environment once; later calls do nothing.  Safe from any
  * thread, and from a constructor. */

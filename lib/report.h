@@ -25,6 +25,7 @@ typedef struct report_timeline_s {
 	uint64_t dropped;     /* events not in it */
 	uint64_t bytes;       /* the file's size */
 	uint64_t limit;       /* CUWARDEN_TIMELINE_LIMIT */
+	const char *clock;    /* "tsc" or "monotonic"; NULL: not started */
 	bool limit_reached;
 	/* A bit per stack id its records name (stack_bits[id / 64] >> id %
 	 * 64 & 1): their stacks go in the report.  NULL: none. */

@@ -28,6 +28,7 @@
 #include "stackdepot.h"
 #include "stats.h"
 #include "teardown.h"
+#include "tlformat.h"
 #include "violation.h"
 
 #define REPORT_MAX_ADDRESSES 16
@@ -472,7 +473,12 @@ json_timeline(wr_t *w, const report_timeline_t *t)
 		report_json_str(w, t->file);
 	else
 		report_puts(w, "null");
-	report_printf(w, ", \"version\": 1, \"events\": %llu, "
+	report_printf(w, ", \"version\": %d, \"clock\": ", TLF_VERSION);
+	if (t->clock != NULL)
+		report_json_str(w, t->clock);
+	else
+		report_puts(w, "null");
+	report_printf(w, ", \"events\": %llu, "
 	    "\"dropped\": %llu, \"bytes\": %llu, \"limit\": %llu, "
 	    "\"limit_reached\": %s, \"error\": ", jint(t->events),
 	    jint(t->dropped), jint(t->bytes), jint(t->limit),

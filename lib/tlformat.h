@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define TLF_MAGIC "CWTIMELN"  /* 8 bytes, no NUL */
-#define TLF_VERSION 1
+#define TLF_VERSION 2 /* 2: the clock, and the TSC's ratio */
 #define TLF_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" little-endian */
 
 typedef struct tlf_header_s {
@@ -24,12 +24,21 @@ typedef struct tlf_header_s {
 	uint32_t record_size;  /* sizeof(tlf_rec_t): 32 */
 	uint32_t chunk_size;   /* sizeof(tlf_chunk_t): 16 */
 	uint32_t pid;
-	uint32_t reserved;
+	uint32_t clock;         /* TLF_CLOCK_*: what the records' times
+				 * count (version 1: 0, reserved) */
 	uint64_t start_mono_ns; /* CLOCK_MONOTONIC at the timeline's start:
 				 * the records' times count from it */
 	uint64_t start_real_ns; /* CLOCK_REALTIME then (ns since 1970) */
-	uint64_t reserved2[2];
+	uint64_t tick_ns_num;   /* TLF_CLOCK_TSC: ns = ticks * num / den, */
+	uint64_t tick_ns_den;   /* measured over the run; else 1 and 1 */
 } tlf_header_t;
+
+/* The records' clock. */
+enum tlf_clock_e {
+	TLF_CLOCK_NS = 0,  /* ns of CLOCK_MONOTONIC since start_mono_ns */
+	TLF_CLOCK_TSC = 1  /* TSC ticks since start_mono_ns's moment: a
+			    * reader converts them with tick_ns_num/den */
+};
 
 typedef struct tlf_chunk_s {
 	uint32_t magic;  /* TLF_CHUNK_MAGIC */
@@ -52,7 +61,8 @@ enum tlf_event_e {
  * and allocation stack, so a live set is summed without matching
  * addresses. */
 typedef struct tlf_rec_s {
-	uint64_t t_ns;   /* since start_mono_ns */
+	uint64_t t_ns;   /* since start_mono_ns: ns, or TSC ticks (the
+			  * header's clock; tools/timeline.c converts) */
 	uint64_t addr;   /* base address or handle */
 	uint64_t size;   /* bytes of the allocation */
 	uint32_t stack;  /* its allocation stack's id (the report's

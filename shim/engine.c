@@ -186,7 +186,7 @@ shim_record_st(ns_t ns, kind_t kind, uintptr_t base, size_t size, int device,
 	/* The timeline's time before the insert: a free, on any thread,
 	 * comes after (timeline.c). */
 	if (tl)
-		t = shim_tl_clock();
+		t = shim_tl_clock_before();
 	if (registry_insert(&rec, &h, &old, &had)) {
 		stats_on_free(kind, size);
 		log_warn("out of metadata memory: %s at %#lx not tracked",

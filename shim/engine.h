@@ -153,6 +153,10 @@ extern bool shim_tl_on;
 void shim_timeline_init(void);
 /* Nanoseconds since the timeline's start (CLOCK_MONOTONIC). */
 uint64_t shim_tl_clock(void);
+/* The same, for a time that must be no later than the calling thread's
+ * next store as other threads see it (an allocation's, before its
+ * insert): may be cheaper. */
+uint64_t shim_tl_clock_before(void);
 /* Appends event ev (tlformat.h's TLF_*) of r at time t to the calling
  * thread's buffer; never blocks (dropped and counted when the writer is
  * behind). */

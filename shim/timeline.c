@@ -6,8 +6,9 @@
  * "<CUWARDEN_REPORT>.timeline" (lib/tlformat.h's layout), whole at exit
  * (outfile.h: a dot file until then, moved into place at the end).
  *
- * Invariants: an event costs its thread one clock read and a 32-byte
- * store into a buffer of its own; a full buffer is handed to the writer
+ * Invariants: an event costs its thread one clock read (the TSC where
+ * the kernel trusts it, else CLOCK_MONOTONIC) and a 32-byte store into
+ * a buffer of its own; a full buffer is handed to the writer
  * through a lock-free stack (one CAS, one eventfd write per
  * BUF_RECS events).  The writer gives a written buffer back as its
  * slot's spare (one per slot; more are unmapped), so a busy thread takes
@@ -16,9 +17,12 @@
  * when BUF_QUEUED buffers wait already, or past CUWARDEN_TIMELINE_LIMIT,
  * a full buffer's events are counted as dropped and the buffer reused.
  * Only the writer touches the file, a buffer's "written" and the stack
- * bitmap.  An allocation's time is read before its record is inserted and
- * a free's after its record is removed, so in time order an allocation
- * always comes before its free, whichever threads made them.  At exit
+ * bitmap.  An allocation's time is read before its record is inserted
+ * (shim_tl_clock_before: with the TSC a plain rdtsc, which completes
+ * before the insert retires) and a free's after the look-up that found
+ * its record (shim_tl_clock: lfence; rdtsc, after every earlier load), so
+ * in time order an allocation always comes before its free, whichever
+ * threads made them.  At exit
  * (shim_timeline_finish) the writer writes the queued buffers, then what
  * each thread's buffer holds (a thread in a hand-off is waited for, at
  * most a second), moves the file into place and says so; events after
@@ -33,6 +37,7 @@
  * Locking: none (atomics; the buffers' memory is mmap'd, never malloc'd).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -43,6 +48,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
 
 #include "engine.h"
 #include "fmt.h"
@@ -94,15 +103,116 @@ static bool tl_limit_reached, tl_write_error;
 static uint64_t *tl_stack_bits;
 static char tl_name[PATH_MAX];
 static report_timeline_t tl_result;
+static tlf_header_t tl_header;   /* written first, again at the end */
+static bool tl_tsc;              /* the records count TSC ticks */
+static uint64_t tl_start_tsc;    /* the TSC at tl_start_mono */
 
-uint64_t
-shim_tl_clock(void)
+static uint64_t
+mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec -
-	    tl_start_mono;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__x86_64__)
+/* lfence; rdtsc: after every earlier instruction is done (the kernel's
+ * rdtsc_ordered without rdtscp, which not every CPU or VM offers), so a
+ * free's time, read after the lookup that found its record, is not taken
+ * before it. */
+static inline uint64_t
+tsc_now(void)
+{
+	_mm_lfence();
+	return __rdtsc();
+}
+
+/* rdtsc: may be read before earlier instructions are done, never after
+ * later stores are seen by other threads (it completes before they
+ * retire): an allocation's time, read before its insert. */
+static inline uint64_t
+tsc_early(void)
+{
+	return __rdtsc();
+}
+
+/* Whether the TSC may be the timeline's clock: invariant (CPUID
+ * 0x80000007 EDX bit 8: one rate, through sleep states) and, unless
+ * CUWARDEN_TIMELINE_CLOCK=tsc, one of the kernel's clock sources (the
+ * kernel checked that the cores' counters agree).  No allocation. */
+static bool
+tsc_usable(long how)
+{
+	unsigned a, b, c, d;
+	char buf[256];
+	ssize_t n;
+	int fd;
+
+	if (how == OPT_TIMELINE_CLOCK_MONOTONIC ||
+	    !__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+		return false;
+	if (how == OPT_TIMELINE_CLOCK_TSC)
+		return true;
+	fd = open("/sys/devices/system/clocksource/clocksource0/"
+	    "available_clocksource", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *p = buf; (p = strstr(p, "tsc")) != NULL; p += 3)
+		if ((p == buf || p[-1] == ' ') &&
+		    (p[3] == ' ' || p[3] == '\n' || p[3] == '\0'))
+			return true;
+	return false;
+}
+#else
+static inline uint64_t
+tsc_now(void)
+{
+	return 0;
+}
+
+static inline uint64_t
+tsc_early(void)
+{
+	return 0;
+}
+
+static bool
+tsc_usable(long how)
+{
+	(void)how;
+	return false;
+}
+#endif
+
+/* Never below the start: a core whose counter lags the one that read
+ * tl_start_tsc by a few ticks (the kernel bounds the skew it accepts)
+ * must not wrap to 2^64. */
+static inline uint64_t
+since_start(uint64_t now, uint64_t start)
+{
+	return now > start ? now - start : 0;
+}
+
+uint64_t
+shim_tl_clock(void)
+{
+	if (tl_tsc)
+		return since_start(tsc_now(), tl_start_tsc);
+	return mono_ns() - tl_start_mono;
+}
+
+uint64_t
+shim_tl_clock_before(void)
+{
+	if (tl_tsc)
+		return since_start(tsc_early(), tl_start_tsc);
+	return mono_ns() - tl_start_mono;
 }
 
 void
@@ -118,8 +228,16 @@ shim_timeline_init(void)
 		    "timeline has nowhere to go; no timeline");
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &m);
+	tl_tsc = tsc_usable(options_get(OPT_TIMELINE_CLOCK));
+	if (!tl_tsc && options_get(OPT_TIMELINE_CLOCK) == OPT_TIMELINE_CLOCK_TSC)
+		log_warn("CUWARDEN_TIMELINE_CLOCK=tsc: this CPU has no invariant "
+		    "TSC; the timeline counts CLOCK_MONOTONIC's ns");
 	clock_gettime(CLOCK_REALTIME, &r);
+	/* The TSC's start: the middle of two reads around the clock's. */
+	uint64_t t0 = tsc_now();
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	uint64_t t1 = tsc_now();
+	tl_start_tsc = t0 + (t1 - t0) / 2;
 	tl_start_mono = (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec;
 	tl_start_real = (uint64_t)r.tv_sec * 1000000000u + (uint64_t)r.tv_nsec;
 	__atomic_store_n(&shim_tl_on, true, __ATOMIC_RELEASE);
@@ -227,6 +345,29 @@ drain(int how)
 	}
 }
 
+/* The TSC's ticks to ns over the whole run, into the header (rewritten in
+ * place: the file is ours until it is moved into place).  One ratio for
+ * every record, so their order stays.  Returns true on error (logged). */
+static bool
+tick_ratio(void)
+{
+	uint64_t t0 = tsc_now(), m = mono_ns(), t1 = tsc_now();
+	uint64_t ticks = t0 + (t1 - t0) / 2 - tl_start_tsc;
+	uint64_t ns = m - tl_start_mono;
+
+	if (ticks != 0 && ns != 0) {
+		tl_header.tick_ns_num = ns;
+		tl_header.tick_ns_den = ticks;
+	}
+	if (pwrite(tl_of.fd, &tl_header, sizeof(tl_header), 0) !=
+	    (ssize_t)sizeof(tl_header)) {
+		log_error("writing the timeline's header to %s failed (errno "
+		    "%d): no timeline", tl_name, errno);
+		return true;
+	}
+	return false;
+}
+
 /* At exit: the queue, then every thread's buffer as it stands. */
 static void
 finish(void)
@@ -246,6 +387,8 @@ finish(void)
 			write_buf(b);
 	}
 	drain(DRAIN_KEEP);
+	if (tl_tsc && !tl_write_error && tick_ratio())
+		tl_write_error = true;
 	if (tl_write_error) {
 		outfile_abort(&tl_of);
 		tl_result.error = "the timeline could not be written";
@@ -333,8 +476,11 @@ writer_start(void)
 	h.record_size = sizeof(tlf_rec_t);
 	h.chunk_size = sizeof(tlf_chunk_t);
 	h.pid = (uint32_t)getpid();
+	h.clock = tl_tsc ? TLF_CLOCK_TSC : TLF_CLOCK_NS;
 	h.start_mono_ns = tl_start_mono;
 	h.start_real_ns = tl_start_real;
+	h.tick_ns_num = h.tick_ns_den = 1; /* the TSC's: at the end */
+	tl_header = h;
 	tl_bytes = sizeof(h);
 	if (outfile_write_all(tl_of.fd, &h, sizeof(h))) {
 		outfile_abort(&tl_of);
@@ -529,6 +675,8 @@ shim_timeline_finish(void)
 	if (!__atomic_load_n(&shim_tl_on, __ATOMIC_ACQUIRE))
 		return NULL;
 	tl_result.limit = tl_limit;
+	if (__atomic_load_n(&tl_started, __ATOMIC_ACQUIRE))
+		tl_result.clock = tl_tsc ? "tsc" : "monotonic";
 	if (__atomic_load_n(&tl_started, __ATOMIC_ACQUIRE)) {
 		uint64_t one = 1;
 

@@ -246,10 +246,22 @@ tl_open(const char *path, char *err, size_t errsize)
 		goto bad;
 	}
 	memcpy(h, buf, sizeof(*h));
-	if (h->version != TLF_VERSION) {
+	/* Version 1: ns, its clock and ratio fields reserved. */
+	if (h->version == 1) {
+		h->clock = TLF_CLOCK_NS;
+		h->tick_ns_num = h->tick_ns_den = 1;
+	} else if (h->version != TLF_VERSION) {
 		snprintf(err, errsize, "%s: timeline version %u is not "
-		    "supported (this tool reads version %d)", path, h->version,
-		    TLF_VERSION);
+		    "supported (this tool reads versions 1 to %d)", path,
+		    h->version, TLF_VERSION);
+		goto bad;
+	}
+	if (h->clock > TLF_CLOCK_TSC || (h->clock == TLF_CLOCK_TSC &&
+	    (h->tick_ns_num == 0 || h->tick_ns_den == 0))) {
+		snprintf(err, errsize, "%s: corrupt timeline header: clock %u, "
+		    "ticks to ns %llu/%llu", path, h->clock,
+		    (unsigned long long)h->tick_ns_num,
+		    (unsigned long long)h->tick_ns_den);
 		goto bad;
 	}
 	if (h->header_size != sizeof(*h) || h->record_size !=
@@ -294,6 +306,16 @@ tl_open(const char *path, char *err, size_t errsize)
 			tlf_rec_t r;
 
 			memcpy(&r, buf + off, sizeof(r));
+			/* TSC ticks to ns, in place: one ratio for every
+			 * record, so their order stays. */
+			if (h->clock == TLF_CLOCK_TSC) {
+				unsigned __int128 x = (unsigned __int128)r.t_ns *
+				    h->tick_ns_num / h->tick_ns_den;
+
+				r.t_ns = x > UINT64_MAX ? UINT64_MAX :
+				    (uint64_t)x;
+				memcpy(buf + off, &r, sizeof(r));
+			}
 			if (r.event < TLF_ALLOC || r.event > TLF_EVENT_MAX ||
 			    r.kind >= NKINDS || r.device < -1 ||
 			    r.device > TL_MAX_DEVICE) {

@@ -75,6 +75,8 @@ static const struct {
 	[OPT_TIMELINE] = { "TIMELINE", R_BOOL, 0, 0, 1, { 0 } },
 	[OPT_TIMELINE_LIMIT] = { "TIMELINE_LIMIT", R_SIZE, 256 * KIB * KIB,
 	    KIB, 1024 * TIB, { 0 } },
+	[OPT_TIMELINE_CLOCK] = { "TIMELINE_CLOCK", R_ENUM, 0, 0, 2,
+	    { "auto", "monotonic", "tsc" } },
 	[OPT_SEE_THROUGH] = { "SEE_THROUGH", R_BOOL, 0, 0, 1, { 0 } },
 };
 

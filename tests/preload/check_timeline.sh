@@ -4,7 +4,11 @@
 # 2 x 4 MiB (the peak: 11 MiB on device 0), frees site_b's, allocates
 # site_c 2 MiB, then two threads make 1000 alloc/free pairs of 4 KiB each.
 #   - CUWARDEN_TIMELINE=1: REPORT.timeline (0600) holds every event
-#     (4008), in a valid header and chunks of 32-byte records; an
+#     (4008), in a valid header (version 2, the clock auto picks: the TSC
+#     where invariant and a kernel clock source, else CLOCK_MONOTONIC) and
+#     chunks of 32-byte records; CUWARDEN_TIMELINE_CLOCK=tsc and
+#     =monotonic the same, the TSC's ratio sane (or the TSC refused with a
+#     warning where it is not invariant), the peak the same; an
 #     allocation comes before its free in time order across threads; the
 #     report's timeline member says file, events, dropped 0, bytes (the
 #     file's size), and holds the stacks the records name;
@@ -26,9 +30,13 @@ expect_rc 0 "tp_timeline with the timeline"
 	fail "no $WORK/on.json.timeline"
 [ "$(stat -c %a "$WORK/on.json.timeline" 2>/dev/null)" = 600 ] &&
 	pass "timeline mode 0600" || fail "timeline mode not 0600"
-if "$PY" - "$WORK/on.json" <<'PYEOF'
+# check_file REPORT CLOCK: the timeline beside REPORT, written with CLOCK
+# ("monotonic" or "tsc"; the report says which, and so does the header).
+check_file() {
+	"$PY" - "$1" "$2" <<'PYEOF'
 import json, struct, sys
 r = json.load(open(sys.argv[1]))
+clock = sys.argv[2]
 t = r["timeline"]
 bad = []
 def want(c, what):
@@ -36,8 +44,15 @@ def want(c, what):
         bad.append(what)
 data = open(t["file"], "rb").read()
 want(data[:8] == b"CWTIMELN", "magic")
-ver, hs, rs, cs = struct.unpack_from("<IIII", data, 8)
-want((ver, hs, rs, cs) == (1, 64, 32, 16), "header sizes %r" % ((ver, hs, rs, cs),))
+ver, hs, rs, cs, pid, clk = struct.unpack_from("<IIIIII", data, 8)
+num, den = struct.unpack_from("<QQ", data, 48)
+want((ver, hs, rs, cs) == (2, 64, 32, 16), "header sizes %r" % ((ver, hs, rs, cs),))
+want(t["version"] == 2 and t["clock"] == clock, "version %r, clock %r" % (t["version"], t["clock"]))
+if clock == "tsc":
+    # ns a tick: a TSC of 0.1 to 10 GHz.
+    want(clk == 1 and den > 0 and 0.1 <= num / den <= 10, "tsc header %d %d/%d" % (clk, num, den))
+else:
+    want((clk, num, den) == (0, 1, 1), "monotonic header %d %d/%d" % (clk, num, den))
 off, recs = 64, []
 while off < len(data):
     magic, n, tid, _ = struct.unpack_from("<IIII", data, off)
@@ -67,8 +82,36 @@ want(sum(1 for x in recs if x[5] == 1 and x[2] == 4096) == 2000, "threads' alloc
 if bad:
     print("\n".join(bad)); sys.exit(1)
 PYEOF
-then pass "the timeline file: header, chunks, 4008 records, in order across threads"
-else fail "the timeline file"; fi
+}
+# The clock auto picks: the TSC where it is invariant (constant_tsc and
+# nonstop_tsc) and the kernel lists it as a clock source.
+auto=monotonic
+grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo &&
+	grep -qw tsc /sys/devices/system/clocksource/clocksource0/available_clocksource 2>/dev/null &&
+	[ "$(uname -m)" = x86_64 ] && auto=tsc
+check_file "$WORK/on.json" $auto &&
+	pass "the timeline file: header (clock $auto), chunks, 4008 records, in order across threads" ||
+	fail "the timeline file"
+
+# The TSC asked for: used where it is invariant, else said and not used;
+# the peak and its groups below are the same whichever clock.
+forced=monotonic
+grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo &&
+	[ "$(uname -m)" = x86_64 ] && forced=tsc
+CUWARDEN_TIMELINE=1 CUWARDEN_TIMELINE_CLOCK=tsc CUWARDEN_REPORT=$WORK/tsc.json run tsc "$TP/tp_timeline"
+expect_rc 0 "tp_timeline with CUWARDEN_TIMELINE_CLOCK=tsc"
+check_file "$WORK/tsc.json" $forced &&
+	pass "CUWARDEN_TIMELINE_CLOCK=tsc: clock $forced, 4008 records in order across threads" ||
+	fail "CUWARDEN_TIMELINE_CLOCK=tsc: the file"
+if [ $forced = monotonic ]; then
+	grep -q 'CUWARDEN_TIMELINE_CLOCK=tsc: this CPU has no invariant TSC' "$WORK/tsc.err" &&
+		pass "no invariant TSC: said" || fail "no invariant TSC: not said"
+fi
+CUWARDEN_TIMELINE=1 CUWARDEN_TIMELINE_CLOCK=monotonic CUWARDEN_REPORT=$WORK/mono.json run mono "$TP/tp_timeline"
+expect_rc 0 "tp_timeline with CUWARDEN_TIMELINE_CLOCK=monotonic"
+check_file "$WORK/mono.json" monotonic &&
+	pass "CUWARDEN_TIMELINE_CLOCK=monotonic: ns, 4008 records in order" ||
+	fail "CUWARDEN_TIMELINE_CLOCK=monotonic: the file"
 
 # The leak report is the same with and without the timeline.
 CUWARDEN_REPORT=$WORK/off.json run off "$TP/tp_timeline"
@@ -124,6 +167,14 @@ ok = (len(dev) == 1 and dev[0]["device"] == 0 and dev[0]["bytes"] == 11 << 20 an
 if not ok:
     print(json.dumps(p, indent=1)[:3000]); sys.exit(1)
 PYEOF
+	# The same peak, exact, from the TSC's ticks.
+	CUWARDEN_TIMELINE_CLOCK=tsc "$AUDIT" --shim "$SHIM" --timeline --json "$WORK/tscm.json" \
+		-- "$TP/tp_timeline" >"$WORK/audit-tsc.txt" 2>&1
+	grep -q '== PEAK: device 0: 11,534,336 bytes at' "$WORK/audit-tsc.txt" &&
+	grep -q 'live then: 5 allocations in 2 groups by stack' "$WORK/audit-tsc.txt" &&
+	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["peaks"][0]["exact"] and d["peaks"][0]["devices"][0]["bytes"] == 11 << 20))' "$WORK/tscm.json" &&
+		pass "audit, CUWARDEN_TIMELINE_CLOCK=$forced: the same peak, exact" ||
+		{ fail "audit, CUWARDEN_TIMELINE_CLOCK=tsc: the peak"; cat "$WORK/audit-tsc.txt"; }
 	"$AUDIT" report "$WORK/merged.json" >"$WORK/again.txt" 2>&1
 	grep -q '== PEAK: device 0: 11,534,336 bytes' "$WORK/again.txt" &&
 		pass "report merged.json: the peak read back" || { fail "report merged.json"; cat "$WORK/again.txt"; }

@@ -11,6 +11,9 @@
 #     6 MB took minutes, a pass per device): refused as corrupt (125);
 #   - every device of the format (0..255): read, a peak each; an empty
 #     chunk (the shim writes none): refused as corrupt (125);
+#   - the clock: a version-1 file read as ever; the TSC's ticks converted
+#     by the header's ratio (the peak's time); a zero in the ratio or an
+#     unknown clock refused as corrupt (125);
 #   - a FIFO beside the report under the timeline's name: an error (125),
 #     not a wait for a writer that never comes;
 #   - two processes of one pid (two hosts of a job, or two containers):
@@ -28,7 +31,10 @@ expect_rc 0 "tp_timeline with the timeline"
 # one chunk of thread 7, 20,000 records of 4 KiB allocations made as HOW
 # says: "back" (times alternating between the start and the end), "dev"
 # (devices 0..ARG in turn, or ARG itself when it is negative), "empty"
-# (as "dev" 255, behind an empty chunk).
+# (as "dev" 255, behind an empty chunk); on device 0, 1 ns apart from
+# 1 s on, under a header that says: "v1" (version 1, times in ns), "tsc"
+# (the TSC's ticks, 4 a ns: ticks from 4 s on, the ratio 1/4),
+# "badratio" (the TSC, a ratio of 1/0), "badclock" (clock 2).
 cat >"$WORK/craft.py" <<'PYEOF'
 import json, struct, sys
 src, dst, how = sys.argv[1:4]
@@ -36,12 +42,22 @@ arg = int(sys.argv[4]) if len(sys.argv) > 4 else 255
 r = json.load(open(src))
 data = open(r["timeline"]["file"], "rb").read()
 n = 20000
+head = {"v1": (1, 0, 1, 1), "tsc": (2, 1, 1, 4), "badratio": (2, 1, 1, 0),
+        "badclock": (2, 2, 1, 1)}.get(how)
 def rec(i):
-    t = (1000 + i if i % 2 == 0 else 10**9 - i) if how == "back" else 1000 + i
-    dev = 0 if how == "back" else i % (arg + 1) if arg > 0 else arg
+    if head is not None:
+        t, dev = (10**9 + i) * (4 if head[1] == 1 else 1), 0
+    else:
+        t = (1000 + i if i % 2 == 0 else 10**9 - i) if how == "back" else 1000 + i
+        dev = 0 if how == "back" else i % (arg + 1) if arg > 0 else arg
     return struct.pack("<QQQIBBh", t, 0x10000000 + i * 4096, 4096, 0, 0, 1, dev)
 chunk = lambda k: struct.pack("<IIII", 0x4b4e4843, k, 7, 0)
-out = data[:64] + (chunk(0) if how == "empty" else b"") + chunk(n) + \
+hdr = bytearray(data[:64])
+if head is not None:
+    struct.pack_into("<I", hdr, 8, head[0])
+    struct.pack_into("<I", hdr, 28, head[1])
+    struct.pack_into("<QQ", hdr, 48, head[2], head[3])
+out = bytes(hdr) + (chunk(0) if how == "empty" else b"") + chunk(n) + \
     b"".join(rec(i) for i in range(n))
 path = dst + "/on.json.timeline"
 open(path, "wb").write(out)
@@ -108,6 +124,29 @@ rc=$?
 [ $rc = 125 ] && grep -q 'corrupt timeline: an empty chunk at offset 64' "$WORK/empty.txt" &&
 	pass "an empty chunk: refused as corrupt (125)" ||
 	{ fail "an empty chunk: rc $rc"; tail -3 "$WORK/empty.txt"; }
+
+# The clock: a version-1 file (ns) read as before; the TSC's ticks
+# converted by the header's ratio (the peak at 1.000 s, not 4.000);
+# a ratio with a zero, or a clock the format does not have: corrupt.
+for how in v1 tsc badratio badclock; do
+	mkdir "$WORK/$how"
+	"$PY" "$WORK/craft.py" "$WORK/on.json" "$WORK/$how" "$how" ||
+		{ fail "harness: $how"; finish; }
+	timeout 60 "$AUDIT" report "$WORK/$how" >"$WORK/$how.txt" 2>&1
+	echo $? >"$WORK/$how.rc"
+done
+for how in v1 tsc; do
+	[ "$(cat "$WORK/$how.rc")" = 23 ] &&
+	grep -q '^== PEAK: device 0: 81,920,000 bytes at 1\.000 s' "$WORK/$how.txt" &&
+		pass "$how: the peak at 1.000 s" ||
+		{ fail "$how: rc $(cat "$WORK/$how.rc")"; grep -m2 'PEAK\|timeline' "$WORK/$how.txt"; }
+done
+[ "$(cat "$WORK/badratio.rc")" = 125 ] &&
+grep -q 'corrupt timeline header: clock 1, ticks to ns 1/0' "$WORK/badratio.txt" &&
+[ "$(cat "$WORK/badclock.rc")" = 125 ] &&
+grep -q 'corrupt timeline header: clock 2' "$WORK/badclock.txt" &&
+	pass "a ratio of 1/0, clock 2: refused as corrupt (125)" ||
+	{ fail "bad clock headers: rc $(cat "$WORK/badratio.rc") $(cat "$WORK/badclock.rc")"; tail -2 "$WORK/badratio.txt" "$WORK/badclock.txt"; }
 
 # A FIFO where the timeline would be beside its report.
 mkdir "$WORK/fifo"
