@@ -7,7 +7,11 @@
 # "+timeline" (ns a pair over the audit run, two events a pair) and the
 # clock's cost beside.
 #
-#   bench/run-ab-timeline.sh BENCH_SHIM ROUNDS NAME=SHIM.so [NAME=SHIM.so ...]
+#   bench/run-ab-timeline.sh BENCH_SHIM ROUNDS NAME=SHIM.so[,VAR=VALUE...] ...
+#
+# A variant's VAR=VALUE settings go into its runs' environment only: one
+# shim twice, as tsc=SHIM.so,CUWARDEN_TIMELINE_CLOCK=tsc and
+# mono=SHIM.so,CUWARDEN_TIMELINE_CLOCK=monotonic, is an A/B of the clock.
 #
 # Meant for the GPU machine; LD_LIBRARY_PATH=<builddir>/tests/fakecuda
 # runs it against the simulated driver.  Exit 77 when no driver loads.
@@ -22,18 +26,23 @@ trap 'rm -rf "$tmp"' EXIT
 names=
 for a in "$@"; do
 	n=${a%%=*} s=${a#*=}
-	[ -f "$s" ] && [ "$n" != "$a" ] || { echo "run-ab-timeline: $a: not NAME=SHIM.so" >&2; exit 99; }
+	s=${s%%,*}
+	[ -f "$s" ] && [ "$n" != "$a" ] || { echo "run-ab-timeline: $a: not NAME=SHIM.so[,VAR=VALUE...]" >&2; exit 99; }
 	names="$names $n"
 done
 first=${1#*=}
+first=${first%%,*}
 r=0
 while [ "$r" -lt "$rounds" ]; do
 	r=$((r + 1))
 	LD_PRELOAD=$first CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 \
 		CUWARDEN_REPORT=$tmp/a.json "$bench" -a >>"$tmp/audit" || exit $?
 	for a in "$@"; do
-		LD_PRELOAD=${a#*=} CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 \
-			CUWARDEN_TIMELINE=1 CUWARDEN_REPORT=$tmp/t.json \
+		v=${a#*=}
+		# shellcheck disable=SC2046
+		env LD_PRELOAD="${v%%,*}" CUWARDEN_MODE=audit CUWARDEN_STACK_DEPTH=24 \
+			CUWARDEN_TIMELINE=1 CUWARDEN_REPORT="$tmp/t.json" \
+			$(case $v in *,*) echo "${v#*,}" | tr , ' ' ;; esac) \
 			"$bench" -a >>"$tmp/tl.${a%%=*}" || exit $?
 	done
 done
