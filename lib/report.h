@@ -103,9 +103,11 @@ bool report_write_stderr(const report_meta_t *meta, bool only_found);
 bool report_write_snapshot(const report_meta_t *meta);
 
 /* The timeline's file name: the expanded CUWARDEN_REPORT plus
- * ".timeline", into name.  Returns true on error (logged): unset, too
- * long, or a standard stream. */
-bool report_timeline_path(char *name, size_t size);
+ * ".timeline" (snap 0: the report at exit's), or ".snap.N.timeline" (snap
+ * N: snapshot N's copy of the timeline so far), into name.  Returns true
+ * on error (logged): unset, too long, or a standard stream (for a
+ * snapshot: not logged, its text on the stream has no timeline). */
+bool report_timeline_path(char *name, size_t size, int snap);
 
 /* Writes the marker (lib/report_marker.c) to the file named by
  * CUWARDEN_MARKER, by report_write_env's rules (a name taken gives

@@ -302,17 +302,24 @@ report_write_snapshot(const report_meta_t *meta)
 }
 
 bool
-report_timeline_path(char *name, size_t size)
+report_timeline_path(char *name, size_t size, int snap)
 {
+	char suffix[48];
 	bool set, stream;
 
-	if (report_sibling_path(name, size, ".timeline", "timeline", &set,
+	if (snap > 0)
+		fmt_snprintf(suffix, sizeof(suffix), ".snap.%d.timeline", snap);
+	else
+		fmt_snprintf(suffix, sizeof(suffix), ".timeline");
+	if (report_sibling_path(name, size, suffix, "timeline", &set,
 	    &stream)) {
 		if (!set)
 			log_error("CUWARDEN_TIMELINE: CUWARDEN_REPORT is unset; "
 			    "no timeline");
 		return true;
 	}
+	if (stream && snap > 0)
+		return true;
 	if (stream) {
 		log_error("CUWARDEN_TIMELINE: CUWARDEN_REPORT=%s names a "
 		    "stream, and the timeline goes to a file; no timeline",

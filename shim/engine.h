@@ -164,6 +164,12 @@ void shim_tl_put(unsigned ev, const reg_rec_t *r, uint64_t t);
 /* At exit, before the report: every buffer written, the file in place.
  * Returns the report's "timeline" member, NULL when the option is off. */
 const report_timeline_t *shim_timeline_finish(void);
+/* For snapshot n (shim/snapshot.c's thread): a copy of the timeline so
+ * far, "<CUWARDEN_REPORT>.snap.N.timeline", made by the writer (waited
+ * for, at most 10 s).  Returns the snapshot's "timeline" member (its
+ * error says why there is no file), NULL when the option is off or the
+ * snapshot is text. */
+const report_timeline_t *shim_timeline_snapshot(int n);
 void shim_timeline_postfork_child(void);
 
 /* A free (or teardown, ...) of the record r, after its removal: one

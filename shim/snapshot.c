@@ -90,7 +90,9 @@ snapshot_one(void)
 	meta.mode = shim_mode_name();
 	meta.exit_how = "snapshot";
 	meta.exit_status = ++snap_count;
-	meta.timeline = NULL;
+	/* The timeline so far, copied before the live set is read: every
+	 * event in it comes before the report's moment. */
+	meta.timeline = shim_timeline_snapshot(meta.exit_status);
 	if (report_write_snapshot(&meta))
 		log_warn("snapshot %d could not be written (above)",
 		    meta.exit_status);

@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +64,8 @@
 #define SLOTS 1024      /* threads with a buffer at once */
 #define STACK_BITS (1u << 22) /* stack ids (stackdepot.c's limit) */
 #define FINISH_WAIT_MS 30000
+#define SNAP_WAIT_MS 10000 /* a snapshot waits for its copy at most */
+#define SNAP_COPY 65536    /* bytes a read of the file copies */
 
 typedef struct tl_buf_s {
 	struct tl_buf_s *next; /* in the queue */
@@ -70,6 +73,10 @@ typedef struct tl_buf_s {
 	uint32_t n;            /* records filled (the owner's; release) */
 	uint32_t written;      /* records written (the writer's) */
 	uint32_t slot;         /* the slot it was made for (its spare after) */
+	uint32_t drops;        /* times its owner emptied it in place (the
+				* owner's; atomic): a snapshot's copy of
+				* it is taken again when this moved */
+	uint32_t pad;
 	tlf_rec_t recs[BUF_RECS];
 } tl_buf_t;
 
@@ -106,6 +113,16 @@ static report_timeline_t tl_result;
 static tlf_header_t tl_header;   /* written first, again at the end */
 static bool tl_tsc;              /* the records count TSC ticks */
 static uint64_t tl_start_tsc;    /* the TSC at tl_start_mono */
+/* A snapshot's copy of the timeline so far (shim_timeline_snapshot):
+ * asked by the snapshot thread (tl_snap_n, then tl_snap_asked), made by
+ * the writer (tl_snap_result, then tl_snap_made, then tl_snap_efd). */
+static unsigned tl_snap_asked, tl_snap_made; /* atomic */
+static int tl_snap_n;                 /* the snapshot's number */
+static int tl_snap_efd = -1;          /* eventfd: a copy made */
+static report_timeline_t tl_snap_result;
+static char tl_snap_name[PATH_MAX];
+static uint64_t *tl_snap_bits;        /* the copy's stacks */
+static tl_buf_t *tl_snap_buf;         /* a thread's records, copied */
 
 static uint64_t
 mono_ns(void)
@@ -246,12 +263,11 @@ shim_timeline_init(void)
 /* ------------------------------------------------------------ the writer */
 
 static void
-note_stacks(const tlf_rec_t *r, size_t n)
+note_stacks(uint64_t *bits, const tlf_rec_t *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (r[i].stack < STACK_BITS)
-			tl_stack_bits[r[i].stack / 64] |=
-			    (uint64_t)1 << (r[i].stack % 64);
+			bits[r[i].stack / 64] |= (uint64_t)1 << (r[i].stack % 64);
 }
 
 /* Writes what b holds and the file has not. */
@@ -292,7 +308,7 @@ write_buf(tl_buf_t *b)
 			tl_events = 0;
 			w = 0;
 		} else {
-			note_stacks(&b->recs[b->written], w);
+			note_stacks(tl_stack_bits, &b->recs[b->written], w);
 			tl_events += w;
 			tl_bytes += sizeof(c) + w * sizeof(tlf_rec_t);
 		}
@@ -345,20 +361,28 @@ drain(int how)
 	}
 }
 
-/* The TSC's ticks to ns over the whole run, into the header (rewritten in
- * place: the file is ours until it is moved into place).  One ratio for
- * every record, so their order stays.  Returns true on error (logged). */
-static bool
-tick_ratio(void)
+/* The TSC's ticks to ns from the start to now, into h: one ratio for
+ * every record, so their order stays. */
+static void
+tick_ratio_now(tlf_header_t *h)
 {
 	uint64_t t0 = tsc_now(), m = mono_ns(), t1 = tsc_now();
 	uint64_t ticks = t0 + (t1 - t0) / 2 - tl_start_tsc;
 	uint64_t ns = m - tl_start_mono;
 
 	if (ticks != 0 && ns != 0) {
-		tl_header.tick_ns_num = ns;
-		tl_header.tick_ns_den = ticks;
+		h->tick_ns_num = ns;
+		h->tick_ns_den = ticks;
 	}
+}
+
+/* The ratio over the whole run, into the header (rewritten in place: the
+ * file is ours until it is moved into place).  Returns true on error
+ * (logged). */
+static bool
+tick_ratio(void)
+{
+	tick_ratio_now(&tl_header);
 	if (pwrite(tl_of.fd, &tl_header, sizeof(tl_header), 0) !=
 	    (ssize_t)sizeof(tl_header)) {
 		log_error("writing the timeline's header to %s failed (errno "
@@ -405,6 +429,285 @@ finish(void)
 	    (unsigned long long)tl_events);
 }
 
+
+/* ------------------------------------------------------------ snapshots */
+
+/* A snapshot's copy holds, for every thread, a prefix of its events: the
+ * file as it stands, then the queued buffers, then what each thread's
+ * buffer holds -- in that order, so that no thread's events have a hole
+ * (a buffer handed off between two of these steps is found in the
+ * next).  Made by the writer alone (snap_make): the file, the queue and
+ * the spares are its own; a thread's current buffer is read while its
+ * thread fills it, records [written, n) being complete (n is released
+ * after them), and taken only when its thread did not empty it in place
+ * meanwhile (drops unchanged: a seqlock). */
+typedef struct snap_seen_s {
+	tl_buf_t *b;   /* a slot's buffer when the slots were read; NULL:
+			* none, or taken from the queue since */
+	uint32_t n;    /* its records then */
+	uint32_t drops;
+} snap_seen_t;
+
+static snap_seen_t snap_seen[SLOTS];
+
+/* Appends records [from, to) of b to fd as a chunk of b's thread, their
+ * stacks to the copy's.  Returns true on a write error. */
+static bool
+snap_put(int fd, const tl_buf_t *b, const tlf_rec_t *r, uint32_t k,
+    uint64_t *events)
+{
+	tlf_chunk_t c = { TLF_CHUNK_MAGIC, k, b->tid, 0 };
+
+	if (k == 0)
+		return false;
+	if (outfile_write_all(fd, &c, sizeof(c)) ||
+	    outfile_write_all(fd, r, (size_t)k * sizeof(tlf_rec_t)))
+		return true;
+	note_stacks(tl_snap_bits, r, k);
+	*events += k;
+	return false;
+}
+
+/* The slots' buffers and their counts, into snap_seen.  A slot whose
+ * thread is in a hand-off is waited for (briefly; past that, left out: its
+ * events are then in the copy up to its last queued buffer).  Read
+ * between two looks at busy that both say 0: a hand-off that happened in
+ * between pushed its old buffer before its busy went back to 0, so the
+ * queue, read after this, holds it. */
+static void
+snap_read_slots(void)
+{
+	for (size_t i = 0; i < SLOTS; i++) {
+		tl_slot_t *s = &slots[i];
+		snap_seen_t *v = &snap_seen[i];
+		int spins = 0;
+
+		v->b = NULL;
+		if (!__atomic_load_n(&s->used, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&s->cur, __ATOMIC_ACQUIRE) == NULL)
+			continue;
+		while (spins++ < 1000) {
+			if (__atomic_load_n(&s->busy, __ATOMIC_SEQ_CST)) {
+				sched_yield();
+				continue;
+			}
+			v->b = __atomic_load_n(&s->cur, __ATOMIC_ACQUIRE);
+			if (v->b != NULL) {
+				v->drops = __atomic_load_n(&v->b->drops,
+				    __ATOMIC_ACQUIRE);
+				v->n = __atomic_load_n(&v->b->n,
+				    __ATOMIC_ACQUIRE);
+			}
+			if (!__atomic_load_n(&s->busy, __ATOMIC_SEQ_CST))
+				break;
+			v->b = NULL;
+		}
+	}
+}
+
+/* The queue, oldest first: each buffer into the copy (a slot's buffer
+ * seen in snap_read_slots: only the records it had then), then written
+ * and recycled as drain does.  Returns true on a write error of the
+ * copy's. */
+static bool
+snap_drain(int fd, bool past, uint64_t *events)
+{
+	tl_buf_t *b = __atomic_exchange_n(&tl_queue, NULL, __ATOMIC_ACQUIRE);
+	tl_buf_t *rev = NULL, *next;
+	bool err = false;
+
+	for (; b != NULL; b = next) {
+		next = b->next;
+		b->next = rev;
+		rev = b;
+	}
+	for (b = rev; b != NULL; b = next) {
+		uint32_t to = b->n, from = b->written;
+
+		next = b->next;
+		for (size_t i = 0; i < SLOTS; i++) {
+			snap_seen_t *v = &snap_seen[i];
+
+			if (v->b != b)
+				continue;
+			if (v->drops != b->drops)
+				to = from; /* emptied since: those are gone */
+			else if (v->n < to)
+				to = v->n;
+			v->b = NULL;
+			break;
+		}
+		if (!past && !err && to > from)
+			err = snap_put(fd, b, &b->recs[from], to - from, events);
+		write_buf(b);
+		__atomic_sub_fetch(&tl_queued, 1, __ATOMIC_RELAXED);
+		recycle(b);
+	}
+	return err;
+}
+
+/* A buffer seen in snap_read_slots and not queued since: its records
+ * then, copied while its thread goes on, into the copy.  Returns true on
+ * a write error. */
+static bool
+snap_partial(int fd, const snap_seen_t *v, uint64_t *events)
+{
+	uint32_t from = v->b->written;
+
+	if (v->n <= from)
+		return false;
+	memcpy(tl_snap_buf->recs, &v->b->recs[from],
+	    (size_t)(v->n - from) * sizeof(tlf_rec_t));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&v->b->drops, __ATOMIC_RELAXED) != v->drops)
+		return false; /* emptied meanwhile: dropped, in no file */
+	return snap_put(fd, v->b, tl_snap_buf->recs, v->n - from, events);
+}
+
+/* Copies [from, to) of the timeline's file to fd (read back through
+ * /proc/self/fd: the file is open for writing only).  Returns true on
+ * error (errno set). */
+static bool
+snap_copy_file(int fd, uint64_t from, uint64_t to)
+{
+	static char buf[SNAP_COPY];
+	char self[64];
+	struct stat a, b;
+	int in;
+
+	fmt_snprintf(self, sizeof(self), "/proc/self/fd/%d", tl_of.fd);
+	in = open(self, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return true;
+	/* The same file, not one put at its name. */
+	if (fstat(in, &a) != 0 || fstat(tl_of.fd, &b) != 0 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(in);
+		errno = ESTALE;
+		return true;
+	}
+	while (from < to) {
+		size_t k = to - from < sizeof(buf) ? (size_t)(to - from) :
+		    sizeof(buf);
+		ssize_t r = pread(in, buf, k, (off_t)from);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || outfile_write_all(fd, buf, (size_t)r)) {
+			if (r == 0)
+				errno = EIO;
+			close(in);
+			return true;
+		}
+		from += (uint64_t)r;
+	}
+	close(in);
+	return false;
+}
+
+/* Snapshot tl_snap_n's copy of the timeline so far, into tl_snap_result:
+ * "<CUWARDEN_REPORT>.snap.N.timeline", whole or not at all (outfile.h). */
+static void
+snap_make(void)
+{
+	report_timeline_t *res = &tl_snap_result;
+	const char *what = NULL;
+	outfile_t of;
+	tlf_header_t h = tl_header;
+	uint64_t events = tl_events, len = tl_bytes;
+	bool past = tl_write_error ||
+	    __atomic_load_n(&tl_stop, __ATOMIC_RELAXED), err;
+	sigset_t all;
+
+	memset(res, 0, sizeof(*res));
+	res->limit = tl_limit;
+	res->clock = tl_tsc ? "tsc" : "monotonic";
+	if (tl_write_error) {
+		res->error = "the timeline could not be written";
+		return;
+	}
+	if (tl_snap_bits == NULL) {
+		tl_snap_bits = mmap(NULL, STACK_BITS / 8, PROT_READ |
+		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		tl_snap_buf = mmap(NULL, sizeof(tl_buf_t), PROT_READ |
+		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (tl_snap_bits == MAP_FAILED || tl_snap_buf == MAP_FAILED) {
+			if (tl_snap_bits != MAP_FAILED)
+				munmap(tl_snap_bits, STACK_BITS / 8);
+			if (tl_snap_buf != MAP_FAILED)
+				munmap(tl_snap_buf, sizeof(tl_buf_t));
+			tl_snap_bits = NULL;
+			tl_snap_buf = NULL;
+			res->error = "no memory for the snapshot's timeline";
+			return;
+		}
+	}
+	if (report_timeline_path(tl_snap_name, sizeof(tl_snap_name),
+	    tl_snap_n)) {
+		res->error = "no name for the snapshot's timeline";
+		return;
+	}
+	sigfillset(&all);
+	if (outfile_begin(&of, tl_snap_name, false, &what)) {
+		log_warn("snapshot %d: not writing its timeline to %s: %s "
+		    "(errno %d)", tl_snap_n, tl_snap_name, what != NULL ? what :
+		    "cannot create it", errno);
+		res->error = "the snapshot's timeline could not be created";
+		return;
+	}
+	of.saved = all; /* the writer's mask: every signal blocked */
+	memcpy(tl_snap_bits, tl_stack_bits, STACK_BITS / 8);
+	if (tl_tsc)
+		tick_ratio_now(&h);
+	snap_read_slots();
+	err = outfile_write_all(of.fd, &h, sizeof(h)) ||
+	    snap_copy_file(of.fd, sizeof(h), len) ||
+	    snap_drain(of.fd, past, &events);
+	for (size_t i = 0; i < SLOTS && !err && !past; i++)
+		if (snap_seen[i].b != NULL)
+			err = snap_partial(of.fd, &snap_seen[i], &events);
+	if (err) {
+		log_warn("snapshot %d: writing its timeline to %s failed "
+		    "(errno %d)", tl_snap_n, tl_snap_name, errno);
+		outfile_abort(&of);
+		res->error = "the snapshot's timeline could not be written";
+		return;
+	}
+	off_t end = lseek(of.fd, 0, SEEK_CUR);
+	if (outfile_commit(&of, tl_snap_name, sizeof(tl_snap_name))) {
+		res->error = "the snapshot's timeline could not be put in "
+		    "place";
+		return;
+	}
+	res->file = tl_snap_name;
+	res->events = events;
+	res->dropped = __atomic_load_n(&tl_dropped, __ATOMIC_RELAXED);
+	res->bytes = end > 0 ? (uint64_t)end : 0;
+	res->limit_reached = tl_limit_reached;
+	res->stack_bits = tl_snap_bits;
+	res->nstack_bits = STACK_BITS;
+}
+
+/* Answers the snapshot asked for, if one is: made, or (at the end) an
+ * error. */
+static void
+snap_answer(bool ending)
+{
+	unsigned asked = __atomic_load_n(&tl_snap_asked, __ATOMIC_ACQUIRE);
+	uint64_t one = 1;
+
+	if (asked == __atomic_load_n(&tl_snap_made, __ATOMIC_RELAXED))
+		return;
+	if (ending) {
+		memset(&tl_snap_result, 0, sizeof(tl_snap_result));
+		tl_snap_result.error = "the process is ending";
+	} else {
+		snap_make();
+	}
+	__atomic_store_n(&tl_snap_made, asked, __ATOMIC_RELEASE);
+	(void)!write(tl_snap_efd, &one, sizeof(one));
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -420,8 +723,10 @@ writer_main(void *arg)
 		if (__atomic_load_n(&tl_closing, __ATOMIC_SEQ_CST))
 			break;
 		drain(DRAIN_RECYCLE);
+		snap_answer(false);
 	}
 	finish();
+	snap_answer(true);
 	v = 1;
 	(void)!write(tl_done, &v, sizeof(v));
 	return NULL;
@@ -439,13 +744,15 @@ writer_start(void)
 	tlf_header_t h;
 	int e;
 
-	if (report_timeline_path(tl_name, sizeof(tl_name)))
+	if (report_timeline_path(tl_name, sizeof(tl_name), 0))
 		return true;
 	tl_stack_bits = mmap(NULL, STACK_BITS / 8, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	tl_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	tl_done = eventfd(0, EFD_CLOEXEC);
-	if (tl_stack_bits == MAP_FAILED || tl_wake < 0 || tl_done < 0) {
+	tl_snap_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (tl_stack_bits == MAP_FAILED || tl_wake < 0 || tl_done < 0 ||
+	    tl_snap_efd < 0) {
 		log_error("CUWARDEN_TIMELINE: no memory or eventfd (errno %d); "
 		    "no timeline", errno);
 		return true;
@@ -550,6 +857,10 @@ static void
 buf_drop(tl_buf_t *b)
 {
 	__atomic_add_fetch(&tl_dropped, b->n, __ATOMIC_RELAXED);
+	/* A seqlock's writer: the count moves before any record is written
+	 * again (snap_partial's copy, taken meanwhile, is then not used). */
+	__atomic_store_n(&b->drops, b->drops + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&b->n, 0, __ATOMIC_RELEASE);
 }
 
@@ -662,6 +973,55 @@ shim_tl_put(unsigned ev, const reg_rec_t *r, uint64_t t)
 	x->event = (uint8_t)ev;
 	x->device = r->device;
 	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------ a snapshot's timeline */
+
+const report_timeline_t *
+shim_timeline_snapshot(int n)
+{
+	static report_timeline_t late;
+	unsigned req;
+	uint64_t v, one = 1;
+	struct pollfd p;
+	int waited = 0;
+
+	if (!__atomic_load_n(&shim_tl_on, __ATOMIC_ACQUIRE) ||
+	    options_get(OPT_REPORT_FORMAT) != CW_FORMAT_JSON)
+		return NULL;
+	memset(&late, 0, sizeof(late));
+	late.limit = tl_limit;
+	if (!__atomic_load_n(&tl_started, __ATOMIC_ACQUIRE)) {
+		/* No event yet (the writer starts at the first), or none
+		 * could start. */
+		late.error = __atomic_load_n(&tl_failed, __ATOMIC_RELAXED) ?
+		    "the timeline could not be started" : NULL;
+		return &late;
+	}
+	if (__atomic_load_n(&tl_closing, __ATOMIC_SEQ_CST)) {
+		late.error = "the process is ending";
+		return &late;
+	}
+	tl_snap_n = n;
+	req = __atomic_add_fetch(&tl_snap_asked, 1, __ATOMIC_ACQ_REL);
+	(void)!write(tl_wake, &one, sizeof(one));
+	p.fd = tl_snap_efd;
+	p.events = POLLIN;
+	while (__atomic_load_n(&tl_snap_made, __ATOMIC_ACQUIRE) != req &&
+	    waited < SNAP_WAIT_MS) {
+		p.revents = 0;
+		if (poll(&p, 1, 100) > 0)
+			(void)!read(tl_snap_efd, &v, sizeof(v));
+		waited += 100;
+	}
+	if (__atomic_load_n(&tl_snap_made, __ATOMIC_ACQUIRE) != req) {
+		log_warn("snapshot %d: the timeline's writer did not copy the "
+		    "timeline in %d s; the snapshot has none", n,
+		    SNAP_WAIT_MS / 1000);
+		late.error = "the writer did not copy the timeline in time";
+		return &late;
+	}
+	return &tl_snap_result;
 }
 
 /* ------------------------------------------------------------ the end */

@@ -181,8 +181,8 @@ expand(long pid, const char *name, const char *pat, const char *env,
 	return xasprintf("%s/%s", cwd, buf);
 }
 
-/* The names in dir that begin with prefix, in *names (newly allocated,
- * n of them).  Returns true when dir cannot be read (errno set). */
+/* The names in dir that begin with prefix, but for timelines, in *names
+ * (newly allocated, n of them).  Returns true when dir cannot be read (errno set). */
 static bool
 list(const char *dir, const char *prefix, char ***names, size_t *n)
 {
@@ -195,7 +195,12 @@ list(const char *dir, const char *prefix, char ***names, size_t *n)
 	if (d == NULL)
 		return true;
 	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+		size_t k = strlen(e->d_name);
+
+		/* A snapshot's timeline (".snap.N.timeline") comes before
+		 * its report and is read through it. */
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
+		    (k > 9 && strcmp(e->d_name + k - 9, ".timeline") == 0))
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 8;
