@@ -31,7 +31,7 @@ bool
 report_kind_leaks(int kind)
 {
 	static const bool leaks[KIND_COUNT] = {
-#define KIND_LEAKS(e, name, is_leak, host, rule, text) [KIND_##e] = is_leak,
+#define KIND_LEAKS(e, name, is_leak, host, line, rule, text) [KIND_##e] = is_leak,
 		KIND_LIST(KIND_LEAKS)
 #undef KIND_LEAKS
 	};

@@ -16,6 +16,44 @@
 #include "cuwarden.h"
 #include "types.h"
 
+/* The timeline past CUWARDEN_TIMELINE_LIMIT (shim/tlsummary.c;
+ * doc/report-schema.md, "The timeline member"): running totals of the
+ * events not written, and a sampled series.  Times in the timeline's
+ * clock (report_timeline_t's tick_ns_num/den converts them to ns since
+ * its start). */
+typedef struct report_tl_dev_s {
+	int16_t device;       /* -1: host memory */
+	int64_t at_limit;     /* live bytes when the limit was reached */
+	int64_t max;          /* the most live bytes since, as sampled */
+	uint64_t max_t;
+	int64_t end;          /* live bytes at the last event */
+} report_tl_dev_t;
+
+typedef struct report_tl_sample_s {
+	uint64_t t;
+	int64_t bytes;        /* the most live bytes of the interval ending
+			       * at t */
+	int16_t device;
+} report_tl_sample_t;
+
+typedef struct report_tl_stack_s {
+	uint32_t stack;       /* an id of the report's timeline.stacks */
+	int16_t device;
+	uint8_t kind;         /* kinds.h's index */
+	int64_t at_limit, max, end; /* its live bytes, as the device's */
+} report_tl_stack_t;
+
+typedef struct report_tlsum_s {
+	uint64_t since;       /* the file's last event's time */
+	uint64_t events;      /* events summarized */
+	const report_tl_dev_t *devs;
+	size_t ndevs;
+	const report_tl_sample_t *samples; /* in time order per device */
+	size_t nsamples;
+	const report_tl_stack_t *stacks;  /* the largest max first */
+	size_t nstacks;
+} report_tlsum_t;
+
 /* The timeline of the report at exit (shim/timeline.c; doc/report-schema.md,
  * "The timeline member"). */
 typedef struct report_timeline_s {
@@ -31,6 +69,9 @@ typedef struct report_timeline_s {
 	 * 64 & 1): their stacks go in the report.  NULL: none. */
 	const uint64_t *stack_bits;
 	size_t nstack_bits;
+	/* Past the limit; NULL: not reached, or nothing could be kept. */
+	const report_tlsum_t *after_limit;
+	uint64_t tick_ns_num, tick_ns_den; /* the records' times to ns */
 } report_timeline_t;
 
 typedef struct report_meta_s {

@@ -461,6 +461,62 @@ json_violation(wr_t *w, const violation_t *v, bool comma)
 	report_puts(w, "}");
 }
 
+/* A time of the timeline's clock in ns since its start. */
+static unsigned long long
+tl_ns(const report_timeline_t *t, uint64_t v)
+{
+	unsigned __int128 x = (unsigned __int128)v * t->tick_ns_num;
+
+	if (t->tick_ns_den > 1)
+		x /= t->tick_ns_den;
+	return jint(x > UINT64_MAX ? UINT64_MAX : (uint64_t)x);
+}
+
+/* Live bytes, signed: a total that a free seen before its allocation took
+ * below zero stays as it is. */
+static long long
+sbytes(int64_t v)
+{
+	return (long long)v;
+}
+
+/* The "after_limit" member: the running totals past the limit. */
+static void
+json_after_limit(wr_t *w, const report_timeline_t *t)
+{
+	const report_tlsum_t *a = t->after_limit;
+
+	report_printf(w, ",\n    \"after_limit\": {\"since_ns\": %llu, "
+	    "\"events\": %llu, \"devices\": [", tl_ns(t, a->since),
+	    jint(a->events));
+	for (size_t i = 0; i < a->ndevs; i++) {
+		const report_tl_dev_t *d = &a->devs[i];
+
+		report_printf(w, "%s\n     {\"device\": %d, \"host\": %s, "
+		    "\"at_limit_bytes\": %lld, \"max_bytes\": %lld, "
+		    "\"max_time_ns\": %llu, \"end_bytes\": %lld}",
+		    i ? "," : "", d->device, d->device < 0 ? "true" : "false",
+		    sbytes(d->at_limit), sbytes(d->max), tl_ns(t, d->max_t),
+		    sbytes(d->end));
+	}
+	report_puts(w, "],\n     \"samples\": [");
+	for (size_t i = 0; i < a->nsamples; i++)
+		report_printf(w, "%s[%d, %llu, %lld]", i == 0 ? "" : i % 4 ?
+		    ", " : ",\n      ", a->samples[i].device,
+		    tl_ns(t, a->samples[i].t), sbytes(a->samples[i].bytes));
+	report_puts(w, "],\n     \"stacks\": [");
+	for (size_t i = 0; i < a->nstacks; i++) {
+		const report_tl_stack_t *s = &a->stacks[i];
+
+		report_printf(w, "%s\n      {\"id\": %u, \"device\": %d, "
+		    "\"kind\": \"%s\", \"at_limit_bytes\": %lld, "
+		    "\"max_bytes\": %lld, \"end_bytes\": %lld}", i ? "," : "",
+		    s->stack, s->device, report_kname(s->kind),
+		    sbytes(s->at_limit), sbytes(s->max), sbytes(s->end));
+	}
+	report_puts(w, "]}");
+}
+
 /* The "timeline" member: the file, its counts, and the stacks its records
  * name (ids into the stack depot, each with its frames). */
 static void
@@ -501,7 +557,10 @@ json_timeline(wr_t *w, const report_timeline_t *t)
 		report_puts(w, "}");
 		first = false;
 	}
-	report_puts(w, "]},\n");
+	report_puts(w, "]");
+	if (t->after_limit != NULL)
+		json_after_limit(w, t);
+	report_puts(w, "},\n");
 }
 
 void

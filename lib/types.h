@@ -32,7 +32,7 @@
 /* Every kind an allocation can have, in KIND_LIST's order (kinds.h: the
  * one table of kinds).  The first three equal cw_kind_t. */
 typedef enum kind_e {
-#define KIND_ENUM(e, name, leaks, host, rule, text) KIND_##e,
+#define KIND_ENUM(e, name, leaks, host, line, rule, text) KIND_##e,
 	KIND_LIST(KIND_ENUM)
 #undef KIND_ENUM
 	KIND_COUNT
@@ -47,7 +47,7 @@ static inline const char *
 kind_name(kind_t kind)
 {
 	static const char *const names[KIND_COUNT] = {
-#define KIND_NAME(e, name, leaks, host, rule, text) [KIND_##e] = name,
+#define KIND_NAME(e, name, leaks, host, line, rule, text) [KIND_##e] = name,
 		KIND_LIST(KIND_NAME)
 #undef KIND_NAME
 	};

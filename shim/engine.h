@@ -171,6 +171,16 @@ const report_timeline_t *shim_timeline_finish(void);
  * snapshot is text. */
 const report_timeline_t *shim_timeline_snapshot(int n);
 void shim_timeline_postfork_child(void);
+/* shim/tlsummary.c, the timeline's writer's alone: the totals past
+ * CUWARDEN_TIMELINE_LIMIT.  shim_tls_begin takes the file's records, in
+ * any order, a call per chunk, last: true with the last (the limit is
+ * reached then); shim_tls_fold takes each later buffer's records; each
+ * returns true once no memory is left (said; nothing kept from then).
+ * shim_tls_export copies the totals for the report at exit (which 0) or a
+ * snapshot (1); NULL before shim_tls_begin's last call. */
+bool shim_tls_begin(const tlf_rec_t *r, size_t n, bool last);
+bool shim_tls_fold(const tlf_rec_t *r, size_t n);
+const report_tlsum_t *shim_tls_export(int which);
 
 /* A free (or teardown, ...) of the record r, after its removal: one
  * predictable branch when the timeline is off. */

@@ -101,7 +101,10 @@ static int tl_wake = -1, tl_done = -1; /* eventfds */
 static tl_buf_t *tl_queue;       /* lock-free stack (atomic) */
 static unsigned tl_queued;       /* buffers in it (atomic) */
 static int tl_closing;           /* atomic: finish asked */
-static int tl_stop;              /* atomic: past the limit */
+static int tl_stop;              /* atomic: nothing more goes in the file
+				  * (past the limit, or a write failed) */
+static int tl_drop_all;          /* atomic: the threads drop their full
+				  * buffers (nothing can keep them) */
 static uint64_t tl_dropped;      /* atomic */
 /* The writer's. */
 static outfile_t tl_of;
@@ -122,7 +125,8 @@ static int tl_snap_efd = -1;          /* eventfd: a copy made */
 static report_timeline_t tl_snap_result;
 static char tl_snap_name[PATH_MAX];
 static uint64_t *tl_snap_bits;        /* the copy's stacks */
-static tl_buf_t *tl_snap_buf;         /* a thread's records, copied */
+static tl_buf_t *tl_scratch;          /* records read or copied (the
+				       * writer's; mapped at first need) */
 
 static uint64_t
 mono_ns(void)
@@ -270,7 +274,100 @@ note_stacks(uint64_t *bits, const tlf_rec_t *r, size_t n)
 			bits[r[i].stack / 64] |= (uint64_t)1 << (r[i].stack % 64);
 }
 
-/* Writes what b holds and the file has not. */
+/* The timeline's file for reading (it is open for writing only), through
+ * /proc/self/fd, checked to be the same file.  Returns the fd, or -1
+ * (errno set). */
+static int
+tl_reopen(void)
+{
+	char self[64];
+	struct stat a, b;
+	int in;
+
+	fmt_snprintf(self, sizeof(self), "/proc/self/fd/%d", tl_of.fd);
+	in = open(self, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	if (fstat(in, &a) != 0 || fstat(tl_of.fd, &b) != 0 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(in);
+		errno = ESTALE;
+		return -1;
+	}
+	return in;
+}
+
+/* Reads exactly len bytes at off.  Returns true on error (errno set). */
+static bool
+read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t r = pread(fd, p, len, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;
+			return true;
+		}
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return false;
+}
+
+static bool
+scratch(void)
+{
+	if (tl_scratch != NULL)
+		return false;
+	tl_scratch = mmap(NULL, sizeof(tl_buf_t), PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tl_scratch == MAP_FAILED)
+		tl_scratch = NULL;
+	return tl_scratch == NULL;
+}
+
+/* The limit reached: the totals past it start from the file as written
+ * (shim/tlsummary.c), read back chunk by chunk.  Returns true when they
+ * cannot (said). */
+static bool
+summary_begin(void)
+{
+	uint64_t off = sizeof(tlf_header_t);
+	bool err = scratch();
+	int in = err ? -1 : tl_reopen();
+
+	if (in < 0)
+		err = true;
+	while (!err && off < tl_bytes) {
+		tlf_chunk_t c;
+
+		if (read_at(in, &c, sizeof(c), off) || c.count > BUF_RECS ||
+		    read_at(in, tl_scratch->recs, c.count * sizeof(tlf_rec_t),
+		    off + sizeof(c))) {
+			err = true;
+			break;
+		}
+		off += sizeof(c) + c.count * sizeof(tlf_rec_t);
+		if (shim_tls_begin(tl_scratch->recs, c.count, false))
+			break; /* said */
+	}
+	if (in >= 0)
+		close(in);
+	if (err)
+		log_warn("CUWARDEN_TIMELINE_LIMIT: the timeline cannot be read "
+		    "back (errno %d): no totals past the limit; later events "
+		    "are dropped", errno);
+	return err || shim_tls_begin(NULL, 0, true);
+}
+
+/* Writes what b holds and the file has not; past the limit, folds it into
+ * the totals. */
 static void
 write_buf(tl_buf_t *b)
 {
@@ -283,15 +380,8 @@ write_buf(tl_buf_t *b)
 	k = n - b->written;
 	room = tl_bytes + sizeof(c) < tl_limit ?
 	    (tl_limit - tl_bytes - sizeof(c)) / sizeof(tlf_rec_t) : 0;
-	w = tl_write_error || __atomic_load_n(&tl_stop, __ATOMIC_RELAXED) ?
-	    0 : k < room ? k : room;
-	if (w < k && !tl_write_error &&
-	    !__atomic_exchange_n(&tl_stop, 1, __ATOMIC_RELAXED)) {
-		tl_limit_reached = true;
-		log_warn("CUWARDEN_TIMELINE_LIMIT (%llu bytes) reached: later "
-		    "events are dropped, and counted (the report's "
-		    "timeline.dropped)", (unsigned long long)tl_limit);
-	}
+	w = __atomic_load_n(&tl_stop, __ATOMIC_RELAXED) ? 0 :
+	    k < room ? k : room;
 	if (w > 0) {
 		c.magic = TLF_CHUNK_MAGIC;
 		c.count = (uint32_t)w;
@@ -304,6 +394,7 @@ write_buf(tl_buf_t *b)
 			    "%d): no timeline", tl_name, errno);
 			tl_write_error = true;
 			__atomic_store_n(&tl_stop, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&tl_drop_all, 1, __ATOMIC_RELAXED);
 			k += tl_events; /* all dropped: no file */
 			tl_events = 0;
 			w = 0;
@@ -312,6 +403,23 @@ write_buf(tl_buf_t *b)
 			tl_events += w;
 			tl_bytes += sizeof(c) + w * sizeof(tlf_rec_t);
 		}
+	}
+	if (w < k && !tl_write_error &&
+	    !__atomic_exchange_n(&tl_stop, 1, __ATOMIC_RELAXED)) {
+		tl_limit_reached = true;
+		log_warn("CUWARDEN_TIMELINE_LIMIT (%llu bytes) reached: later "
+		    "events are not written but summed (the report's "
+		    "timeline.after_limit)", (unsigned long long)tl_limit);
+		if (summary_begin())
+			__atomic_store_n(&tl_drop_all, 1, __ATOMIC_RELAXED);
+	}
+	if (w < k && !__atomic_load_n(&tl_drop_all, __ATOMIC_RELAXED)) {
+		const tlf_rec_t *r = &b->recs[b->written + w];
+
+		if (shim_tls_fold(r, k - w))
+			__atomic_store_n(&tl_drop_all, 1, __ATOMIC_RELAXED);
+		else
+			note_stacks(tl_stack_bits, r, k - w);
 	}
 	__atomic_add_fetch(&tl_dropped, k - w, __ATOMIC_RELAXED);
 	b->written = n;
@@ -556,12 +664,12 @@ snap_partial(int fd, const snap_seen_t *v, uint64_t *events)
 
 	if (v->n <= from)
 		return false;
-	memcpy(tl_snap_buf->recs, &v->b->recs[from],
+	memcpy(tl_scratch->recs, &v->b->recs[from],
 	    (size_t)(v->n - from) * sizeof(tlf_rec_t));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&v->b->drops, __ATOMIC_RELAXED) != v->drops)
 		return false; /* emptied meanwhile: dropped, in no file */
-	return snap_put(fd, v->b, tl_snap_buf->recs, v->n - from, events);
+	return snap_put(fd, v->b, tl_scratch->recs, v->n - from, events);
 }
 
 /* Copies [from, to) of the timeline's file to fd (read back through
@@ -571,38 +679,20 @@ static bool
 snap_copy_file(int fd, uint64_t from, uint64_t to)
 {
 	static char buf[SNAP_COPY];
-	char self[64];
-	struct stat a, b;
-	int in;
+	int in = tl_reopen();
+	bool err = in < 0;
 
-	fmt_snprintf(self, sizeof(self), "/proc/self/fd/%d", tl_of.fd);
-	in = open(self, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return true;
-	/* The same file, not one put at its name. */
-	if (fstat(in, &a) != 0 || fstat(tl_of.fd, &b) != 0 ||
-	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-		close(in);
-		errno = ESTALE;
-		return true;
-	}
-	while (from < to) {
+	while (!err && from < to) {
 		size_t k = to - from < sizeof(buf) ? (size_t)(to - from) :
 		    sizeof(buf);
-		ssize_t r = pread(in, buf, k, (off_t)from);
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0 || outfile_write_all(fd, buf, (size_t)r)) {
-			if (r == 0)
-				errno = EIO;
-			close(in);
-			return true;
-		}
-		from += (uint64_t)r;
+		err = read_at(in, buf, k, from) ||
+		    outfile_write_all(fd, buf, k);
+		from += k;
 	}
-	close(in);
-	return false;
+	if (in >= 0)
+		close(in);
+	return err;
 }
 
 /* Snapshot tl_snap_n's copy of the timeline so far, into tl_snap_result:
@@ -629,18 +719,12 @@ snap_make(void)
 	if (tl_snap_bits == NULL) {
 		tl_snap_bits = mmap(NULL, STACK_BITS / 8, PROT_READ |
 		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		tl_snap_buf = mmap(NULL, sizeof(tl_buf_t), PROT_READ |
-		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (tl_snap_bits == MAP_FAILED || tl_snap_buf == MAP_FAILED) {
-			if (tl_snap_bits != MAP_FAILED)
-				munmap(tl_snap_bits, STACK_BITS / 8);
-			if (tl_snap_buf != MAP_FAILED)
-				munmap(tl_snap_buf, sizeof(tl_buf_t));
+		if (tl_snap_bits == MAP_FAILED)
 			tl_snap_bits = NULL;
-			tl_snap_buf = NULL;
-			res->error = "no memory for the snapshot's timeline";
-			return;
-		}
+	}
+	if (tl_snap_bits == NULL || scratch()) {
+		res->error = "no memory for the snapshot's timeline";
+		return;
 	}
 	if (report_timeline_path(tl_snap_name, sizeof(tl_snap_name),
 	    tl_snap_n)) {
@@ -686,6 +770,11 @@ snap_make(void)
 	res->limit_reached = tl_limit_reached;
 	res->stack_bits = tl_snap_bits;
 	res->nstack_bits = STACK_BITS;
+	res->after_limit = shim_tls_export(1);
+	if (res->after_limit != NULL) /* the stacks it names, since folded */
+		memcpy(tl_snap_bits, tl_stack_bits, STACK_BITS / 8);
+	res->tick_ns_num = h.tick_ns_num;
+	res->tick_ns_den = h.tick_ns_den;
 }
 
 /* Answers the snapshot asked for, if one is: made, or (at the end) an
@@ -881,7 +970,7 @@ handoff(tl_slot_t *s, tl_buf_t *old, bool gone)
 		__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
 		return old;
 	}
-	if (old != NULL && (__atomic_load_n(&tl_stop, __ATOMIC_RELAXED) ||
+	if (old != NULL && (__atomic_load_n(&tl_drop_all, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&tl_queued, __ATOMIC_RELAXED) >= BUF_QUEUED)) {
 		buf_drop(old);
 		__atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
@@ -1061,6 +1150,9 @@ shim_timeline_finish(void)
 		tl_result.limit_reached = tl_limit_reached;
 		tl_result.stack_bits = tl_stack_bits;
 		tl_result.nstack_bits = STACK_BITS;
+		tl_result.after_limit = shim_tls_export(0);
+		tl_result.tick_ns_num = tl_header.tick_ns_num;
+		tl_result.tick_ns_den = tl_header.tick_ns_den;
 	} else if (__atomic_load_n(&tl_failed, __ATOMIC_RELAXED)) {
 		tl_result.error = "the timeline could not be started";
 	}

@@ -224,7 +224,8 @@ typedef struct au_oom_s {
 /* A process's peaks (doc/audit.md, "Peaks"): the document timeline.c
  * made of its timeline (or read back from a merged document's "peaks"),
  * kept whole, and the stacks of each device's first AU_PEAK_GROUPS
- * groups, device-major, for symbolize_model. */
+ * groups, device-major: its "devices", then its "after_limit"'s, for
+ * symbolize_model. */
 #define AU_PEAK_GROUPS 10
 typedef struct au_peak_s {
 	json_t *doc;        /* owned */

@@ -143,36 +143,45 @@ bool
 ingest_peaks(au_model_t *m, ingest_rd_t *r, json_t *doc)
 {
 	const json_t *devs = json_object_get(doc, "devices");
+	const json_t *al = json_object_get(doc, "after_limit");
+	const json_t *aldevs = json_object_get(al, "devices");
 	au_process_t self;
 	ingest_rd_t sr;
 	au_peak_t *p;
-	size_t i, k;
+	size_t i, k, nd;
 	bool bad = false;
 
 	if (!json_is_object(doc) || !json_is_array(devs) ||
 	    !json_is_integer(json_object_get(doc, "pid")))
 		return ingest_fail(r, "a peaks document without its \"pid\" "
 		    "or \"devices\"");
+	if (al != NULL && (!json_is_object(al) || !json_is_array(aldevs)))
+		return ingest_fail(r, "a peaks document whose \"after_limit\" "
+		    "is not an object with \"devices\"");
+	nd = json_array_size(devs) + json_array_size(aldevs);
 	m->peaks = xrealloc(m->peaks, (m->npeaks + 1) * sizeof(*m->peaks));
 	p = &m->peaks[m->npeaks];
 	memset(p, 0, sizeof(*p));
-	p->stacks = xcalloc(json_array_size(devs) * AU_PEAK_GROUPS + 1,
-	    sizeof(*p->stacks));
+	p->stacks = xcalloc(nd * AU_PEAK_GROUPS + 1, sizeof(*p->stacks));
 	doc_reader(&sr, r, &self, doc);
-	for (i = 0; !bad && i < json_array_size(devs); i++) {
-		const json_t *top = json_object_get(json_array_get(devs, i),
-		    "top");
+	/* The devices' groups, then those past the limit (au_peak_t). */
+	for (i = 0; !bad && i < nd; i++) {
+		bool past = i >= json_array_size(devs);
+		size_t j = past ? i - json_array_size(devs) : i;
+		const json_t *top = json_object_get(json_array_get(past ?
+		    aldevs : devs, j), "top");
 
 		for (k = 0; !bad && k < json_array_size(top) &&
 		    k < AU_PEAK_GROUPS; k++) {
-			char w[48];
+			char w[64];
 
-			snprintf(w, sizeof(w), "devices[%zu].top[%zu]", i, k);
+			snprintf(w, sizeof(w), "%sdevices[%zu].top[%zu]",
+			    past ? "after_limit." : "", j, k);
 			bad = ingest_stack(&sr, json_array_get(top, k), w,
 			    "stack", &p->stacks[i * AU_PEAK_GROUPS + k]);
 		}
 	}
-	p->nstacks = json_array_size(devs) * AU_PEAK_GROUPS;
+	p->nstacks = nd * AU_PEAK_GROUPS;
 	if (bad) {
 		for (k = 0; k < p->nstacks; k++)
 			stack_free(&p->stacks[k]);

@@ -152,7 +152,7 @@ rt_stack(FILE *out, const au_stack_t *s, int limit)
 static bool
 host_kind(const char *k)
 {
-#define KIND_HOST(e, name, leaks, host, rule, text) \
+#define KIND_HOST(e, name, leaks, host, line, rule, text) \
 	if (host && strcmp(k, name) == 0) \
 		return true;
 	KIND_LIST(KIND_HOST)

@@ -79,11 +79,16 @@ mem_stacks(const au_model_t *m)
 	for (size_t i = 0; i < m->npeaks; i++) {
 		const au_peak_t *p = &m->peaks[i];
 		const json_t *devs = json_object_get(p->doc, "devices");
+		const json_t *past = json_object_get(json_object_get(p->doc,
+		    "after_limit"), "devices");
+		size_t nd = json_array_size(devs);
 		json_t *da = json_array();
 
-		for (size_t k = 0; k < json_array_size(devs); k++) {
+		/* The devices', then those past the limit (au_peak_t). */
+		for (size_t k = 0; k < nd + json_array_size(past); k++) {
 			size_t ng = json_array_size(json_object_get(
-			    json_array_get(devs, k), "top"));
+			    json_array_get(k < nd ? devs : past, k < nd ? k :
+			    k - nd), "top"));
 			json_t *ga = json_array();
 
 			for (size_t g = 0; g < ng && g < AU_PEAK_GROUPS; g++)

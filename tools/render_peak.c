@@ -66,18 +66,74 @@ print_device(FILE *out, const au_peak_t *p, const json_t *d, size_t di,
 		    json_array_size(top) : PEAK_GROUPS));
 }
 
+/* Device d past the limit (the peaks document's after_limit, its k-th
+ * device, whose stacks follow the devices' in p->stacks): the sampled
+ * maximum and the stacks that held most. */
+static void
+print_after_limit(FILE *out, const au_peak_t *p, const json_t *d, size_t k,
+    bool many, int limit)
+{
+	const json_t *top = json_object_get(d, "top");
+	size_t base = json_array_size(json_object_get(p->doc, "devices")) + k;
+	long long t = json_int(d, "max_time_ns", 0);
+	char b1[64], b2[64], b3[64];
+
+	fputs("== " RT_SUM "PEAK PAST THE LIMIT (sampled): ", out);
+	if (json_is_true(json_object_get(d, "host")))
+		fputs("host", out);
+	else
+		fprintf(out, "device %lld", json_int(d, "device", -1));
+	fprintf(out, ": at most %s bytes, about %lld.%03lld s" RT_OFF,
+	    rt_num(d, "max_bytes", b1, sizeof(b1)), t / 1000000000,
+	    t / 1000000 % 1000);
+	if (many)
+		fprintf(out, " (pid %ld)", p->pid);
+	fprintf(out, "\n==    live %s bytes when the limit was reached, %s "
+	    "at the last event\n", rt_num(d, "at_limit_bytes", b2,
+	    sizeof(b2)), rt_num(d, "end_bytes", b3, sizeof(b3)));
+	for (size_t i = 0; i < json_array_size(top) && i < PEAK_GROUPS; i++) {
+		const json_t *g = json_array_get(top, i);
+
+		fprintf(out, "==    at most %s bytes of %s allocations (%s at "
+		    "the limit, %s at the end) from\n", rt_num(g, "bytes", b1,
+		    sizeof(b1)), rt_tx(json_str(g, "kind", "?")),
+		    rt_num(g, "at_limit_bytes", b2, sizeof(b2)),
+		    rt_num(g, "end_bytes", b3, sizeof(b3)));
+		if (base * AU_PEAK_GROUPS + i < p->nstacks)
+			rt_stack(out, &p->stacks[base * AU_PEAK_GROUPS + i],
+			    limit);
+	}
+}
+
 void
 render_peak_text(const au_model_t *m, int limit, FILE *out)
 {
 	for (size_t i = 0; i < m->npeaks; i++) {
 		const au_peak_t *p = &m->peaks[i];
 		const json_t *devs = json_object_get(p->doc, "devices");
-		char b1[64];
+		const json_t *al = json_object_get(p->doc, "after_limit");
+		const json_t *aldevs = json_object_get(al, "devices");
+		long long since = json_int(al, "since_ns", 0);
+		char b1[64], b2[64];
 
 		for (size_t k = 0; k < json_array_size(devs); k++)
 			print_device(out, p, json_array_get(devs, k), k,
 			    m->npeaks > 1, limit);
-		if (json_int(p->doc, "dropped", 0) > 0)
+		for (size_t k = 0; k < json_array_size(aldevs); k++)
+			print_after_limit(out, p, json_array_get(aldevs, k), k,
+			    m->npeaks > 1, limit);
+		if (al != NULL)
+			fprintf(out, "==    " RT_NOTE "not exact" RT_OFF ": %s "
+			    "events of pid %ld came past CUWARDEN_TIMELINE_LIMIT "
+			    "(the file's last at %lld.%03lld s): summed, not "
+			    "written; the figures past it are sampled%s%s%s\n",
+			    rt_num(al, "events", b1, sizeof(b1)), p->pid,
+			    since / 1000000000, since / 1000000 % 1000,
+			    json_int(al, "lost", 0) > 0 ? "; " : "",
+			    json_int(al, "lost", 0) > 0 ? rt_num(al, "lost", b2,
+			    sizeof(b2)) : "", json_int(al, "lost", 0) > 0 ?
+			    " more were dropped" : "");
+		else if (json_int(p->doc, "dropped", 0) > 0)
 			fprintf(out, "==    " RT_NOTE "not exact" RT_OFF ": %s "
 			    "events of pid %ld were dropped (%s)\n",
 			    rt_num(p->doc, "dropped", b1, sizeof(b1)), p->pid,

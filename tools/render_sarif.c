@@ -57,7 +57,7 @@ typedef struct rule_desc_s {
 
 /* Every kind of kinds.h with a rule, in its order: views have none. */
 static const rule_desc_t leak_rules[] = {
-#define KIND_RULE(e, kind, leaks, host, rule, text) { kind, rule, text },
+#define KIND_RULE(e, kind, leaks, host, line, rule, text) { kind, rule, text },
 	KIND_LIST(KIND_RULE)
 #undef KIND_RULE
 };

@@ -39,6 +39,27 @@ counter(long pid, const char *name, double ts, json_int_t v)
 	    v);
 }
 
+/* Past CUWARDEN_TIMELINE_LIMIT: the device's sampled points (its
+ * "sampled") on a track of their own, "<device> past the limit
+ * (sampled)". */
+static void
+past(json_t *ev, long pid, const char *device, const json_t *sm, double t0)
+{
+	const json_t *ts = json_object_get(sm, "time_ns");
+	const json_t *bs = json_object_get(sm, "bytes");
+	char *name;
+
+	if (json_array_size(ts) == 0)
+		return;
+	name = xasprintf("%s past the limit (sampled)", device);
+	for (size_t i = 0; i < json_array_size(ts) && i < json_array_size(bs);
+	    i++)
+		json_array_append_new(ev, counter(pid, name, t0 +
+		    (double)json_integer_value(json_array_get(ts, i)) / 1000.0,
+		    json_integer_value(json_array_get(bs, i))));
+	free(name);
+}
+
 /* One counter track: the values of vals at the device's times, from 0 at
  * its start; none when they are all 0 (an "other" with nothing). */
 static void
@@ -116,6 +137,7 @@ render_trace_doc(const au_model_t *m)
 			track(d, name, sizeof(name));
 			series(ev, pid, name, ts, json_object_get(d, "bytes"),
 			    t0);
+			past(ev, pid, name, json_object_get(d, "sampled"), t0);
 			for (size_t o = 0; o < json_array_size(os); o++) {
 				const json_t *e = json_array_get(os, o);
 				const char *ow = json_str(e, "owner", NULL);

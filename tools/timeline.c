@@ -37,20 +37,18 @@
 #include "tlformat.h"
 #include "xalloc.h"
 
-#define KIND_NAME(e, name, leaks, host, rule, text) name,
-#define KIND_HOST(e, name, leaks, host, rule, text) host,
+#define KIND_NAME(e, name, leaks, host, line, rule, text) name,
+#define KIND_HOST(e, name, leaks, host, line, rule, text) host,
+#define KIND_LINE(e, name, leaks, host, line, rule, text) line,
 static const char *const kind_names[] = { KIND_LIST(KIND_NAME) };
 static const unsigned char kind_host[] = { KIND_LIST(KIND_HOST) };
+static const unsigned char kind_line[] = { KIND_LIST(KIND_LINE) };
 #define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
 
 bool
 tl_counted(unsigned k)
 {
-	const char *n = k < NKINDS ? kind_names[k] : "";
-
-	return k < NKINDS && strcmp(n, "va") != 0 &&
-	    strcmp(n, "mapping") != 0 && strcmp(n, "view") != 0 &&
-	    strcmp(n, "ipc") != 0;
+	return k < NKINDS && kind_line[k];
 }
 
 int
@@ -565,6 +563,84 @@ tl_open_report(const json_t *report, const char *report_path, char **pathp,
 	return t;
 }
 
+/* A live byte count of the report's, signed (a total may read below
+ * zero where a free was summed before its allocation). */
+static json_t *
+json_signed(const json_t *o, const char *key)
+{
+	return json_integer(json_int(o, key, 0));
+}
+
+/* The report's timeline.after_limit as the peaks document's: per device
+ * its totals and its largest stacks past the limit (at most
+ * AU_PEAK_GROUPS, in the report's stack form).  NULL when there is
+ * none. */
+static json_t *
+after_limit(const json_t *tl, const json_t *stacks)
+{
+	const json_t *a = json_object_get(tl, "after_limit");
+	const json_t *ad = json_object_get(a, "devices");
+	const json_t *as = json_object_get(a, "stacks");
+	json_t *o, *devs;
+	uint64_t events, dropped;
+
+	if (!json_is_object(a))
+		return NULL;
+	events = (uint64_t)json_int(a, "events", 0);
+	dropped = (uint64_t)json_int(tl, "dropped", 0);
+	o = json_object();
+	devs = json_array();
+	json_object_set_new(o, "since_ns", json_count((uint64_t)json_int(a,
+	    "since_ns", 0)));
+	json_object_set_new(o, "events", json_count(events));
+	json_object_set_new(o, "lost", json_count(dropped > events ?
+	    dropped - events : 0));
+	for (size_t i = 0; i < json_array_size(ad); i++) {
+		const json_t *d = json_array_get(ad, i);
+		json_t *e = json_object(), *top = json_array();
+		long long dev = json_int(d, "device", -1);
+
+		json_object_set_new(e, "device", json_integer(dev));
+		json_object_set_new(e, "host", json_boolean(dev < 0));
+		json_object_set_new(e, "at_limit_bytes", json_signed(d,
+		    "at_limit_bytes"));
+		json_object_set_new(e, "max_bytes", json_signed(d,
+		    "max_bytes"));
+		json_object_set_new(e, "max_time_ns", json_count((uint64_t)
+		    json_int(d, "max_time_ns", 0)));
+		json_object_set_new(e, "end_bytes", json_signed(d,
+		    "end_bytes"));
+		for (size_t k = 0; k < json_array_size(as) &&
+		    json_array_size(top) < AU_PEAK_GROUPS; k++) {
+			const json_t *g = json_array_get(as, k);
+			json_t *x;
+			char id[24];
+
+			if (json_int(g, "device", -2) != dev)
+				continue;
+			snprintf(id, sizeof(id), "%lld", json_int(g, "id", 0));
+			x = json_object();
+			json_object_set_new(x, "bytes", json_signed(g,
+			    "max_bytes"));
+			json_object_set_new(x, "at_limit_bytes", json_signed(g,
+			    "at_limit_bytes"));
+			json_object_set_new(x, "end_bytes", json_signed(g,
+			    "end_bytes"));
+			json_object_set_new(x, "kind", json_utf8(json_str(g,
+			    "kind", "?")));
+			json_object_set_new(x, "stack_id", json_integer(
+			    json_int(g, "id", 0)));
+			json_object_set(x, "stack", json_object_get(stacks, id) ?
+			    json_object_get(stacks, id) : json_null());
+			json_array_append_new(top, x);
+		}
+		json_object_set_new(e, "top", top);
+		json_array_append_new(devs, e);
+	}
+	json_object_set_new(o, "devices", devs);
+	return o;
+}
+
 json_t *
 timeline_peaks(tl_t *t, const json_t *report, const char *report_path,
     const char *path)
@@ -573,7 +649,7 @@ timeline_peaks(tl_t *t, const json_t *report, const char *report_path,
 	const tlf_rec_t *r;
 	size_t nd = 0, i;
 	dev_t_ *d = NULL;
-	json_t *doc, *devs, *stacks;
+	json_t *doc, *devs, *stacks, *al;
 	/* device + 1 -> d index + 1: one look-up an event. */
 	uint16_t slot[TL_MAX_DEVICE + 2];
 
@@ -604,6 +680,7 @@ timeline_peaks(tl_t *t, const json_t *report, const char *report_path,
 	if (nd > 1)
 		qsort(d, nd, sizeof(*d), cmp_dev);
 	stacks = stack_table(tl);
+	al = after_limit(tl, stacks);
 	devs = json_array();
 	for (i = 0; i < nd; i++) {
 		json_t *e;
@@ -637,6 +714,8 @@ timeline_peaks(tl_t *t, const json_t *report, const char *report_path,
 	json_object_set(doc, "modules", json_object_get(report, "modules") ?
 	    json_object_get(report, "modules") : json_array());
 	json_object_set_new(doc, "devices", devs);
+	if (al != NULL)
+		json_object_set_new(doc, "after_limit", al);
 	free(d);
 	return doc;
 }

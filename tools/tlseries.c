@@ -480,6 +480,40 @@ column(const dev_t_ *d, size_t c)
 	return a;
 }
 
+/* Past CUWARDEN_TIMELINE_LIMIT: the report's sampled points of e's
+ * device (timeline.after_limit.samples: [device, time_ns, bytes]) as its
+ * "sampled" member, when it has any.  Returns e. */
+static json_t *
+sampled(json_t *e, const json_t *tl)
+{
+	const json_t *a = json_object_get(json_object_get(tl, "after_limit"),
+	    "samples");
+	long long dev = json_int(e, "device", -1);
+	json_t *ts = json_array(), *bs = json_array(), *o;
+
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		const json_t *x = json_array_get(a, i);
+
+		if (json_array_size(x) != 3 ||
+		    json_integer_value(json_array_get(x, 0)) != dev)
+			continue;
+		json_array_append_new(ts, json_count((uint64_t)
+		    json_integer_value(json_array_get(x, 1))));
+		json_array_append_new(bs, json_integer(json_integer_value(
+		    json_array_get(x, 2))));
+	}
+	if (json_array_size(ts) == 0) {
+		json_decref(ts);
+		json_decref(bs);
+		return e;
+	}
+	o = json_object();
+	json_object_set_new(o, "time_ns", ts);
+	json_object_set_new(o, "bytes", bs);
+	json_object_set_new(e, "sampled", o);
+	return e;
+}
+
 static json_t *
 device_doc(ser_t *s, size_t di, json_t *stacks)
 {
@@ -622,8 +656,8 @@ timeline_series(tl_t *t, const json_t *report, const char *report_path,
 		}
 	for (size_t i = 0; i < s.nd; i++)
 		if (s.d[order[i]].peak > 0)
-			json_array_append_new(devs, device_doc(&s, order[i],
-			    stacks));
+			json_array_append_new(devs, sampled(device_doc(&s,
+			    order[i], stacks), tl));
 	grow = growing(&s, stacks);
 	json_object_set_new(doc, "pid", json_integer(json_int(report, "pid",
 	    -1)));

@@ -17,7 +17,13 @@
 #     leaks; --json's "peaks" the same; `report` of the merged document
 #     and of a --keep-reports directory show it again;
 #   - a tiny CUWARDEN_TIMELINE_LIMIT: the limit said once, events +
-#     dropped == all events, the leak report unchanged;
+#     dropped == all events, the leak report unchanged; every event past
+#     the limit summed (timeline.after_limit: none lost; the threads'
+#     buffers fill the file, the main thread's, written last, is summed):
+#     device 0 ends at 5 MiB and peaked, sampled, at 11 MiB, site_b's
+#     stack at most 8 MiB and 0 at the end, site_a's 3 MiB and site_c's
+#     2 MiB at the end; the tool's PEAK PAST THE LIMIT says so, with the
+#     stacks, and --json's peaks carry it;
 #   - a truncated or corrupt timeline: a clear error from the tool (125);
 #   - the option off: no file, no timeline member; without
 #     CUWARDEN_REPORT: a warning, no timeline.
@@ -140,6 +146,23 @@ ok = (t["limit_reached"] and t["dropped"] > 0 and t["events"] + t["dropped"] == 
 if not ok:
     print(t, r["summary"]); sys.exit(1)
 PYEOF
+"$PY" - "$WORK/lim.json" <<'PYEOF' && pass "limit: every event past it summed; device 0 ends at 5 MiB, peaked (sampled) at 11 MiB; the stacks' totals" || fail "limit: after_limit"
+import json, sys
+M = 1 << 20
+t = json.load(open(sys.argv[1]))["timeline"]
+a = t.get("after_limit") or {}
+ends = sorted(s["end_bytes"] for s in a.get("stacks", []) if s["end_bytes"])
+maxes = sorted(s["max_bytes"] for s in a.get("stacks", []))
+ok = (a.get("events") == t["dropped"] and
+      [(d["device"], d["end_bytes"], d["max_bytes"]) for d in a["devices"]] == [(0, 5 * M, 11 * M)] and
+      ends == [2 * M, 3 * M] and maxes[-1] == 8 * M and
+      all(s["max_bytes"] >= max(s["end_bytes"], s["at_limit_bytes"]) for s in a["stacks"]) and
+      a["samples"] and max(x[2] for x in a["samples"]) == 11 * M and
+      [x[1] for x in a["samples"]] == sorted(x[1] for x in a["samples"]) and
+      a["since_ns"] > 0)
+if not ok:
+    print(json.dumps(a, indent=1)[:3000]); sys.exit(1)
+PYEOF
 
 AUDIT=$top_builddir/tools/cuwarden-audit
 if [ -x "$AUDIT" ]; then
@@ -176,6 +199,67 @@ PYEOF
 	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["peaks"][0]["exact"] and d["peaks"][0]["devices"][0]["bytes"] == 11 << 20))' "$WORK/tscm.json" &&
 		pass "audit, CUWARDEN_TIMELINE_CLOCK=$forced: the same peak, exact" ||
 		{ fail "audit, CUWARDEN_TIMELINE_CLOCK=tsc: the peak"; cat "$WORK/audit-tsc.txt"; }
+	# Past a tiny limit: the sampled peak and the stacks that held most.
+	"$AUDIT" --shim "$SHIM" --timeline --json "$WORK/limm.json" --html "$WORK/limm.html" --trace "$WORK/limm.trace" \
+		-- env CUWARDEN_TIMELINE_LIMIT=2K "$TP/tp_timeline" 100 >"$WORK/audit-lim.txt" 2>&1
+	grep -q '^== PEAK PAST THE LIMIT (sampled): device 0: at most 11,534,336 bytes, about [0-9.]* s$' "$WORK/audit-lim.txt" &&
+	grep -q '^==    live [0-9,]* bytes when the limit was reached, 5,242,880 at the last event$' "$WORK/audit-lim.txt" &&
+	grep -A1 '^==    at most 8,388,608 bytes of device allocations (0 at the limit, 0 at the end) from$' \
+		"$WORK/audit-lim.txt" | grep -q 'site_b' &&
+	grep -q '^==    not exact: [0-9,]* events of pid [0-9]* came past CUWARDEN_TIMELINE_LIMIT (the file.s last at [0-9.]* s): summed, not written; the figures past it are sampled$' "$WORK/audit-lim.txt" &&
+	"$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["peaks"][0]; a=p["after_limit"]; sys.exit(not (not p["exact"] and a["lost"] == 0 and a["devices"][0]["max_bytes"] == 11 << 20 and a["devices"][0]["top"][0]["bytes"] == 8 << 20 and a["devices"][0]["top"][0]["stack"]))' "$WORK/limm.json" &&
+		pass "audit past a tiny limit: PEAK PAST THE LIMIT 11 MiB, site_b's stack, --json's after_limit" ||
+		{ fail "audit past a tiny limit"; cat "$WORK/audit-lim.txt"; }
+	"$PY" - "$WORK/limm.json" "$WORK/limm.trace" <<'PYEOF' && pass "past the limit: the series' sampled points and the trace's track reach 11 MiB" || fail "past the limit: sampled series or trace"
+import json, sys
+d = json.load(open(sys.argv[1])); tr = json.load(open(sys.argv[2]))
+sm = d["timelines"][0]["devices"][0]["sampled"]
+past = [e["args"]["bytes"] for e in tr["traceEvents"] if e["ph"] == "C" and e["name"] == "device 0 past the limit (sampled)"]
+ok = (max(sm["bytes"]) == 11 << 20 and sm["time_ns"] == sorted(sm["time_ns"]) and
+      len(past) == len(sm["bytes"]) and max(past) == 11 << 20)
+if not ok:
+    print(sm, past); sys.exit(1)
+PYEOF
+	# The page in headless Chromium: the article past the limit, its
+	# first row site_b's 8 MiB.
+	CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
+	if [ -n "$CHROME" ]; then
+		cat >"$WORK/past.js" <<'JSEOF'
+(function () {
+  const out = [];
+  try {
+    const a = document.querySelector('.cw-peak-past');
+    const row = a.querySelector('tbody tr');
+    out.push('past_bytes=' + a.dataset.bytes, 'past_title=' + a.querySelector('h3').textContent,
+      'past_row=' + row.dataset.bytes + ' ' + row.querySelector('.cw-site').textContent.replace(/ .*/, ''),
+      'past_shown=' + (a.getBoundingClientRect().height > 0 ? 'yes' : 'no'));
+  } catch (e) {
+    out.push('error=' + String(e));
+  }
+  const pre = document.createElement('pre');
+  pre.textContent = '\n' + out.join('\n') + '\n';
+  document.body.append(pre);
+})();
+JSEOF
+		"$PY" -c 'import sys; p = open(sys.argv[1]).read(); j = open(sys.argv[2]).read()
+open(sys.argv[3], "w").write(p.replace("</body>", "<script>\n" + j + "\n</script>\n</body>"))' \
+			"$WORK/limm.html" "$WORK/past.js" "$WORK/past.html"
+		profile=$(mktemp -d "$WORK/chrome.XXXXXX")
+		timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic \
+			--no-first-run --disable-background-networking --disable-component-update \
+			--disable-sync --user-data-dir="$profile" --window-size=1400,2400 \
+			--dump-dom "file://$WORK/past.html" >"$WORK/past.out" 2>"$WORK/past.err"
+		grep -qx 'past_bytes=11534336' "$WORK/past.out" && grep -qx 'past_shown=yes' "$WORK/past.out" &&
+		grep -q '^past_title=Device 0 past the limit: at most 11,534,336 bytes' "$WORK/past.out" &&
+		grep -qx 'past_row=8388608 site_b' "$WORK/past.out" &&
+			pass "html past the limit: the sampled peak's article, site_b's 8 MiB first" ||
+			{ fail "html past the limit"; grep '^past_\|^error' "$WORK/past.out"; }
+	else
+		echo "chromium is not installed: the page past the limit is not checked"
+	fi
+	"$AUDIT" report "$WORK/limm.json" >"$WORK/limm.txt" 2>&1
+	grep -q '^== PEAK PAST THE LIMIT (sampled): device 0: at most 11,534,336 bytes' "$WORK/limm.txt" &&
+		pass "report merged.json: the peak past the limit read back" || { fail "report of limm.json"; cat "$WORK/limm.txt"; }
 	"$AUDIT" report "$WORK/merged.json" >"$WORK/again.txt" 2>&1
 	grep -q '== PEAK: device 0: 11,534,336 bytes' "$WORK/again.txt" &&
 		pass "report merged.json: the peak read back" || { fail "report merged.json"; cat "$WORK/again.txt"; }

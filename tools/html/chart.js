@@ -107,10 +107,13 @@
   function chart(T, d, mode, W) {
     const fig = el('figure', 'cw-chart');
     const times = d.time_ns, tot = d.bytes, n = times.length;
+    /* Past CUWARDEN_TIMELINE_LIMIT: sampled points, drawn as a dashed
+     * line over the file's areas. */
+    const sm = d.sampled || { time_ns: [], bytes: [] }, ns = sm.time_ns.length;
     /* A little past the last event: its drop stays visible. */
-    const dur = Math.max(T.duration_ns || 0, n ? times[n - 1] : 0, 1) * 1.02;
+    const dur = Math.max(T.duration_ns || 0, n ? times[n - 1] : 0, ns ? sm.time_ns[ns - 1] : 0, 1) * 1.02;
     const ser = seriesOf(T, d, mode);
-    const ymax = Math.max(d.peak_bytes, 1) * 1.08;
+    const ymax = Math.max(d.peak_bytes, 1, ...sm.bytes) * 1.08;
     const x = (t) => +(PADL + (W - PADL - PADR) * t / dur).toFixed(2);
     const y = (b) => +(PADT + (H - PADT - PADB) * (1 - b / ymax)).toFixed(2);
     const where = d.host ? 'host memory' : 'device ' + d.device;
@@ -121,7 +124,8 @@
     fig.dataset.rank = Number.isInteger(T.rank) ? String(T.rank) : '';
     fig.append(el('figcaption', null, where + ' of ' + who(T) + ' (' + base(T.exe) +
       '): peak ' + fmt(d.peak_bytes) + ' bytes (' + human(d.peak_bytes) + ') at ' +
-      secs(d.peak_time_ns)));
+      secs(d.peak_time_ns) + (ns ? '; past CUWARDEN_TIMELINE_LIMIT (dashed, sampled as the events came in): at most ' +
+        fmt(Math.max(...sm.bytes)) + ' bytes' : '')));
     const s = svg('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H,
       role: 'img', class: 'cw-chart-svg' });
     s.setAttribute('aria-label', 'Live bytes over time on ' + where + ', by ' + mode);
@@ -154,6 +158,16 @@
       sr.hi = hi;
       lo = hi;
     });
+    if (ns) {
+      let p = '';
+      sm.time_ns.forEach((t, i) => { p += (i ? 'H' + x(t) + 'V' : 'M' + x(t) + ',') + y(sm.bytes[i]); });
+      const sl = svg('path', { d: p, class: 'cw-chart-sampled', fill: 'none' });
+      sl.dataset.points = ns;
+      const tt = svg('title', {});
+      tt.textContent = 'past CUWARDEN_TIMELINE_LIMIT: sampled, at most ' + human(Math.max(...sm.bytes));
+      sl.append(tt);
+      s.append(sl);
+    }
     /* The peak. */
     const pk = svg('g', { class: 'cw-chart-peak' });
     pk.dataset.bytes = d.peak_bytes;

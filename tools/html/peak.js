@@ -8,7 +8,8 @@
 (window.cwParts = window.cwParts || []).push(function peakPart(H) {
   const { D, el, add, fmt, human, bytes, count, pct, stackBox, frameName, cudart, color } = H;
   const peaks = D.peaks || [];
-  const devs = peaks.reduce((n, p) => n + (p.devices || []).length, 0);
+  const devs = peaks.reduce((n, p) => n + (p.devices || []).length +
+    ((p.after_limit && p.after_limit.devices) || []).length, 0);
   if (!devs) return;
   const STK = JSON.parse(document.getElementById('cw-stacks').textContent || '{}');
   const ROW = 30;
@@ -113,7 +114,8 @@
         'rank ' + p.rank + ', ' : '') + 'pid ' + p.pid + ')' : '')),
       el('p', 'cw-sub', 'Live then: ' + count(d.allocations, 'allocation', 'allocations') + ' in ' +
         count(d.groups, 'group', 'groups') + ' by stack' + (p.exact === false ? '; not exact: ' +
-          count(p.dropped, 'event', 'events') + ' of the timeline dropped' : '')));
+          count(p.dropped, 'event', 'events') + (p.after_limit ? ' came past CUWARDEN_TIMELINE_LIMIT (below)' :
+          ' of the timeline dropped') : '')));
     const t = el('table', 'cw-mem-table cw-peak-table'), hr = el('tr');
     add(t, el('caption', null, 'Bytes live at the peak by stack, largest first' +
       (d.groups > (d.top || []).length ? ' (the ' + fmt((d.top || []).length) + ' largest of ' +
@@ -138,12 +140,53 @@
     return a;
   }
 
+  /* A device past CUWARDEN_TIMELINE_LIMIT (the peaks' after_limit): its
+   * sampled maximum and the stacks that held most since the limit. */
+  function pastEl(p, al, d, stacks) {
+    const a = el('article', 'cw-finding cw-peak cw-peak-past');
+    a.setAttribute('data-pid', String(p.pid));
+    a.setAttribute('data-device', String(d.device));
+    a.setAttribute('data-bytes', String(d.max_bytes));
+    add(a, el('h3', null, (d.host ? 'Host memory' : 'Device ' + d.device) + ' past the limit: at most ' +
+      bytes(d.max_bytes) + ', about ' + secs(d.max_time_ns) + ' (sampled)' + (peaks.length > 1 ? ' (pid ' +
+        p.pid + ')' : '')),
+      el('p', 'cw-sub', count(al.events, 'event', 'events') + ' came past CUWARDEN_TIMELINE_LIMIT (the file\'s last at ' +
+        secs(al.since_ns) + '): summed, not written. Live ' + bytes(d.at_limit_bytes) + ' at the limit, ' +
+        bytes(d.end_bytes) + ' at the last event.' + (al.lost > 0 ? ' ' + count(al.lost, 'event', 'events') +
+          ' more were dropped.' : '')));
+    const t = el('table', 'cw-mem-table cw-peak-table'), hr = el('tr');
+    add(t, el('caption', null, 'Each stack\'s most live bytes since the limit, largest first'));
+    for (const h of ['at most', 'at the limit', 'at the end', 'kind', 'allocated in', 'stack']) {
+      const th = el('th', null, h);
+      th.scope = 'col';
+      hr.append(th);
+    }
+    add(t, add(el('thead'), hr));
+    const tb = el('tbody');
+    (d.top || []).forEach((g, i) => {
+      const r = el('tr');
+      r.setAttribute('data-bytes', String(g.bytes));
+      add(r, el('td', 'cw-n', bytes(g.bytes)), el('td', 'cw-n', bytes(g.at_limit_bytes)),
+        el('td', 'cw-n', bytes(g.end_bytes)), el('td', null, g.kind), el('td', 'cw-site', site(stacks[i])),
+        add(el('td', 'cw-stack-cell'), stackBox('Allocated at', stacks[i], false)));
+      tb.append(r);
+    });
+    a.append(add(el('div', 'cw-table-box'), add(t, tb)));
+    return a;
+  }
+
   const box = document.getElementById('cw-peaks');
   peaks.forEach((p, i) => {
     const sym = ((STK.peaks || [])[i] || {}).devices || [];
+    const n = (p.devices || []).length;
     (p.devices || []).forEach((d, k) => {
       const stacks = (d.top || []).map((g, j) => (sym[k] && sym[k][j]) || rawStack(p, g.stack));
       box.append(deviceEl(p, d, stacks));
+    });
+    const al = p.after_limit;
+    ((al && al.devices) || []).forEach((d, k) => {
+      const stacks = (d.top || []).map((g, j) => (sym[n + k] && sym[n + k][j]) || rawStack(p, g.stack));
+      box.append(pastEl(p, al, d, stacks));
     });
   });
   document.getElementById('cw-sec-peaks').hidden = false;
