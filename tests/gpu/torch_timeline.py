@@ -10,7 +10,12 @@ PyTorch's caching allocator that is a new 20 MiB segment every 5 steps, so
 the driver-level memory grows steadily.  At the end the list is dropped and
 the cache emptied: that growth leaves no leak, only the timeline shows it.
 Prints the first and last loss and the bytes kept.
+
+With CW_HOLD=READY:GO (two FIFOs), it holds still half way: writes "1" to
+READY, then waits for a line on GO (tests/gpu/timeline_more.sh takes a
+snapshot there).
 """
+import os
 import sys
 
 import torch
@@ -30,7 +35,14 @@ def main():
     y = torch.randn(256, 1024, device=dev)
     history = []
     first = last = None
+    hold = os.environ.get("CW_HOLD", "")
     for step in range(STEPS):
+        if hold and step == STEPS // 2:
+            ready, go = hold.split(":")
+            with open(ready, "w") as f:
+                f.write("1\n")
+            with open(go) as f:
+                f.readline()
         opt.zero_grad(set_to_none=True)
         loss = torch.nn.functional.mse_loss(model(x), y)
         loss.backward()

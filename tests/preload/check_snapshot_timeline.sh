@@ -38,39 +38,7 @@ go() {
 	timeout 120 sh -c 'echo go >"$1"' sh "$WORK/$1.go" || fail "$1: no go"
 }
 
-# prefixes FINAL SNAP...: each SNAP's timeline (the file its report
-# names) holds exactly EVENTS records (the report's count), and for each
-# thread the first of that thread's records in FINAL's timeline, byte for
-# byte; prints each copy's events.
-cat >"$WORK/prefixes.py" <<'PYEOF'
-import json, os, struct, sys
-def records(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"CWTIMELN", path
-    off, per = 64, {}
-    while off < len(data):
-        magic, n, tid, _ = struct.unpack_from("<IIII", data, off)
-        assert magic == 0x4b4e4843 and n > 0, (path, off)
-        off += 16
-        per.setdefault(tid, []).extend(data[off + 32 * i:off + 32 * (i + 1)] for i in range(n))
-        off += 32 * n
-    assert off == len(data), path
-    return per
-def timeline(report):
-    t = json.load(open(report))["timeline"]
-    assert t["file"] is not None, (report, t)
-    assert oct(os.stat(t["file"]).st_mode & 0o777) == "0o600", t["file"]
-    return t
-final = records(timeline(sys.argv[1])["file"])
-for snap in sys.argv[2:]:
-    t = timeline(snap)
-    per = records(t["file"])
-    n = sum(len(v) for v in per.values())
-    assert n == t["events"], (snap, n, t["events"])
-    for tid, recs in per.items():
-        assert final.get(tid, [])[:len(recs)] == recs, (snap, tid, len(recs))
-    print("%s: %d events, %d threads" % (os.path.basename(t["file"]), n, len(per)))
-PYEOF
+PREFIXES=$top_srcdir/tests/preload/tl_prefixes.py
 
 # ------------------------------------- two phases: exact counts and peaks
 CUWARDEN_TIMELINE=1 CUWARDEN_CONTROL=$WORK/ctl.%p CUWARDEN_REPORT=$WORK/p.%p.json \
@@ -93,7 +61,7 @@ p=$pid
 	[ -f "$WORK/p.$p.json.timeline" ] &&
 	pass "<report>.snap.1.timeline, .snap.2.timeline beside <report>.timeline" ||
 	{ fail "the timelines: $(ls "$WORK")"; cat "$WORK/p.err"; }
-if "$PY" "$WORK/prefixes.py" "$WORK/p.$p.json" "$WORK/p.$p.json.snap.1" "$WORK/p.$p.json.snap.2" \
+if "$PY" "$PREFIXES" "$WORK/p.$p.json" "$WORK/p.$p.json.snap.1" "$WORK/p.$p.json.snap.2" \
 	>"$WORK/p.prefix" 2>&1 &&
 	[ "$(sed 's/^p\.[0-9]*\.json\.//' "$WORK/p.prefix")" = "snap.1.timeline: 3 events, 1 threads
 snap.2.timeline: 8 events, 1 threads" ]; then
@@ -141,7 +109,7 @@ wait "$pid"
 rc=$?
 expect_rc 0 "tp_tlsnap"
 t=$pid
-if "$PY" "$WORK/prefixes.py" "$WORK/t.$t.json" "$WORK/t.$t.json.snap.1" "$WORK/t.$t.json.snap.2" \
+if "$PY" "$PREFIXES" "$WORK/t.$t.json" "$WORK/t.$t.json.snap.1" "$WORK/t.$t.json.snap.2" \
 	"$WORK/t.$t.json.snap.3" >"$WORK/t.prefix" 2>&1; then
 	pass "three copies taken among running threads: each thread's first records, no hole ($(tr '\n' ';' <"$WORK/t.prefix"))"
 else
