@@ -218,17 +218,22 @@ sample(void)
 	}
 }
 
+static bool
+give_up(void)
+{
+	log_warn("CUWARDEN_TIMELINE_LIMIT: no memory for the running totals "
+	    "past the limit: later events are dropped");
+	failed = true;
+	return true;
+}
+
 bool
 shim_tls_begin(const tlf_rec_t *r, size_t n, bool last)
 {
 	if (failed)
 		return true;
-	if (fold(r, n, false)) {
-		log_warn("CUWARDEN_TIMELINE_LIMIT: no memory for the running "
-		    "totals past the limit: later events are dropped");
-		failed = true;
-		return true;
-	}
+	if (fold(r, n, false))
+		return give_up();
 	if (!last)
 		return false;
 	since = last_t;
@@ -247,12 +252,8 @@ shim_tls_fold(const tlf_rec_t *r, size_t n)
 {
 	if (!on || failed)
 		return true;
-	if (fold(r, n, true)) {
-		log_warn("CUWARDEN_TIMELINE_LIMIT: no memory for the running "
-		    "totals past the limit: later events are dropped");
-		failed = true;
-		return true;
-	}
+	if (fold(r, n, true))
+		return give_up();
 	events += n;
 	sample();
 	return false;

@@ -19,6 +19,28 @@
 
 #define PEAK_GROUPS 5 /* groups shown per device */
 
+/* A section's first words: "== <title>: host" or "device N". */
+static void
+head(FILE *out, const char *title, const json_t *d)
+{
+	fprintf(out, "== " RT_SUM "%s: ", title);
+	if (json_is_true(json_object_get(d, "host")))
+		fputs("host", out);
+	else
+		fprintf(out, "device %lld", json_int(d, "device", -1));
+}
+
+/* Among several processes: which one, " (rank R, pid P)" or " (pid P)". */
+static void
+who(FILE *out, const au_peak_t *p, bool many)
+{
+	if (many && json_is_integer(json_object_get(p->doc, "rank")))
+		fprintf(out, " (rank %lld, pid %ld)", json_int(p->doc, "rank",
+		    -1), p->pid);
+	else if (many)
+		fprintf(out, " (pid %ld)", p->pid);
+}
+
 static void
 print_device(FILE *out, const au_peak_t *p, const json_t *d, size_t di,
     bool many, int limit)
@@ -28,19 +50,11 @@ print_device(FILE *out, const au_peak_t *p, const json_t *d, size_t di,
 	char b1[64], b2[64], b3[64];
 	size_t i;
 
-	fputs("== " RT_SUM "PEAK: ", out);
-	if (json_is_true(json_object_get(d, "host")))
-		fputs("host", out);
-	else
-		fprintf(out, "device %lld", json_int(d, "device", -1));
+	head(out, "PEAK", d);
 	fprintf(out, ": %s bytes at %lld.%03lld s" RT_OFF,
 	    rt_num(d, "bytes", b1, sizeof(b1)), t / 1000000000,
 	    t / 1000000 % 1000);
-	if (many && json_is_integer(json_object_get(p->doc, "rank")))
-		fprintf(out, " (rank %lld, pid %ld)", json_int(p->doc, "rank",
-		    -1), p->pid);
-	else if (many)
-		fprintf(out, " (pid %ld)", p->pid);
+	who(out, p, many);
 	fprintf(out, "\n==    live then: %s allocation%s in %s group%s by "
 	    "stack\n", rt_num(d, "allocations", b2, sizeof(b2)),
 	    json_int(d, "allocations", 0) == 1 ? "" : "s",
@@ -78,16 +92,11 @@ print_after_limit(FILE *out, const au_peak_t *p, const json_t *d, size_t k,
 	long long t = json_int(d, "max_time_ns", 0);
 	char b1[64], b2[64], b3[64];
 
-	fputs("== " RT_SUM "PEAK PAST THE LIMIT (sampled): ", out);
-	if (json_is_true(json_object_get(d, "host")))
-		fputs("host", out);
-	else
-		fprintf(out, "device %lld", json_int(d, "device", -1));
+	head(out, "PEAK PAST THE LIMIT (sampled)", d);
 	fprintf(out, ": at most %s bytes, about %lld.%03lld s" RT_OFF,
 	    rt_num(d, "max_bytes", b1, sizeof(b1)), t / 1000000000,
 	    t / 1000000 % 1000);
-	if (many)
-		fprintf(out, " (pid %ld)", p->pid);
+	who(out, p, many);
 	fprintf(out, "\n==    live %s bytes when the limit was reached, %s "
 	    "at the last event\n", rt_num(d, "at_limit_bytes", b2,
 	    sizeof(b2)), rt_num(d, "end_bytes", b3, sizeof(b3)));

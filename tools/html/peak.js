@@ -104,6 +104,29 @@
     return g;
   }
 
+  /* A table of groups by stack: three figures of each (nums), its kind,
+   * the first frame and the stack folded; a row's data-bytes its bytes. */
+  function groupTable(caption, heads, top, stacks, nums) {
+    const t = el('table', 'cw-mem-table cw-peak-table'), hr = el('tr');
+    add(t, el('caption', null, caption));
+    for (const h of heads.concat(['kind', 'allocated in', 'stack'])) {
+      const th = el('th', null, h);
+      th.scope = 'col';
+      hr.append(th);
+    }
+    add(t, add(el('thead'), hr));
+    const tb = el('tbody');
+    (top || []).forEach((g, i) => {
+      const r = el('tr');
+      r.setAttribute('data-bytes', String(g.bytes));
+      for (const v of nums(g)) r.append(el('td', 'cw-n', v));
+      add(r, el('td', null, g.kind), el('td', 'cw-site', site(stacks[i])),
+        add(el('td', 'cw-stack-cell'), stackBox('Allocated at', stacks[i], false)));
+      tb.append(r);
+    });
+    return add(el('div', 'cw-table-box'), add(t, tb));
+  }
+
   function deviceEl(p, d, stacks) {
     const a = el('article', 'cw-finding cw-peak');
     a.setAttribute('data-pid', String(p.pid));
@@ -116,26 +139,10 @@
         count(d.groups, 'group', 'groups') + ' by stack' + (p.exact === false ? '; not exact: ' +
           count(p.dropped, 'event', 'events') + (p.after_limit ? ' came past CUWARDEN_TIMELINE_LIMIT (below)' :
           ' of the timeline dropped') : '')));
-    const t = el('table', 'cw-mem-table cw-peak-table'), hr = el('tr');
-    add(t, el('caption', null, 'Bytes live at the peak by stack, largest first' +
+    a.append(groupTable('Bytes live at the peak by stack, largest first' +
       (d.groups > (d.top || []).length ? ' (the ' + fmt((d.top || []).length) + ' largest of ' +
-        fmt(d.groups) + ' groups)' : '')));
-    for (const h of ['bytes', 'share', 'allocations', 'kind', 'allocated in', 'stack']) {
-      const th = el('th', null, h);
-      th.scope = 'col';
-      hr.append(th);
-    }
-    add(t, add(el('thead'), hr));
-    const tb = el('tbody');
-    (d.top || []).forEach((g, i) => {
-      const r = el('tr');
-      r.setAttribute('data-bytes', String(g.bytes));
-      add(r, el('td', 'cw-n', bytes(g.bytes)), el('td', 'cw-n', pct(g.bytes, d.bytes)),
-        el('td', 'cw-n', fmt(g.count)), el('td', null, g.kind), el('td', 'cw-site', site(stacks[i])),
-        add(el('td', 'cw-stack-cell'), stackBox('Allocated at', stacks[i], false)));
-      tb.append(r);
-    });
-    a.append(add(el('div', 'cw-table-box'), add(t, tb)));
+        fmt(d.groups) + ' groups)' : ''), ['bytes', 'share', 'allocations'], d.top, stacks,
+      (g) => [bytes(g.bytes), pct(g.bytes, d.bytes), fmt(g.count)]));
     a.append(add(el('div', 'cw-picicle'), icicle(tree(d, stacks))));
     return a;
   }
@@ -154,24 +161,9 @@
         secs(al.since_ns) + '): summed, not written. Live ' + bytes(d.at_limit_bytes) + ' at the limit, ' +
         bytes(d.end_bytes) + ' at the last event.' + (al.lost > 0 ? ' ' + count(al.lost, 'event', 'events') +
           ' more were dropped.' : '')));
-    const t = el('table', 'cw-mem-table cw-peak-table'), hr = el('tr');
-    add(t, el('caption', null, 'Each stack\'s most live bytes since the limit, largest first'));
-    for (const h of ['at most', 'at the limit', 'at the end', 'kind', 'allocated in', 'stack']) {
-      const th = el('th', null, h);
-      th.scope = 'col';
-      hr.append(th);
-    }
-    add(t, add(el('thead'), hr));
-    const tb = el('tbody');
-    (d.top || []).forEach((g, i) => {
-      const r = el('tr');
-      r.setAttribute('data-bytes', String(g.bytes));
-      add(r, el('td', 'cw-n', bytes(g.bytes)), el('td', 'cw-n', bytes(g.at_limit_bytes)),
-        el('td', 'cw-n', bytes(g.end_bytes)), el('td', null, g.kind), el('td', 'cw-site', site(stacks[i])),
-        add(el('td', 'cw-stack-cell'), stackBox('Allocated at', stacks[i], false)));
-      tb.append(r);
-    });
-    a.append(add(el('div', 'cw-table-box'), add(t, tb)));
+    a.append(groupTable('Each stack\'s most live bytes since the limit, largest first',
+      ['at most', 'at the limit', 'at the end'], d.top, stacks,
+      (g) => [bytes(g.bytes), bytes(g.at_limit_bytes), bytes(g.end_bytes)]));
     return a;
   }
 
