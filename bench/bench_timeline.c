@@ -19,8 +19,10 @@
  * comes with a driver call (0.25 us an event at the cheapest, the
  * stream-ordered pair).  Paced, each event follows WORK steps of
  * arithmetic that touch no memory (the driver's stand-in; the "work
- * alone" row says how long they take): the difference of the two paced
- * rows is the cost an event adds at a driver's pace.  The clock rows say
+ * alone" row says how long they take), each chain afresh ("paced") or
+ * from the one before ("paced, chained": spin() says why both): the
+ * difference of two such rows is the cost an event adds at a driver's
+ * pace.  The clock rows say
  * what the clock alone costs (on x86-64 also the TSC's two instructions,
  * for comparison).  The last line says how many events the writer wrote
  * and dropped: a drop means the loop outran the disk, and the record rows
@@ -51,7 +53,8 @@ typedef enum row_e {
 #if defined(__x86_64__)
 	ROW_RDTSC, ROW_LFENCE_RDTSC,
 #endif
-	ROW_WORK, ROW_WORK_RECORD, ROW_THREADS, ROWS
+	ROW_WORK, ROW_WORK_RECORD, ROW_CHAIN, ROW_CHAIN_RECORD, ROW_THREADS,
+	ROWS
 } row_t;
 
 static const char *const row_name[ROWS] = {
@@ -64,6 +67,8 @@ static const char *const row_name[ROWS] = {
 #endif
 	"paced: the work alone",
 	"paced: the work + clock + put",
+	"paced, chained: the work alone",
+	"paced, chained: the work + clock + put",
 	"back to back: clock + put, T threads",
 };
 
@@ -89,7 +94,13 @@ keep(const reg_rec_t *r, uint64_t t)
 }
 
 /* The paced rows' stand-in for a driver call: w steps of a dependent
- * chain, no memory touched. */
+ * chain from x, no memory touched.  The "paced" rows start each event's
+ * chain afresh, so the CPU may run the end of one and the start of the
+ * next at once -- which the free's ordered clock (lfence; rdtsc) stops:
+ * the fence's dearest case.  The "chained" rows start each from the one
+ * before (a program that uses each call's result, as it uses the pointer
+ * an allocation returns): nothing to overlap, so their difference is the
+ * event's own cost at a driver's pace. */
 __attribute__((noinline)) static uint64_t
 spin(uint64_t x, long w)
 {
@@ -103,6 +114,7 @@ static double
 run(row_t w, long n)
 {
 	reg_rec_t r;
+	uint64_t x = 1;
 	double t0;
 
 	memset(&r, 0, sizeof(r));
@@ -124,6 +136,16 @@ run(row_t w, long n)
 			break;
 		case ROW_WORK_RECORD:
 			r.aux = spin((uint64_t)i, work);
+			shim_tl_put((i & 1) ? TLF_FREE : TLF_ALLOC, &r,
+			    (i & 1) ? shim_tl_clock() : shim_tl_clock_before());
+			break;
+		case ROW_CHAIN:
+			x = spin(x, work);
+			keep(&r, x);
+			break;
+		case ROW_CHAIN_RECORD:
+			x = spin(x, work);
+			r.aux = x;
 			shim_tl_put((i & 1) ? TLF_FREE : TLF_ALLOC, &r,
 			    (i & 1) ? shim_tl_clock() : shim_tl_clock_before());
 			break;
@@ -260,6 +282,9 @@ main(int argc, char **argv)
 	    median(fig[ROW_RECORD], rounds) - median(fig[ROW_NOTHING], rounds));
 	printf("%-40s %+10.1f\n", "the cost paced (work+record - work)",
 	    median(fig[ROW_WORK_RECORD], rounds) - median(fig[ROW_WORK],
+	    rounds));
+	printf("%-40s %+10.1f\n", "the cost paced, chained",
+	    median(fig[ROW_CHAIN_RECORD], rounds) - median(fig[ROW_CHAIN],
 	    rounds));
 	if (tl != NULL)
 		printf("clock %s; written %llu events, %llu bytes; dropped "
