@@ -213,6 +213,32 @@ PYEOF
 		{ fail "html $w px: the OOM or peak sections (probe in $WORK/p$w.kv)"; cat "$WORK/p$w.kv"; }
 done
 
+# A program that allocates through the shared CUDA runtime (PyTorch,
+# CuPy, most programs): its stacks start in libcudart.so, which has no
+# symbols.  The same page with two such frames atop each peak stack: the
+# table's "allocated in" is still the program's frame, not libcudart.
+"$PY" - "$WORK/probe.html" "$WORK/probe_rt.html" <<'PYEOF' || fail "html: cannot add the runtime frames"
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'(<script type="application/json" id="cw-stacks">)(.*?)(</script>)', page, re.S)
+d = json.loads(m.group(2))
+rt = [{"module": "/usr/local/cuda/lib64/libcudart.so.13", "offset": o} for o in ("0x41b5e", "0x146f3")]
+for p in d["peaks"]:
+    for dev in p["devices"]:
+        for st in dev:
+            st[:0] = rt
+page = page[:m.start(2)] + json.dumps(d).replace("</", "<\\/") + page[m.end(2):]
+open(sys.argv[2], "w", encoding="utf-8").write(page)
+PYEOF
+profile=$(mktemp -d "$WORK/chrome.XXXXXX")
+timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync \
+	--user-data-dir="$profile" --window-size=1400,1600 --dump-dom "file://$WORK/probe_rt.html" \
+	>"$WORK/rt.out" 2>"$WORK/rt.err" || fail "html runtime frames: chromium failed"
+grep -qx 'peak_rows=8388608@site_b,3145728@site_a' "$WORK/rt.out" &&
+	pass "html: the peak table's \"allocated in\" past the shared runtime's frames" ||
+	{ fail "html: the peak table's sites under libcudart.so frames"; grep '^peak_rows=' "$WORK/rt.out"; }
+
 # The pool-mode page: the pools' cache shown.
 profile=$(mktemp -d "$WORK/chrome.XXXXXX")
 timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \

@@ -20,12 +20,15 @@
       return { module: m ? m.path : null, offset: f.offset };
     });
   }
-  /* The first frame the program wrote, for the table: past the static
-   * runtime's frames. */
+  /* The first frame the program wrote, for the table: past the CUDA
+   * runtime's frames, the static one's (by their symbols) and the shared
+   * one's (libcudart.so*, whose calls to the driver PyTorch, CuPy and
+   * most programs allocate through: every row would read libcudart). */
   function site(st) {
+    const name = (f) => f.function || H.base(f.module) + '+' + f.offset;
     for (const f of st || [])
-      if (!cudart(f)) return f.function || H.base(f.module) + '+' + f.offset;
-    return '(no stack recorded)';
+      if (!cudart(f) && !/^libcudart\.so/.test(H.base(f.module || ''))) return name(f);
+    return st && st.length ? name(st[0]) : '(no stack recorded)';
   }
   function secs(ns) {
     return (Number(ns) / 1e9).toFixed(3) + ' s';
