@@ -615,13 +615,18 @@ snap_read_slots(void)
 
 /* The queue, oldest first: each buffer into the copy (a slot's buffer
  * seen in snap_read_slots: only the records it had then), then written
- * and recycled as drain does.  Returns true on a write error of the
- * copy's. */
+ * and recycled as drain does.  A thread whose seen buffer was queued
+ * since with more records than it had then (or emptied in place) went on
+ * past the copy's cut: its buffers queued after that one are in the file
+ * and not in the copy, or the copy's records of it would have a hole.
+ * Returns true on a write error of the copy's. */
 static bool
 snap_drain(int fd, bool past, uint64_t *events)
 {
+	static uint32_t cut[SLOTS]; /* the threads past their cut */
 	tl_buf_t *b = __atomic_exchange_n(&tl_queue, NULL, __ATOMIC_ACQUIRE);
 	tl_buf_t *rev = NULL, *next;
+	size_t ncut = 0;
 	bool err = false;
 
 	for (; b != NULL; b = next) {
@@ -642,9 +647,14 @@ snap_drain(int fd, bool past, uint64_t *events)
 				to = from; /* emptied since: those are gone */
 			else if (v->n < to)
 				to = v->n;
+			if (to < b->n && ncut < SLOTS) /* at most one a slot */
+				cut[ncut++] = b->tid;
 			v->b = NULL;
 			break;
 		}
+		for (size_t i = 0; i < ncut; i++)
+			if (cut[i] == b->tid && to == b->n)
+				to = from; /* after its thread's cut */
 		if (!past && !err && to > from)
 			err = snap_put(fd, b, &b->recs[from], to - from, events);
 		write_buf(b);
