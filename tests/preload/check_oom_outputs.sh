@@ -150,12 +150,18 @@ assert page.count("</body>") == 1
 open(sys.argv[2], "w", encoding="utf-8").write(page.replace("</body>", "<script>\n" + probe + "\n</script>\n</body>"))
 PYEOF
 	fail "html: cannot add the probe"
-for w in 1400 800; do
+# dom WIDTH PAGE OUT: the page drawn in headless Chromium, its DOM into
+# OUT (stderr into OUT.err).
+dom() {
+	local profile
 	profile=$(mktemp -d "$WORK/chrome.XXXXXX")
 	timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
-		--user-data-dir="$profile" --window-size="$w,1600" --dump-dom "file://$WORK/probe.html" \
-		>"$WORK/p$w.out" 2>"$WORK/p$w.err" || fail "html $w: chromium failed"
+		--user-data-dir="$profile" --window-size="$1,1600" --dump-dom "file://$2" \
+		>"$3" 2>"$3.err"
+}
+for w in 1400 800; do
+	dom "$w" "$WORK/probe.html" "$WORK/p$w.out" || fail "html $w: chromium failed"
 	grep -q 'data-rendered="yes"' "$WORK/p$w.out" || fail "html $w: the page's script did not finish"
 	sed -n '/^[a-z_0-9]*=/p' "$WORK/p$w.out" >"$WORK/p$w.kv"
 	"$PY" - "$WORK/p$w.kv" "$w" <<'PYEOF' && pass "html $w px: the OOM section first, the peak's table and icicle graph exact" ||
@@ -230,21 +236,13 @@ for p in d["peaks"]:
 page = page[:m.start(2)] + json.dumps(d).replace("</", "<\\/") + page[m.end(2):]
 open(sys.argv[2], "w", encoding="utf-8").write(page)
 PYEOF
-profile=$(mktemp -d "$WORK/chrome.XXXXXX")
-timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-	--disable-background-networking --disable-component-update --disable-sync \
-	--user-data-dir="$profile" --window-size=1400,1600 --dump-dom "file://$WORK/probe_rt.html" \
-	>"$WORK/rt.out" 2>"$WORK/rt.err" || fail "html runtime frames: chromium failed"
+dom 1400 "$WORK/probe_rt.html" "$WORK/rt.out" || fail "html runtime frames: chromium failed"
 grep -qx 'peak_rows=8388608@site_b,3145728@site_a' "$WORK/rt.out" &&
 	pass "html: the peak table's \"allocated in\" past the shared runtime's frames" ||
 	{ fail "html: the peak table's sites under libcudart.so frames"; grep '^peak_rows=' "$WORK/rt.out"; }
 
 # The pool-mode page: the pools' cache shown.
-profile=$(mktemp -d "$WORK/chrome.XXXXXX")
-timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-	--disable-background-networking --disable-component-update --disable-sync \
-	--user-data-dir="$profile" --window-size=1400,1600 --dump-dom "file://$WORK/p.html" \
-	>"$WORK/pool.dom" 2>"$WORK/pool.dom.err" || fail "html pool: chromium failed"
+dom 1400 "$WORK/p.html" "$WORK/pool.dom" || fail "html pool: chromium failed"
 grep -Eq '<div data-fact="pool_cached"><dt>Cached by the pools</dt><dd>[0-9,]+ bytes.* \(free to the program, not to the driver\)</dd></div>' "$WORK/pool.dom" &&
 	pass "html pool mode: the pools' cached bytes shown" ||
 	{ fail "html pool mode: no pools' cache"; grep -o '<dl class="cw-oom-facts">.*</dl>' "$WORK/pool.dom"; }
